@@ -1,0 +1,300 @@
+// Package pipeline is the one path every tool call takes, from every surface
+// (SPEC section 1): look up, bound and decode the arguments, resolve context
+// and workspace, validate against the tool's schema, execute, trace, render.
+//
+// A surface builds a [Request], calls [Pipeline.Call] and renders the
+// [Outcome] with [Outcome.Body]; it never validates, traces or shapes errors
+// itself.
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"runtime/debug"
+	"time"
+	"unicode/utf8"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/trace"
+)
+
+// DefaultMaxArgBytes is the default limit on a call's encoded arguments.
+const DefaultMaxArgBytes = 256 << 10
+
+// DefaultWorkspace is the workspace of a call that names none.
+const DefaultWorkspace = "default"
+
+// SessionLookup finds the workspace a session is bound to (seed 000,
+// precedence step 3). ok is false when the session is unknown.
+type SessionLookup interface {
+	SessionWorkspace(ctx context.Context, sessionID string) (workspace string, ok bool, err error)
+}
+
+// Options configure a [Pipeline].
+type Options struct {
+	Registry *registry.Registry
+	Traces   *trace.Writer // nil disables tracing (tests of the pipeline alone)
+	Sessions SessionLookup // nil skips session-bound workspaces
+	Logger   *slog.Logger
+	// MaxArgBytes bounds the encoded arguments of one call; zero means
+	// [DefaultMaxArgBytes].
+	MaxArgBytes int
+}
+
+// Pipeline runs tool calls.
+type Pipeline struct {
+	reg      *registry.Registry
+	traces   *trace.Writer
+	sessions SessionLookup
+	log      *slog.Logger
+	maxArgs  int
+}
+
+// New returns a pipeline.
+func New(o Options) *Pipeline {
+	p := &Pipeline{reg: o.Registry, traces: o.Traces, sessions: o.Sessions, log: o.Logger, maxArgs: o.MaxArgBytes}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.maxArgs <= 0 {
+		p.maxArgs = DefaultMaxArgBytes
+	}
+	return p
+}
+
+// Registry returns the registry the pipeline calls into.
+func (p *Pipeline) Registry() *registry.Registry { return p.reg }
+
+// Request is one call as a surface parsed it.
+type Request struct {
+	// Tool is the flat name of the tool.
+	Tool string
+	// Args is the raw JSON argument object as received (may be empty).
+	Args json.RawMessage
+	// Surface names the surface for traces ("mcp-flat", "cli", "rest", ...).
+	Surface string
+}
+
+// Outcome is the result of a call, ready to render.
+type Outcome struct {
+	Tool      *registry.Tool // nil when the tool is unknown
+	RequestID string
+	SessionID string
+	Workspace string
+	// Result is the handler's value encoded as JSON, when the call succeeded.
+	Result json.RawMessage
+	// Err is the failure, when the call failed.
+	Err *errs.Error
+}
+
+var workspacePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$`)
+
+// Call runs one tool call through the pipeline.
+func (p *Pipeline) Call(ctx context.Context, req Request) *Outcome {
+	start := time.Now()
+	o := &Outcome{RequestID: ulid.Make().String(), Workspace: DefaultWorkspace}
+	o.Err = p.run(ctx, req, o)
+	if o.Err != nil && o.Err.Code == errs.Internal {
+		p.log.Error("tool call failed", "tool", req.Tool, "request_id", o.RequestID, "err", o.Err)
+		o.Err = &errs.Error{Code: errs.Internal, Message: fmt.Sprintf("internal error (request %s)", o.RequestID), Err: o.Err.Err}
+	}
+	if p.traces != nil {
+		rec := trace.Record{
+			RequestID: o.RequestID, Surface: req.Surface, Tool: req.Tool,
+			SessionID: o.SessionID, Workspace: o.Workspace, StartedAt: start,
+			Duration: time.Since(start), Outcome: trace.OK,
+			ArgsBytes: len(req.Args), ResultBytes: len(o.Result),
+		}
+		if t := o.Tool; t != nil {
+			rec.Toolbox, rec.Server, rec.Tool, rec.Source = t.ID.Toolbox, t.ID.Server, t.ID.Tool, string(t.Source)
+		}
+		if o.Err != nil {
+			rec.Outcome, rec.ErrorCode = trace.Error, string(o.Err.Code)
+		}
+		p.traces.Record(rec)
+	}
+	return o
+}
+
+func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.Error) {
+	t, ok := p.reg.Lookup(req.Tool)
+	if !ok {
+		return errs.E(errs.NotFound, "unknown tool %q", req.Tool)
+	}
+	o.Tool = t
+	args, e := p.decode(req.Args)
+	if e != nil {
+		return e
+	}
+	if e := p.resolveContext(ctx, args, o); e != nil {
+		return e
+	}
+	if verr := t.Validate(args); verr != nil {
+		return errs.E(errs.BadRequest, "invalid arguments for %s: %s", req.Tool, schemaMessage(verr))
+	}
+	raw, merr := json.Marshal(args)
+	if merr != nil {
+		return errs.From(fmt.Errorf("re-encode arguments: %w", merr))
+	}
+	call := &registry.Call{Args: raw, Workspace: o.Workspace, SessionID: o.SessionID, RequestID: o.RequestID}
+	value, herr := p.execute(ctx, t, call)
+	if herr != nil {
+		e := errs.From(herr)
+		if e.Op == "" {
+			e.Op = req.Tool
+		}
+		return e
+	}
+	body, merr := json.Marshal(value)
+	if merr != nil {
+		return errs.From(fmt.Errorf("encode result of %s: %w", req.Tool, merr))
+	}
+	o.Result = body
+	return nil
+}
+
+// execute runs the handler, turning a panic into an internal error.
+func (p *Pipeline) execute(ctx context.Context, t *registry.Tool, call *registry.Call) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.log.Error("tool handler panicked", "tool", t.ID.Name(), "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("handler panic: %v", r)
+		}
+	}()
+	return t.Handler(ctx, call)
+}
+
+// decode bounds and decodes the raw arguments into a JSON object.
+func (p *Pipeline) decode(raw json.RawMessage) (map[string]any, *errs.Error) {
+	if len(raw) > p.maxArgs {
+		return nil, errs.E(errs.BadRequest, "arguments are %d bytes; the limit is %d bytes", len(raw), p.maxArgs)
+	}
+	if !utf8.Valid(raw) {
+		return nil, errs.E(errs.BadRequest, "arguments are not valid UTF-8")
+	}
+	if loneSurrogate.Match(raw) {
+		return nil, errs.E(errs.BadRequest, "arguments contain an unpaired UTF-16 surrogate escape, which is not valid Unicode")
+	}
+	args := map[string]any{}
+	if len(raw) == 0 || string(raw) == "null" {
+		return args, nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, errs.E(errs.BadRequest, "arguments are not valid JSON: %v", err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, errs.E(errs.BadRequest, "arguments must be a JSON object, got %s", jsonKind(v))
+	}
+	return m, nil
+}
+
+// loneSurrogate matches a \uD800-\uDFFF escape that is not part of a valid
+// high+low pair. It over-approximates only for escaped backslashes before
+// "u", which never occur in well-formed arguments at the cost of a false
+// rejection in that rare case.
+var loneSurrogate = regexp.MustCompile(`(?i)\\ud[89ab][0-9a-f]{2}(?:[^\\]|\\[^u]|\\ud[0-7c-f]|$)|(?i)(?:^|[^0-9a-f]{6})\\ud[c-f][0-9a-f]{2}`)
+
+// resolveContext removes seed 000's "context" and "workspaceContext" from
+// args and resolves the session and workspace with its precedence:
+// workspaceContext.workspaceId, context.workspaceId, the session's
+// workspace, then "default".
+func (p *Pipeline) resolveContext(ctx context.Context, args map[string]any, o *Outcome) *errs.Error {
+	cctx, e := contextObject(args, "context")
+	if e != nil {
+		return e
+	}
+	wctx, e := contextObject(args, "workspaceContext")
+	if e != nil {
+		return e
+	}
+	delete(args, "context")
+	delete(args, "workspaceContext")
+
+	sid, e := stringField(cctx, "context", "sessionId")
+	if e != nil {
+		return e
+	}
+	o.SessionID = sid
+	ws, e := stringField(wctx, "workspaceContext", "workspaceId")
+	if e != nil {
+		return e
+	}
+	field := "workspaceContext.workspaceId"
+	if ws == "" {
+		ws, e = stringField(cctx, "context", "workspaceId")
+		if e != nil {
+			return e
+		}
+		field = "context.workspaceId"
+	}
+	if ws == "" && sid != "" && p.sessions != nil {
+		sws, ok, err := p.sessions.SessionWorkspace(ctx, sid)
+		if err != nil {
+			return errs.From(fmt.Errorf("look up session workspace: %w", err))
+		}
+		if ok {
+			ws = sws
+		}
+	}
+	if ws == "" {
+		ws = DefaultWorkspace
+	}
+	if !workspacePattern.MatchString(ws) {
+		return errs.Invalid(field, "workspace id %q must be 1-128 characters of letters, digits and . _ : @ - starting with a letter or digit", ws)
+	}
+	o.Workspace = ws
+	return nil
+}
+
+func contextObject(args map[string]any, name string) (map[string]any, *errs.Error) {
+	v, ok := args[name]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, errs.Invalid(name, "must be an object, got %s", jsonKind(v))
+	}
+	return m, nil
+}
+
+func stringField(m map[string]any, parent, name string) (string, *errs.Error) {
+	v, ok := m[name]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", errs.Invalid(parent+"."+name, "must be a string, got %s", jsonKind(v))
+	}
+	if len(s) > 200 {
+		return "", errs.Invalid(parent+"."+name, "is %d bytes; the limit is 200", len(s))
+	}
+	return s, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case float64:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}

@@ -1,0 +1,70 @@
+package pipeline
+
+import (
+	"encoding/json"
+
+	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/registry"
+)
+
+// Body renders the outcome in the convention of the tool's family (SPEC
+// section 5) and reports whether it is an error. It is the only place that
+// decides what an error looks like on the wire.
+//
+//   - valence (substrate, vkb): {"success": false, "error_code", "error_message"}
+//   - tutor: ADR-012 ErrorResponse {"code", "message", "details", "requestId"}
+//   - workbench meta-tools and unknown tools: the message as plain text
+func (o *Outcome) Body() (body []byte, isError bool) {
+	if o.Err == nil {
+		return o.Result, false
+	}
+	family := registry.Family("")
+	if o.Tool != nil {
+		family = o.Tool.Family
+	}
+	var v any
+	switch family {
+	case registry.Valence:
+		v = valenceError{Success: false, Code: o.Err.Code, Message: o.Err.Message}
+	case registry.Tutor:
+		te := tutorError{Code: o.Err.Code, Message: o.Err.Message, RequestID: o.RequestID}
+		if o.Err.Reason != "" || o.Err.RetryAfter > 0 {
+			te.Details = &tutorDetails{Reason: o.Err.Reason, RetryAfter: o.Err.RetryAfter}
+		}
+		v = te
+	default:
+		return []byte(o.Err.Message), true
+	}
+	b, err := json.Marshal(v)
+	if err != nil { // cannot happen: the types above always marshal
+		return []byte(o.Err.Message), true
+	}
+	return b, true
+}
+
+// IsJSON reports whether [Outcome.Body] is a JSON document (as opposed to
+// plain text), so a surface can also offer it as structured content.
+func (o *Outcome) IsJSON() bool {
+	if o.Err == nil {
+		return true
+	}
+	return o.Tool != nil && (o.Tool.Family == registry.Valence || o.Tool.Family == registry.Tutor)
+}
+
+type valenceError struct {
+	Success bool      `json:"success"`
+	Code    errs.Code `json:"error_code"`
+	Message string    `json:"error_message"`
+}
+
+type tutorError struct {
+	Code      errs.Code     `json:"code"`
+	Message   string        `json:"message"`
+	Details   *tutorDetails `json:"details,omitempty"`
+	RequestID string        `json:"requestId"`
+}
+
+type tutorDetails struct {
+	Reason     string `json:"reason,omitempty"`
+	RetryAfter int    `json:"retryAfter,omitempty"`
+}

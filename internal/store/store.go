@@ -1,0 +1,227 @@
+// Package store is Nexus's database: embedded SQLite by default, PostgreSQL
+// for scale-out. Both run the same schema (embedded migrations, one dialect
+// each) and the same test suite.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"              // registers the "sqlite" driver
+)
+
+// Dialect names a database engine.
+type Dialect string
+
+// Supported dialects.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// FileName is the SQLite database file inside the data directory.
+const FileName = "nexus.db"
+
+//go:embed migrations
+var migrations embed.FS
+
+// Store is an open database with its schema migrated.
+type Store struct {
+	db      *sql.DB
+	dialect Dialect
+	// Created reports whether this Open created the schema from nothing.
+	Created bool
+}
+
+// Options say which database to open.
+type Options struct {
+	// URL is a postgres:// (or postgresql://) URL, a sqlite: path, or empty
+	// for the SQLite file in DataDir.
+	URL string
+	// DataDir holds the SQLite file when URL is empty; it is created if needed.
+	DataDir string
+	// Logger receives migration messages; nil discards them.
+	Logger *slog.Logger
+}
+
+// Open opens the database named by opts and applies pending migrations.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var s *Store
+	switch u := opts.URL; {
+	case strings.HasPrefix(u, "postgres://"), strings.HasPrefix(u, "postgresql://"):
+		db, err := sql.Open("pgx", u)
+		if err != nil {
+			return nil, fmt.Errorf("store: open postgres: %w", err)
+		}
+		db.SetMaxOpenConns(32)
+		db.SetMaxIdleConns(32)
+		db.SetConnMaxIdleTime(5 * time.Minute)
+		s = &Store{db: db, dialect: Postgres}
+	default:
+		path := strings.TrimPrefix(strings.TrimPrefix(u, "sqlite://"), "sqlite:")
+		if path == "" {
+			if opts.DataDir == "" {
+				return nil, errors.New("store: neither a database URL nor a data directory was given")
+			}
+			if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
+				return nil, fmt.Errorf("store: create data directory: %w", err)
+			}
+			path = filepath.Join(opts.DataDir, FileName)
+		}
+		dsn := "file:" + path + "?_txlock=immediate" +
+			"&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
+			"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+		db, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
+		}
+		db.SetMaxOpenConns(8)
+		db.SetMaxIdleConns(8)
+		s = &Store{db: db, dialect: SQLite}
+	}
+	if err := s.db.PingContext(ctx); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("store: connect %s: %w", s.dialect, err)
+	}
+	if err := s.migrate(ctx, log); err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// DB returns the underlying pool.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Dialect returns the engine in use.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// Close closes the pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Q rewrites a query written with "?" placeholders for the store's dialect
+// (PostgreSQL wants $1, $2, ...). Queries must not contain literal '?'.
+func (s *Store) Q(query string) string {
+	if s.dialect != Postgres {
+		return query
+	}
+	var b strings.Builder
+	b.Grow(len(query) + 8)
+	n := 0
+	for i := 0; i < len(query); i++ {
+		if query[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(query[i])
+	}
+	return b.String()
+}
+
+// Tx runs fn in a transaction, committing when fn returns nil and rolling
+// back otherwise, so a failed write leaves nothing behind.
+func (s *Store) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// migrate applies the embedded migrations of the dialect that are not yet
+// recorded in schema_migrations, each in its own transaction.
+func (s *Store) migrate(ctx context.Context, log *slog.Logger) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
+		return fmt.Errorf("store: create schema_migrations: %w", err)
+	}
+	if s.dialect == Postgres {
+		// Serialize concurrent replicas migrating one database.
+		if _, err := s.db.ExecContext(ctx, `SELECT pg_advisory_lock(7777001)`); err != nil {
+			return fmt.Errorf("store: migration lock: %w", err)
+		}
+		defer s.db.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(7777001)`)
+	}
+	applied := map[int]bool{}
+	rows, err := s.db.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return fmt.Errorf("store: read schema_migrations: %w", err)
+	}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return fmt.Errorf("store: read schema_migrations: %w", err)
+		}
+		applied[v] = true
+	}
+	rows.Close()
+	s.Created = len(applied) == 0
+
+	dir := "migrations/" + string(s.dialect)
+	entries, err := fs.ReadDir(migrations, dir)
+	if err != nil {
+		return fmt.Errorf("store: read migrations: %w", err)
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		v, err := strconv.Atoi(strings.SplitN(name, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("store: migration %s: name must start with a number", name)
+		}
+		if applied[v] {
+			continue
+		}
+		body, err := migrations.ReadFile(dir + "/" + name)
+		if err != nil {
+			return fmt.Errorf("store: migration %s: %w", name, err)
+		}
+		err = s.Tx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, s.Q(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`),
+				v, name, time.Now().UTC().Format(time.RFC3339))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("store: migration %s: %w", name, err)
+		}
+		log.Info("applied migration", "dialect", s.dialect, "migration", name)
+	}
+	return nil
+}
+
+// Micros converts t to the stored representation (Unix microseconds, UTC).
+func Micros(t time.Time) int64 { return t.UnixMicro() }
+
+// FromMicros converts a stored timestamp to time.Time in UTC.
+func FromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }

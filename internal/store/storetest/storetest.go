@@ -1,0 +1,82 @@
+// Package storetest opens real test databases: SQLite in a temporary directory
+// and PostgreSQL in a throwaway schema.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/store"
+)
+
+// TestPostgresEnv names the environment variable through which tests find
+// PostgreSQL. When it is set, PostgreSQL tests must reach the database or fail.
+const TestPostgresEnv = "NEXUS_TEST_POSTGRES_URL"
+
+// ForEachDialect runs fn as a subtest against a fresh SQLite database and,
+// when NEXUS_TEST_POSTGRES_URL is set, against a fresh PostgreSQL schema that
+// is dropped afterwards. Without the variable the PostgreSQL subtest is
+// skipped with a message saying so; CI always sets it.
+func ForEachDialect(t *testing.T, fn func(t *testing.T, s *store.Store)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) {
+		fn(t, OpenTestSQLite(t))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		fn(t, OpenTestPostgres(t))
+	})
+}
+
+// OpenTestSQLite opens a migrated SQLite store in a temporary directory.
+func OpenTestSQLite(tb testing.TB) *store.Store {
+	tb.Helper()
+	s, err := store.Open(context.Background(), store.Options{DataDir: tb.TempDir()})
+	if err != nil {
+		tb.Fatalf("open sqlite: %v", err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// OpenTestPostgres opens a migrated store in a new schema of the database at
+// NEXUS_TEST_POSTGRES_URL and drops the schema when the test ends.
+func OpenTestPostgres(tb testing.TB) *store.Store {
+	tb.Helper()
+	base := os.Getenv(TestPostgresEnv)
+	if base == "" {
+		tb.Skipf("%s is not set; PostgreSQL tests skipped (CI sets it)", TestPostgresEnv)
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "nexus_test_" + hex.EncodeToString(b[:])
+	ctx := context.Background()
+	admin, err := store.Open(ctx, store.Options{URL: base})
+	if err != nil {
+		tb.Fatalf("connect postgres at %s: %v", TestPostgresEnv, err)
+	}
+	if _, err := admin.DB().ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		admin.Close()
+		tb.Fatalf("create schema: %v", err)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		tb.Fatalf("parse %s: %v", TestPostgresEnv, err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	s, err := store.Open(ctx, store.Options{URL: u.String()})
+	if err != nil {
+		tb.Fatalf("open postgres schema: %v", err)
+	}
+	tb.Cleanup(func() {
+		s.Close()
+		admin.DB().ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE")
+		admin.Close()
+	})
+	return s
+}
