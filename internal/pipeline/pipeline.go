@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"regexp"
 	"runtime/debug"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -178,7 +179,7 @@ func (p *Pipeline) decode(raw json.RawMessage) (map[string]any, *errs.Error) {
 	if !utf8.Valid(raw) {
 		return nil, errs.E(errs.BadRequest, "arguments are not valid UTF-8")
 	}
-	if loneSurrogate.Match(raw) {
+	if hasLoneSurrogate(raw) {
 		return nil, errs.E(errs.BadRequest, "arguments contain an unpaired UTF-16 surrogate escape, which is not valid Unicode")
 	}
 	args := map[string]any{}
@@ -196,11 +197,49 @@ func (p *Pipeline) decode(raw json.RawMessage) (map[string]any, *errs.Error) {
 	return m, nil
 }
 
-// loneSurrogate matches a \uD800-\uDFFF escape that is not part of a valid
-// high+low pair. It over-approximates only for escaped backslashes before
-// "u", which never occur in well-formed arguments at the cost of a false
-// rejection in that rare case.
-var loneSurrogate = regexp.MustCompile(`(?i)\\ud[89ab][0-9a-f]{2}(?:[^\\]|\\[^u]|\\ud[0-7c-f]|$)|(?i)(?:^|[^0-9a-f]{6})\\ud[c-f][0-9a-f]{2}`)
+// hasLoneSurrogate reports whether raw JSON contains a \uD800-\uDFFF escape
+// that is not part of a high+low surrogate pair. encoding/json would silently
+// turn one into U+FFFD; Nexus rejects it instead.
+func hasLoneSurrogate(raw []byte) bool {
+	pendingHigh := false
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' || i+1 >= len(raw) {
+			if pendingHigh {
+				return true
+			}
+			continue
+		}
+		if raw[i+1] != 'u' || i+5 >= len(raw) {
+			if pendingHigh {
+				return true
+			}
+			i++ // skip the escaped character
+			continue
+		}
+		r, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 32)
+		if err != nil {
+			return false // not our problem: the JSON decoder reports it
+		}
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF:
+			if pendingHigh {
+				return true
+			}
+			pendingHigh = true
+		case r >= 0xDC00 && r <= 0xDFFF:
+			if !pendingHigh {
+				return true
+			}
+			pendingHigh = false
+		default:
+			if pendingHigh {
+				return true
+			}
+		}
+		i += 5
+	}
+	return pendingHigh
+}
 
 // resolveContext removes seed 000's "context" and "workspaceContext" from
 // args and resolves the session and workspace with its precedence:

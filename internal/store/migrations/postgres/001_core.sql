@@ -20,12 +20,13 @@ CREATE TABLE beliefs (
     superseded_by      TEXT,
     supersede_reason   TEXT,
     created_at         BIGINT  NOT NULL,
-    updated_at         BIGINT  NOT NULL
+    updated_at         BIGINT  NOT NULL,
+    tsv                tsvector GENERATED ALWAYS AS (to_tsvector('english', content)) STORED
 );
 CREATE INDEX beliefs_ws_status_created ON beliefs (workspace, status, created_at);
 CREATE INDEX beliefs_ws_domain ON beliefs (workspace, domain_key);
 
-CREATE INDEX beliefs_fts ON beliefs USING GIN (to_tsvector('english', content));
+CREATE INDEX beliefs_tsv ON beliefs USING GIN (tsv);
 
 CREATE TABLE entities (
     id         TEXT    PRIMARY KEY,

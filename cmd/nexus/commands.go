@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/app"
+	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/mcpserver"
+	"github.com/nexus-mcp/nexus/internal/pipeline"
+)
+
+// DefaultAddr is where nexus serve listens by default.
+const DefaultAddr = "127.0.0.1:7777"
+
+func versionString() string { return app.Version }
+
+// common holds the flags every command shares.
+type common struct {
+	dataDir, db, logLevel string
+	noDemo                bool
+}
+
+func (c *common) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.dataDir, "data-dir", os.Getenv("NEXUS_DATA_DIR"), "data directory holding the SQLite database (env NEXUS_DATA_DIR; default: the user's data directory)")
+	fs.StringVar(&c.db, "db", os.Getenv("NEXUS_DB"), "database URL: postgres://... for PostgreSQL (env NEXUS_DB; default: SQLite in the data directory)")
+	fs.StringVar(&c.logLevel, "log-level", envOr("NEXUS_LOG_LEVEL", "info"), "log level: debug, info, warn or error (env NEXUS_LOG_LEVEL)")
+	fs.BoolVar(&c.noDemo, "no-demo", false, "do not load the demo knowledge base into a new database")
+}
+
+func (c *common) open(ctx context.Context, stderr io.Writer) (*app.App, *slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, nil, fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	a, err := app.Open(ctx, app.Config{DataDir: c.dataDir, DBURL: c.db, Demo: !c.noDemo, Logger: log})
+	return a, log, err
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: %s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags; --help exits 0 after printing usage.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitError{0}
+		}
+		return exitError{2}
+	}
+	return nil
+}
+
+func instructions(a *app.App) string {
+	return "Nexus serves its own tool suites over MCP. Toolboxes:\n" +
+		"- nexus: built-in local servers (substrate: beliefs, entities and tensions of the knowledge base).\n" +
+		"Every tool accepts an optional context {sessionId, workspaceId} and workspaceContext {workspaceId}."
+}
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve", "nexus serve [--addr HOST:PORT] [--data-dir DIR] [--db URL]", stderr)
+	var c common
+	c.register(fs)
+	addr := fs.String("addr", envOr("NEXUS_ADDR", DefaultAddr), "listen address (env NEXUS_ADDR)")
+	allowHosts := fs.String("allow-hosts", os.Getenv("NEXUS_ALLOW_HOSTS"), "comma-separated extra Host names accepted on a loopback listener (env NEXUS_ALLOW_HOSTS)")
+	allowOrigins := fs.String("allow-origins", os.Getenv("NEXUS_ALLOW_ORIGINS"), "comma-separated extra Origins accepted, e.g. https://app.example.com (env NEXUS_ALLOW_ORIGINS)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	a, log, err := c.open(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	srv := mcpserver.New(a.Pipeline, mcpserver.Options{Name: "nexus", Version: app.Version, Surface: "mcp-http", Instructions: instructions(a), Logger: log})
+	h := httpapi.Handler(httpapi.Options{
+		MCP: srv, Loopback: httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log,
+		AllowedHosts: splitList(*allowHosts), AllowedOrigins: splitList(*allowOrigins),
+	})
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	log.Info("nexus serving", "mcp", "http://"+ln.Addr().String()+"/mcp", "store", a.Store.Dialect(), "tools", len(a.Registry.List()))
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	hs.Shutdown(sctx)
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func cmdStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("stdio", "nexus stdio [--data-dir DIR] [--db URL]", stderr)
+	var c common
+	c.register(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	a, log, err := c.open(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	srv := mcpserver.New(a.Pipeline, mcpserver.Options{Name: "nexus", Version: app.Version, Surface: "mcp-stdio", Instructions: instructions(a), Logger: log})
+	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+	if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "list" {
+		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
+			fmt.Fprintln(stdout, "Usage: nexus tools list [--json]")
+			return nil
+		}
+		fmt.Fprintln(stderr, "Usage: nexus tools list [--json]")
+		return exitError{2}
+	}
+	fs := newFlagSet("tools list", "nexus tools list [--json]", stderr)
+	var c common
+	c.register(fs)
+	asJSON := fs.Bool("json", false, "print the tools with their full input schemas as JSON")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	a, _, err := c.open(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	tools := a.Registry.List()
+	if *asJSON {
+		type entry struct {
+			Name        string         `json:"name"`
+			Toolbox     string         `json:"toolbox"`
+			Server      string         `json:"server"`
+			Tool        string         `json:"tool"`
+			Source      string         `json:"source"`
+			Description string         `json:"description"`
+			InputSchema map[string]any `json:"inputSchema"`
+		}
+		out := make([]entry, 0, len(tools))
+		for _, t := range tools {
+			out = append(out, entry{t.ID.Name(), t.ID.Toolbox, t.ID.Server, t.ID.Tool, string(t.Source), t.Description, t.ListedSchema()})
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSERVER\tSOURCE\tDESCRIPTION")
+	for _, t := range tools {
+		desc, _, _ := strings.Cut(t.Description, ". ")
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.ID.Name(), t.ID.Server, t.Source, desc)
+	}
+	return tw.Flush()
+}
+
+func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("call", "nexus call TOOL --args JSON [--data-dir DIR] [--db URL]", stderr)
+	var c common
+	c.register(fs)
+	argsJSON := fs.String("args", "{}", "the tool's arguments as a JSON object (\"-\" reads them from standard input)")
+	tool := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		tool, args = args[0], args[1:]
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if tool == "" && fs.NArg() > 0 {
+		tool = fs.Arg(0)
+	}
+	if tool == "" {
+		fs.Usage()
+		return exitError{2}
+	}
+	raw := []byte(*argsJSON)
+	if *argsJSON == "-" {
+		b, err := io.ReadAll(io.LimitReader(os.Stdin, 16<<20))
+		if err != nil {
+			return fmt.Errorf("read arguments: %w", err)
+		}
+		raw = b
+	}
+	a, _, err := c.open(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	o := a.Pipeline.Call(ctx, pipeline.Request{Tool: tool, Args: raw, Surface: "cli"})
+	body, isErr := o.Body()
+	if o.IsJSON() {
+		var v any
+		if json.Unmarshal(body, &v) == nil {
+			if pretty, err := json.MarshalIndent(v, "", "  "); err == nil {
+				body = pretty
+			}
+		}
+	}
+	if isErr {
+		fmt.Fprintln(stdout, string(body))
+		return exitError{1}
+	}
+	fmt.Fprintln(stdout, string(body))
+	return nil
+}

@@ -1,0 +1,138 @@
+// Package app wires Nexus together: store, registry, local servers, trace
+// writer and pipeline. Every command of the binary opens one [App].
+package app
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/nexus-mcp/nexus/internal/demo"
+	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/store"
+	"github.com/nexus-mcp/nexus/internal/substrate"
+	"github.com/nexus-mcp/nexus/internal/trace"
+)
+
+// Version is the version Nexus reports at initialize and in /healthz.
+const Version = "0.1.0"
+
+// Config says where the data lives.
+type Config struct {
+	// DataDir holds the SQLite database; empty means [DefaultDataDir].
+	DataDir string
+	// DBURL is a postgres:// URL; empty means SQLite in DataDir.
+	DBURL string
+	// Demo loads the demo knowledge base into a newly created database.
+	Demo   bool
+	Logger *slog.Logger
+}
+
+// App is a running Nexus core.
+type App struct {
+	Store     *store.Store
+	Registry  *registry.Registry
+	Pipeline  *pipeline.Pipeline
+	Traces    *trace.Writer
+	Substrate *substrate.Server
+	log       *slog.Logger
+}
+
+// Open opens the store, registers the local servers and builds the pipeline.
+func Open(ctx context.Context, cfg Config) (*App, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.DataDir == "" && cfg.DBURL == "" {
+		dir, err := DefaultDataDir()
+		if err != nil {
+			return nil, err
+		}
+		cfg.DataDir = dir
+	}
+	st, err := store.Open(ctx, store.Options{URL: cfg.DBURL, DataDir: cfg.DataDir, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	reg := registry.New()
+	sub := substrate.New(st, log)
+	if err := sub.Register(reg); err != nil {
+		st.Close()
+		return nil, err
+	}
+	tw := trace.NewWriter(st, log)
+	a := &App{Store: st, Registry: reg, Substrate: sub, Traces: tw, log: log}
+	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: sessionLookup{st}, Logger: log})
+	if cfg.Demo && st.Created {
+		if err := demo.Load(ctx, sub, pipeline.DefaultWorkspace); err != nil {
+			a.Close()
+			return nil, fmt.Errorf("load demo data: %w", err)
+		}
+		log.Info("loaded demo knowledge base", "workspace", pipeline.DefaultWorkspace)
+	}
+	return a, nil
+}
+
+// Close flushes traces and closes the store.
+func (a *App) Close() {
+	a.Traces.Close()
+	a.Store.Close()
+}
+
+// Health reports whether the store answers.
+func (a *App) Health(ctx context.Context) map[string]any {
+	h := map[string]any{"status": "ok", "version": Version, "store": string(a.Store.Dialect()), "tools": len(a.Registry.List())}
+	if err := a.Store.DB().PingContext(ctx); err != nil {
+		h["status"] = "unavailable"
+		h["error"] = "store: " + err.Error()
+	}
+	return h
+}
+
+// sessionLookup resolves a session's workspace from the conversations table.
+type sessionLookup struct{ st *store.Store }
+
+func (l sessionLookup) SessionWorkspace(ctx context.Context, id string) (string, bool, error) {
+	var ws string
+	err := l.st.DB().QueryRowContext(ctx, l.st.Q(`SELECT workspace FROM conversations WHERE id = ?`), id).Scan(&ws)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return ws, true, nil
+}
+
+// DefaultDataDir is the user's data directory for Nexus: $XDG_DATA_HOME/nexus
+// or ~/.local/share/nexus on Linux, ~/Library/Application Support/nexus on
+// macOS, %LocalAppData%\nexus on Windows.
+func DefaultDataDir() (string, error) {
+	switch runtime.GOOS {
+	case "windows":
+		if d := os.Getenv("LocalAppData"); d != "" {
+			return filepath.Join(d, "nexus"), nil
+		}
+	case "darwin":
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("data directory: %w", err)
+		}
+		return filepath.Join(home, "Library", "Application Support", "nexus"), nil
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "nexus"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("data directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "share", "nexus"), nil
+}

@@ -1,0 +1,76 @@
+// Package mcpserver is the flat MCP surface: every registry tool under its
+// own name (SPEC section 2), served over any MCP transport the SDK offers.
+//
+// It only translates: a tools/call becomes a [pipeline.Request], and the
+// [pipeline.Outcome] becomes a CallToolResult whose text content is the
+// rendered body (also offered as structuredContent when it is a JSON object)
+// and whose isError follows the outcome.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/registry"
+)
+
+// Options configure the server.
+type Options struct {
+	// Name and Version identify the server at initialize.
+	Name, Version string
+	// Surface names the surface in traces, e.g. "mcp-http" or "mcp-stdio".
+	Surface string
+	// Instructions are sent to clients at initialize.
+	Instructions string
+	Logger       *slog.Logger
+}
+
+// New returns an MCP server exposing every tool of p's registry.
+func New(p *pipeline.Pipeline, o Options) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
+		Instructions: o.Instructions,
+		Logger:       o.Logger,
+	})
+	for _, t := range p.Registry().List() {
+		s.AddTool(Tool(t), Handler(p, o.Surface))
+	}
+	return s
+}
+
+// Tool is the MCP listing of a registry tool.
+func Tool(t *registry.Tool) *mcp.Tool {
+	mt := &mcp.Tool{
+		Name:        t.ID.Name(),
+		Description: t.Description,
+		InputSchema: t.ListedSchema(),
+	}
+	if len(t.OutputSchema) > 0 {
+		mt.OutputSchema = t.OutputSchema
+	}
+	if t.ReadOnly {
+		mt.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
+	}
+	return mt
+}
+
+// Handler routes tools/call requests through the pipeline.
+func Handler(p *pipeline.Pipeline, surface string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		o := p.Call(ctx, pipeline.Request{Tool: req.Params.Name, Args: req.Params.Arguments, Surface: surface})
+		return Result(o), nil
+	}
+}
+
+// Result renders an outcome as an MCP tool result.
+func Result(o *pipeline.Outcome) *mcp.CallToolResult {
+	body, isErr := o.Body()
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}, IsError: isErr}
+	if o.IsJSON() && len(body) > 0 && body[0] == '{' {
+		res.StructuredContent = json.RawMessage(body)
+	}
+	return res
+}

@@ -1,0 +1,602 @@
+package substrate
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/store"
+)
+
+// querier is what *sql.DB and *sql.Tx have in common.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+const beliefCols = `b.seq, b.id, b.workspace, b.content, b.confidence, b.domain_path, b.source_type, b.source_ref,
+	b.source_title, b.valid_from, b.valid_until, b.status, b.supersedes, b.superseded_by, b.supersede_reason,
+	b.created_at, b.updated_at`
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func scanBelief(r rowScanner, extra ...any) (*Belief, error) {
+	var (
+		b                                                Belief
+		conf, domain                                     string
+		srcType, srcRef, srcTitle, sup, supBy, supReason sql.NullString
+		validFrom, validUntil                            sql.NullInt64
+		created, updated                                 int64
+	)
+	dest := append([]any{&b.seq, &b.ID, &b.Workspace, &b.Content, &conf, &domain, &srcType, &srcRef, &srcTitle,
+		&validFrom, &validUntil, &b.Status, &sup, &supBy, &supReason, &created, &updated}, extra...)
+	if err := r.Scan(dest...); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(conf), &b.Confidence); err != nil {
+		return nil, fmt.Errorf("belief %s confidence: %w", b.ID, err)
+	}
+	if err := json.Unmarshal([]byte(domain), &b.DomainPath); err != nil {
+		return nil, fmt.Errorf("belief %s domain_path: %w", b.ID, err)
+	}
+	b.Source = Source{Type: srcType.String, Ref: srcRef.String, Title: srcTitle.String}
+	if validFrom.Valid {
+		t := store.FromMicros(validFrom.Int64)
+		b.ValidFrom = &t
+	}
+	if validUntil.Valid {
+		t := store.FromMicros(validUntil.Int64)
+		b.ValidUntil = &t
+	}
+	b.Supersedes, b.SupersededBy, b.SupersedeReason = sup.String, supBy.String, supReason.String
+	b.CreatedAt, b.UpdatedAt = store.FromMicros(created), store.FromMicros(updated)
+	b.Entities = []EntityLink{}
+	return &b, nil
+}
+
+// loadBelief returns the belief id of the workspace, with its entities.
+func (s *Server) loadBelief(ctx context.Context, q querier, workspace, id string) (*Belief, error) {
+	row := q.QueryRowContext(ctx, s.st.Q(`SELECT `+beliefCols+` FROM beliefs b WHERE b.id = ? AND b.workspace = ?`), id, workspace)
+	b, err := scanBelief(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errs.Missing("belief", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load belief: %w", err)
+	}
+	if err := s.attachEntities(ctx, q, []*Belief{b}); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// attachEntities fills the Entities of each belief with one query.
+func (s *Server) attachEntities(ctx context.Context, q querier, beliefs []*Belief) error {
+	if len(beliefs) == 0 {
+		return nil
+	}
+	byID := make(map[string]*Belief, len(beliefs))
+	args := make([]any, 0, len(beliefs))
+	for _, b := range beliefs {
+		byID[b.ID] = b
+		args = append(args, b.ID)
+	}
+	rows, err := q.QueryContext(ctx, s.st.Q(`SELECT be.belief_id, e.id, e.name, e.type, be.role
+		FROM belief_entities be JOIN entities e ON e.id = be.entity_id
+		WHERE be.belief_id IN (`+placeholders(len(args))+`) ORDER BY e.name, be.role`), args...)
+	if err != nil {
+		return fmt.Errorf("load belief entities: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var bid string
+		var l EntityLink
+		if err := rows.Scan(&bid, &l.ID, &l.Name, &l.Type, &l.Role); err != nil {
+			return fmt.Errorf("load belief entities: %w", err)
+		}
+		if b := byID[bid]; b != nil {
+			b.Entities = append(b.Entities, l)
+		}
+	}
+	return rows.Err()
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+// newBelief is what insertBelief stores.
+type newBelief struct {
+	content                     string
+	confidence                  Confidence
+	domainPath                  []string
+	source                      Source
+	entities                    []EntityInput
+	validFrom, validUntil       *time.Time
+	supersedes, supersedeReason string
+}
+
+// EntityInput is an entity to link, created if it does not exist.
+type EntityInput struct {
+	Name    string   `json:"name"`
+	Type    string   `json:"type"`
+	Role    string   `json:"role"`
+	Aliases []string `json:"aliases"`
+}
+
+// insertBelief stores a new active belief, creating and linking its entities.
+func (s *Server) insertBelief(ctx context.Context, tx *sql.Tx, workspace string, nb newBelief) (*Belief, error) {
+	dk, err := domainKey(nb.domainPath)
+	if err != nil {
+		return nil, err
+	}
+	if nb.domainPath == nil {
+		nb.domainPath = []string{}
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, fmt.Errorf("new belief id: %w", err)
+	}
+	now := s.now()
+	b := &Belief{
+		ID: id.String(), Content: nb.content, Confidence: nb.confidence, DomainPath: nb.domainPath,
+		Source: nb.source, Status: StatusActive, ValidFrom: nb.validFrom, ValidUntil: nb.validUntil,
+		Supersedes: nb.supersedes, SupersedeReason: nb.supersedeReason, Workspace: workspace,
+		CreatedAt: now, UpdatedAt: now, Entities: []EntityLink{},
+	}
+	_, err = tx.ExecContext(ctx, s.st.Q(`INSERT INTO beliefs (id, workspace, content, confidence, confidence_overall,
+		domain_path, domain_key, source_type, source_ref, source_title, valid_from, valid_until, status,
+		supersedes, supersede_reason, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		b.ID, workspace, b.Content, mustJSON(b.Confidence), b.Confidence.Overall, mustJSON(b.DomainPath), dk,
+		nullStr(b.Source.Type), nullStr(b.Source.Ref), nullStr(b.Source.Title), nullTime(b.ValidFrom), nullTime(b.ValidUntil),
+		b.Status, nullStr(b.Supersedes), nullStr(b.SupersedeReason), store.Micros(now), store.Micros(now))
+	if err != nil {
+		return nil, fmt.Errorf("insert belief: %w", err)
+	}
+	type linkKey struct{ entity, role string }
+	linked := map[linkKey]bool{}
+	for i, ein := range nb.entities {
+		role := ein.Role
+		if role == "" {
+			role = "subject"
+		}
+		e, err := s.upsertEntity(ctx, tx, workspace, ein, fmt.Sprintf("entities[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		k := linkKey{e.ID, role}
+		if linked[k] {
+			continue
+		}
+		linked[k] = true
+		if _, err := tx.ExecContext(ctx, s.st.Q(`INSERT INTO belief_entities (belief_id, entity_id, role) VALUES (?, ?, ?)`),
+			b.ID, e.ID, role); err != nil {
+			return nil, fmt.Errorf("link entity: %w", err)
+		}
+		b.Entities = append(b.Entities, EntityLink{ID: e.ID, Name: e.Name, Type: e.Type, Role: role})
+	}
+	slices.SortFunc(b.Entities, func(x, y EntityLink) int { return strings.Compare(x.Name+"\x00"+x.Role, y.Name+"\x00"+y.Role) })
+	return b, nil
+}
+
+func nullStr(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func nullTime(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return store.Micros(*t)
+}
+
+// --- belief_create ---------------------------------------------------------
+
+// CreateInput is belief_create's arguments; other packages use it to create
+// beliefs from Go (vkb's insight_extract, the demo data).
+type CreateInput struct {
+	Content     string        `json:"content"`
+	Confidence  *confidenceIn `json:"confidence"`
+	DomainPath  []string      `json:"domain_path"`
+	SourceType  string        `json:"source_type"`
+	SourceRef   string        `json:"source_ref"`
+	SourceTitle string        `json:"source_title"`
+	Entities    []EntityInput    `json:"entities"`
+	ValidFrom   string        `json:"valid_from"`
+	ValidUntil  string        `json:"valid_until"`
+}
+
+// CreateResult is belief_create's response.
+type CreateResult struct {
+	Success  bool      `json:"success"`
+	Belief   *Belief   `json:"belief"`
+	Tensions []Tension `json:"tensions"`
+}
+
+// Create stores a belief in workspace and runs tension detection, in one
+// transaction. It is belief_create's implementation and is used by other
+// local servers (vkb's insight_extract).
+func (s *Server) Create(ctx context.Context, workspace string, in CreateInput) (*CreateResult, error) {
+	content := strings.TrimSpace(in.Content)
+	if content == "" {
+		return nil, errs.Invalid("content", "must not be blank")
+	}
+	from, err := parseTime("valid_from", in.ValidFrom)
+	if err != nil {
+		return nil, err
+	}
+	until, err := parseTime("valid_until", in.ValidUntil)
+	if err != nil {
+		return nil, err
+	}
+	if from != nil && until != nil && !until.After(*from) {
+		return nil, errs.Invalid("valid_until", "must be after valid_from")
+	}
+	for i, e := range in.Entities {
+		if strings.TrimSpace(e.Name) == "" {
+			return nil, errs.Invalid(fmt.Sprintf("entities[%d].name", i), "must not be blank")
+		}
+	}
+	nb := newBelief{
+		content: content, confidence: in.Confidence.resolve(DefaultConfidence), domainPath: in.DomainPath,
+		source:   Source{Type: in.SourceType, Ref: in.SourceRef, Title: in.SourceTitle},
+		entities: in.Entities, validFrom: from, validUntil: until,
+	}
+	res := &CreateResult{Success: true}
+	err = s.st.Tx(ctx, func(tx *sql.Tx) error {
+		b, err := s.insertBelief(ctx, tx, workspace, nb)
+		if err != nil {
+			return err
+		}
+		res.Belief = b
+		res.Tensions, err = s.detectTensions(ctx, tx, b, "")
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (s *Server) beliefCreate(ctx context.Context, c *registry.Call, in CreateInput) (any, error) {
+	return s.Create(ctx, c.Workspace, in)
+}
+
+// --- belief_supersede ------------------------------------------------------
+
+type beliefSupersedeIn struct {
+	OldBeliefID string        `json:"old_belief_id"`
+	NewContent  string        `json:"new_content"`
+	Reason      string        `json:"reason"`
+	Confidence  *confidenceIn `json:"confidence"`
+}
+
+type supersedeResult struct {
+	Success   bool      `json:"success"`
+	OldBelief *Belief   `json:"old_belief"`
+	NewBelief *Belief   `json:"new_belief"`
+	Tensions  []Tension `json:"tensions"`
+}
+
+func (s *Server) beliefSupersede(ctx context.Context, c *registry.Call, in beliefSupersedeIn) (any, error) {
+	content := strings.TrimSpace(in.NewContent)
+	if content == "" {
+		return nil, errs.Invalid("new_content", "must not be blank")
+	}
+	reason := strings.TrimSpace(in.Reason)
+	if reason == "" {
+		return nil, errs.Invalid("reason", "must not be blank")
+	}
+	res := &supersedeResult{Success: true}
+	err := s.st.Tx(ctx, func(tx *sql.Tx) error {
+		old, err := s.loadBelief(ctx, tx, c.Workspace, in.OldBeliefID)
+		if err != nil {
+			return err
+		}
+		if old.Status != StatusActive {
+			msg := fmt.Sprintf("belief %q is %s", old.ID, old.Status)
+			if old.SupersededBy != "" {
+				msg += fmt.Sprintf(" (superseded by %q); supersede the newest belief of the chain instead", old.SupersededBy)
+			}
+			return errs.E(errs.Conflict, "%s", msg)
+		}
+		ents := make([]EntityInput, 0, len(old.Entities))
+		for _, e := range old.Entities {
+			ents = append(ents, EntityInput{Name: e.Name, Type: e.Type, Role: e.Role})
+		}
+		nb := newBelief{
+			content: content, confidence: in.Confidence.resolve(old.Confidence.Overall), domainPath: old.DomainPath,
+			source: old.Source, entities: ents, supersedes: old.ID, supersedeReason: reason,
+		}
+		if in.Confidence == nil {
+			nb.confidence = old.Confidence
+		}
+		nw, err := s.insertBelief(ctx, tx, c.Workspace, nb)
+		if err != nil {
+			return err
+		}
+		r, err := tx.ExecContext(ctx, s.st.Q(`UPDATE beliefs SET status = ?, superseded_by = ?, updated_at = ?
+			WHERE id = ? AND workspace = ? AND status = ?`),
+			StatusSuperseded, nw.ID, store.Micros(nw.CreatedAt), old.ID, c.Workspace, StatusActive)
+		if err != nil {
+			return fmt.Errorf("supersede belief: %w", err)
+		}
+		if n, _ := r.RowsAffected(); n != 1 {
+			return errs.E(errs.Conflict, "belief %q was superseded concurrently", old.ID)
+		}
+		old.Status, old.SupersededBy, old.UpdatedAt = StatusSuperseded, nw.ID, nw.CreatedAt
+		res.OldBelief, res.NewBelief = old, nw
+		res.Tensions, err = s.detectTensions(ctx, tx, nw, old.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// --- belief_get ------------------------------------------------------------
+
+type beliefGetIn struct {
+	BeliefID        string `json:"belief_id"`
+	IncludeHistory  bool   `json:"include_history"`
+	IncludeTensions bool   `json:"include_tensions"`
+}
+
+type beliefGetResult struct {
+	Success  bool      `json:"success"`
+	Belief   *Belief   `json:"belief"`
+	History  []*Belief `json:"history,omitempty"`
+	Tensions []Tension `json:"tensions,omitempty"`
+}
+
+// maxChain bounds how far a supersession chain is followed.
+const maxChain = 1000
+
+func (s *Server) beliefGet(ctx context.Context, c *registry.Call, in beliefGetIn) (any, error) {
+	db := s.st.DB()
+	b, err := s.loadBelief(ctx, db, c.Workspace, in.BeliefID)
+	if err != nil {
+		return nil, err
+	}
+	res := &beliefGetResult{Success: true, Belief: b}
+	if in.IncludeHistory {
+		// Walk back to the root, then forward to the newest, oldest first.
+		var back []*Belief
+		for cur := b; cur.Supersedes != "" && len(back) < maxChain; {
+			prev, err := s.loadBelief(ctx, db, c.Workspace, cur.Supersedes)
+			if err != nil {
+				return nil, fmt.Errorf("history of %s: %w", b.ID, err)
+			}
+			back = append(back, prev)
+			cur = prev
+		}
+		slices.Reverse(back)
+		res.History = append(back, b)
+		for cur := b; cur.SupersededBy != "" && len(res.History) < 2*maxChain; {
+			next, err := s.loadBelief(ctx, db, c.Workspace, cur.SupersededBy)
+			if err != nil {
+				return nil, fmt.Errorf("history of %s: %w", b.ID, err)
+			}
+			res.History = append(res.History, next)
+			cur = next
+		}
+	}
+	if in.IncludeTensions {
+		res.Tensions, err = s.listTensions(ctx, tensionFilter{workspace: c.Workspace, beliefID: b.ID, limit: 100})
+		if err != nil {
+			return nil, err
+		}
+		if res.Tensions == nil {
+			res.Tensions = []Tension{}
+		}
+	}
+	return res, nil
+}
+
+// --- belief_query ----------------------------------------------------------
+
+type beliefQueryIn struct {
+	Query             string   `json:"query"`
+	DomainFilter      []string `json:"domain_filter"`
+	EntityID          string   `json:"entity_id"`
+	IncludeSuperseded bool     `json:"include_superseded"`
+	Limit             int      `json:"limit"`
+}
+
+type queryResult struct {
+	Success    bool      `json:"success"`
+	Beliefs    []*Belief `json:"beliefs"`
+	TotalCount int       `json:"total_count"`
+}
+
+// Relevance weights (docs/substrate.md): relevance_score =
+// wLexical*lexical + wConfidence*confidence.overall + wRecency*recency.
+const (
+	wLexical    = 0.6
+	wConfidence = 0.25
+	wRecency    = 0.15
+	// recencyHalfLife is the age at which the recency term halves.
+	recencyHalfLife = 90 * 24 * time.Hour
+	// candidateWindow is how many lexical matches are re-ranked.
+	candidateWindow = 200
+)
+
+func (s *Server) beliefQuery(ctx context.Context, c *registry.Call, in beliefQueryIn) (any, error) {
+	f := searchFilter{workspace: c.Workspace, includeSuperseded: in.IncludeSuperseded}
+	if len(in.DomainFilter) > 0 {
+		dk, err := domainKey(in.DomainFilter)
+		if err != nil {
+			return nil, errs.Invalid("domain_filter", "%s", strings.TrimPrefix(err.(*errs.Error).Message, "domain_path: "))
+		}
+		f.domainPrefix = dk
+	}
+	if in.EntityID != "" {
+		if _, err := s.loadEntity(ctx, s.st.DB(), c.Workspace, in.EntityID); err != nil {
+			return nil, err
+		}
+		f.entityIDs = []string{in.EntityID}
+	}
+	terms := queryTerms(in.Query)
+	hits, total, err := s.search(ctx, s.st.DB(), terms, f, candidateWindow)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	maxLex := 0.0
+	for _, h := range hits {
+		maxLex = math.Max(maxLex, h.lexical)
+	}
+	for _, h := range hits {
+		lex := 0.0
+		if maxLex > 0 {
+			lex = h.lexical / maxLex
+		}
+		score := wLexical*lex + wConfidence*h.b.Confidence.Overall + wRecency*recency(h.b, now)
+		score = math.Round(score*1e4) / 1e4
+		h.b.RelevanceScore = &score
+	}
+	slices.SortStableFunc(hits, func(x, y hit) int {
+		if d := *y.b.RelevanceScore - *x.b.RelevanceScore; d != 0 {
+			if d > 0 {
+				return 1
+			}
+			return -1
+		}
+		return y.b.CreatedAt.Compare(x.b.CreatedAt)
+	})
+	limit := in.Limit
+	if len(hits) > limit {
+		hits = hits[:limit]
+	}
+	out := make([]*Belief, len(hits))
+	for i, h := range hits {
+		out[i] = h.b
+	}
+	if err := s.attachEntities(ctx, s.st.DB(), out); err != nil {
+		return nil, err
+	}
+	return &queryResult{Success: true, Beliefs: out, TotalCount: total}, nil
+}
+
+// recency is 1 for a belief created (or valid from) now, halving every
+// recencyHalfLife.
+func recency(b *Belief, now time.Time) float64 {
+	t := b.CreatedAt
+	if b.ValidFrom != nil && b.ValidFrom.After(t) {
+		t = *b.ValidFrom
+	}
+	age := now.Sub(t)
+	if age <= 0 {
+		return 1
+	}
+	return math.Pow(0.5, float64(age)/float64(recencyHalfLife))
+}
+
+type searchFilter struct {
+	workspace         string
+	includeSuperseded bool
+	domainPrefix      string   // match domain_key by prefix
+	domainExact       string   // for tension candidates: same domain...
+	entityIDs         []string // ...or a shared entity (OR'd with domainExact)
+	excludeIDs        []string
+}
+
+type hit struct {
+	b       *Belief
+	lexical float64 // higher is better
+}
+
+// search returns up to limit beliefs matching any of terms under f, best
+// lexical match first, and the number of all matches. With no terms it
+// returns the newest beliefs under f with lexical score 0.
+func (s *Server) search(ctx context.Context, q querier, terms []string, f searchFilter, limit int) ([]hit, int, error) {
+	var (
+		where []string
+		args  []any
+		from  string
+		score string
+	)
+	switch {
+	case len(terms) == 0:
+		from, score = "beliefs b", "0.0"
+	case s.st.Dialect() == store.Postgres:
+		from = "beliefs b, to_tsquery('english', ?) tq"
+		score = "ts_rank(b.tsv, tq)"
+		args = append(args, tsQuery(terms))
+		where = append(where, "b.tsv @@ tq")
+	default:
+		from = "beliefs_fts JOIN beliefs b ON b.seq = beliefs_fts.rowid"
+		score = "-bm25(beliefs_fts)"
+		where = append(where, "beliefs_fts MATCH ?")
+		args = append(args, ftsMatch(terms))
+	}
+	where = append(where, "b.workspace = ?")
+	args = append(args, f.workspace)
+	if !f.includeSuperseded {
+		where = append(where, "b.status = ?")
+		args = append(args, StatusActive)
+	}
+	if f.domainPrefix != "" {
+		where = append(where, `b.domain_key LIKE ? ESCAPE '\'`)
+		args = append(args, likePrefix(f.domainPrefix))
+	}
+	var related []string
+	var relatedArgs []any
+	if f.domainExact != "" {
+		related = append(related, "b.domain_key = ?")
+		relatedArgs = append(relatedArgs, f.domainExact)
+	}
+	if len(f.entityIDs) > 0 {
+		related = append(related, "b.id IN (SELECT belief_id FROM belief_entities WHERE entity_id IN ("+placeholders(len(f.entityIDs))+"))")
+		for _, id := range f.entityIDs {
+			relatedArgs = append(relatedArgs, id)
+		}
+	}
+	if len(related) > 0 {
+		where = append(where, "("+strings.Join(related, " OR ")+")")
+		args = append(args, relatedArgs...)
+	}
+	for _, id := range f.excludeIDs {
+		where = append(where, "b.id <> ?")
+		args = append(args, id)
+	}
+	order := "score DESC, b.seq DESC"
+	if len(terms) == 0 {
+		order = "b.created_at DESC, b.seq DESC"
+	}
+	query := `SELECT ` + beliefCols + `, ` + score + ` AS score, COUNT(*) OVER () FROM ` + from +
+		` WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ` + order + ` LIMIT ?`
+	args = append(args, limit)
+	rows, err := q.QueryContext(ctx, s.st.Q(query), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("search beliefs: %w", err)
+	}
+	defer rows.Close()
+	var hits []hit
+	total := 0
+	for rows.Next() {
+		var h hit
+		b, err := scanBelief(rows, &h.lexical, &total)
+		if err != nil {
+			return nil, 0, fmt.Errorf("search beliefs: %w", err)
+		}
+		h.b = b
+		hits = append(hits, h)
+	}
+	return hits, total, rows.Err()
+}
