@@ -19,7 +19,7 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	_ "modernc.org/sqlite"              // registers the "sqlite" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
 )
 
 // Dialect names a database engine.

@@ -215,7 +215,7 @@ type CreateInput struct {
 	SourceType  string        `json:"source_type"`
 	SourceRef   string        `json:"source_ref"`
 	SourceTitle string        `json:"source_title"`
-	Entities    []EntityInput    `json:"entities"`
+	Entities    []EntityInput `json:"entities"`
 	ValidFrom   string        `json:"valid_from"`
 	ValidUntil  string        `json:"valid_until"`
 }
@@ -575,12 +575,14 @@ func (s *Server) search(ctx context.Context, q querier, terms []string, f search
 		where = append(where, "b.id <> ?")
 		args = append(args, id)
 	}
-	order := "score DESC, b.seq DESC"
+	order := "m.score DESC, m.seq DESC"
 	if len(terms) == 0 {
-		order = "b.created_at DESC, b.seq DESC"
+		order = "m.created_at DESC, m.seq DESC"
 	}
-	query := `SELECT ` + beliefCols + `, ` + score + ` AS score, COUNT(*) OVER () FROM ` + from +
-		` WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ` + order + ` LIMIT ?`
+	// The window count runs over the matches in an outer query: FTS5's bm25
+	// cannot be evaluated inside a window query.
+	query := `SELECT m.*, COUNT(*) OVER () FROM (SELECT ` + beliefCols + `, ` + score + ` AS score FROM ` + from +
+		` WHERE ` + strings.Join(where, " AND ") + `) m ORDER BY ` + order + ` LIMIT ?`
 	args = append(args, limit)
 	rows, err := q.QueryContext(ctx, s.st.Q(query), args...)
 	if err != nil {

@@ -47,6 +47,9 @@ func OpenTestSQLite(tb testing.TB) *store.Store {
 func OpenTestPostgres(tb testing.TB) *store.Store {
 	tb.Helper()
 	base := os.Getenv(TestPostgresEnv)
+	if base == "" && os.Getenv("CI") != "" {
+		tb.Fatalf("%s is not set; in CI the PostgreSQL tests must run (scripts/test sets it)", TestPostgresEnv)
+	}
 	if base == "" {
 		tb.Skipf("%s is not set; PostgreSQL tests skipped (CI sets it)", TestPostgresEnv)
 	}
