@@ -1,6 +1,7 @@
 package substrate
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -422,6 +423,9 @@ type queryResult struct {
 	Success    bool      `json:"success"`
 	Beliefs    []*Belief `json:"beliefs"`
 	TotalCount int       `json:"total_count"`
+	// TotalCountExact is false when more beliefs matched than the search
+	// examines (see docs/substrate.md); total_count is then a lower bound.
+	TotalCountExact bool `json:"total_count_exact"`
 }
 
 // Relevance weights (docs/substrate.md): relevance_score =
@@ -432,12 +436,10 @@ const (
 	wRecency    = 0.15
 	// recencyHalfLife is the age at which the recency term halves.
 	recencyHalfLife = 90 * 24 * time.Hour
-	// candidateWindow is how many lexical matches are re-ranked.
-	candidateWindow = 200
 )
 
 func (s *Server) beliefQuery(ctx context.Context, c *registry.Call, in beliefQueryIn) (any, error) {
-	f := searchFilter{workspace: c.Workspace, includeSuperseded: in.IncludeSuperseded}
+	f := searchFilter{workspace: c.Workspace, includeSuperseded: in.IncludeSuperseded, want: in.Limit}
 	if len(in.DomainFilter) > 0 {
 		dk, err := domainKey(in.DomainFilter)
 		if err != nil {
@@ -451,154 +453,44 @@ func (s *Server) beliefQuery(ctx context.Context, c *registry.Call, in beliefQue
 		}
 		f.entityIDs = []string{in.EntityID}
 	}
-	terms := queryTerms(in.Query)
-	hits, total, err := s.search(ctx, s.st.DB(), terms, f, candidateWindow)
+	res, err := s.search(ctx, s.st.DB(), in.Query, f)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
 	maxLex := 0.0
-	for _, h := range hits {
+	for _, h := range res.hits {
 		maxLex = math.Max(maxLex, h.lexical)
 	}
-	for _, h := range hits {
+	hits := res.hits
+	for i := range hits {
 		lex := 0.0
 		if maxLex > 0 {
-			lex = h.lexical / maxLex
+			lex = hits[i].lexical / maxLex
 		}
-		score := wLexical*lex + wConfidence*h.b.Confidence.Overall + wRecency*recency(h.b, now)
-		score = math.Round(score*1e4) / 1e4
-		h.b.RelevanceScore = &score
+		hits[i].score = math.Round((wLexical*lex+wConfidence*hits[i].overall+wRecency*hits[i].recency(now))*1e4) / 1e4
 	}
-	slices.SortStableFunc(hits, func(x, y hit) int {
-		if d := *y.b.RelevanceScore - *x.b.RelevanceScore; d != 0 {
-			if d > 0 {
-				return 1
-			}
-			return -1
+	slices.SortFunc(hits, func(x, y hit) int {
+		if c := cmp.Compare(y.score, x.score); c != 0 {
+			return c
 		}
-		return y.b.CreatedAt.Compare(x.b.CreatedAt)
+		return cmp.Compare(y.seq, x.seq)
 	})
-	limit := in.Limit
-	if len(hits) > limit {
-		hits = hits[:limit]
+	if len(hits) > in.Limit {
+		hits = hits[:in.Limit]
 	}
-	out := make([]*Belief, len(hits))
+	seqs := make([]int64, len(hits))
+	scores := make(map[int64]float64, len(hits))
 	for i, h := range hits {
-		out[i] = h.b
+		seqs[i], scores[h.seq] = h.seq, h.score
 	}
-	if err := s.attachEntities(ctx, s.st.DB(), out); err != nil {
+	out, err := s.loadBeliefsBySeq(ctx, s.st.DB(), seqs)
+	if err != nil {
 		return nil, err
 	}
-	return &queryResult{Success: true, Beliefs: out, TotalCount: total}, nil
-}
-
-// recency is 1 for a belief created (or valid from) now, halving every
-// recencyHalfLife.
-func recency(b *Belief, now time.Time) float64 {
-	t := b.CreatedAt
-	if b.ValidFrom != nil && b.ValidFrom.After(t) {
-		t = *b.ValidFrom
+	for _, b := range out {
+		score := scores[b.seq]
+		b.RelevanceScore = &score
 	}
-	age := now.Sub(t)
-	if age <= 0 {
-		return 1
-	}
-	return math.Pow(0.5, float64(age)/float64(recencyHalfLife))
-}
-
-type searchFilter struct {
-	workspace         string
-	includeSuperseded bool
-	domainPrefix      string   // match domain_key by prefix
-	domainExact       string   // for tension candidates: same domain...
-	entityIDs         []string // ...or a shared entity (OR'd with domainExact)
-	excludeIDs        []string
-}
-
-type hit struct {
-	b       *Belief
-	lexical float64 // higher is better
-}
-
-// search returns up to limit beliefs matching any of terms under f, best
-// lexical match first, and the number of all matches. With no terms it
-// returns the newest beliefs under f with lexical score 0.
-func (s *Server) search(ctx context.Context, q querier, terms []string, f searchFilter, limit int) ([]hit, int, error) {
-	var (
-		where []string
-		args  []any
-		from  string
-		score string
-	)
-	switch {
-	case len(terms) == 0:
-		from, score = "beliefs b", "0.0"
-	case s.st.Dialect() == store.Postgres:
-		from = "beliefs b, to_tsquery('english', ?) tq"
-		score = "ts_rank(b.tsv, tq)"
-		args = append(args, tsQuery(terms))
-		where = append(where, "b.tsv @@ tq")
-	default:
-		from = "beliefs_fts JOIN beliefs b ON b.seq = beliefs_fts.rowid"
-		score = "-bm25(beliefs_fts)"
-		where = append(where, "beliefs_fts MATCH ?")
-		args = append(args, ftsMatch(terms))
-	}
-	where = append(where, "b.workspace = ?")
-	args = append(args, f.workspace)
-	if !f.includeSuperseded {
-		where = append(where, "b.status = ?")
-		args = append(args, StatusActive)
-	}
-	if f.domainPrefix != "" {
-		where = append(where, `b.domain_key LIKE ? ESCAPE '\'`)
-		args = append(args, likePrefix(f.domainPrefix))
-	}
-	var related []string
-	var relatedArgs []any
-	if f.domainExact != "" {
-		related = append(related, "b.domain_key = ?")
-		relatedArgs = append(relatedArgs, f.domainExact)
-	}
-	if len(f.entityIDs) > 0 {
-		related = append(related, "b.id IN (SELECT belief_id FROM belief_entities WHERE entity_id IN ("+placeholders(len(f.entityIDs))+"))")
-		for _, id := range f.entityIDs {
-			relatedArgs = append(relatedArgs, id)
-		}
-	}
-	if len(related) > 0 {
-		where = append(where, "("+strings.Join(related, " OR ")+")")
-		args = append(args, relatedArgs...)
-	}
-	for _, id := range f.excludeIDs {
-		where = append(where, "b.id <> ?")
-		args = append(args, id)
-	}
-	order := "m.score DESC, m.seq DESC"
-	if len(terms) == 0 {
-		order = "m.created_at DESC, m.seq DESC"
-	}
-	// The window count runs over the matches in an outer query: FTS5's bm25
-	// cannot be evaluated inside a window query.
-	query := `SELECT m.*, COUNT(*) OVER () FROM (SELECT ` + beliefCols + `, ` + score + ` AS score FROM ` + from +
-		` WHERE ` + strings.Join(where, " AND ") + `) m ORDER BY ` + order + ` LIMIT ?`
-	args = append(args, limit)
-	rows, err := q.QueryContext(ctx, s.st.Q(query), args...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("search beliefs: %w", err)
-	}
-	defer rows.Close()
-	var hits []hit
-	total := 0
-	for rows.Next() {
-		var h hit
-		b, err := scanBelief(rows, &h.lexical, &total)
-		if err != nil {
-			return nil, 0, fmt.Errorf("search beliefs: %w", err)
-		}
-		h.b = b
-		hits = append(hits, h)
-	}
-	return hits, total, rows.Err()
+	return &queryResult{Success: true, Beliefs: out, TotalCount: res.total, TotalCountExact: !res.capped}, nil
 }

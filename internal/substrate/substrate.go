@@ -26,9 +26,10 @@ var schemas embed.FS
 
 // Server holds the substrate's dependencies.
 type Server struct {
-	st  *store.Store
-	log *slog.Logger
-	now func() time.Time
+	st    *store.Store
+	log   *slog.Logger
+	now   func() time.Time
+	stats *termStats
 }
 
 // New returns a substrate server over st.
@@ -36,7 +37,7 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{st: st, log: log, now: func() time.Time { return time.Now().UTC() }}
+	return &Server{st: st, log: log, now: func() time.Time { return time.Now().UTC() }, stats: newTermStats()}
 }
 
 type toolDef struct {

@@ -1,10 +1,12 @@
 package substrate
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -31,11 +33,7 @@ const tensionCandidates = 20
 // neither, that match it lexically), stores a tension for each pair
 // [DetectTension] reports, and returns them.
 func (s *Server) detectTensions(ctx context.Context, tx *sql.Tx, b *Belief, exclude string) ([]Tension, error) {
-	terms := queryTerms(b.Content)
-	if len(terms) == 0 {
-		return []Tension{}, nil
-	}
-	f := searchFilter{workspace: b.Workspace, excludeIDs: []string{b.ID}}
+	f := searchFilter{workspace: b.Workspace, excludeIDs: []string{b.ID}, requireTerms: true, want: tensionCandidates}
 	if exclude != "" {
 		f.excludeIDs = append(f.excludeIDs, exclude)
 	}
@@ -45,15 +43,21 @@ func (s *Server) detectTensions(ctx context.Context, tx *sql.Tx, b *Belief, excl
 	for _, e := range b.Entities {
 		f.entityIDs = append(f.entityIDs, e.ID)
 	}
-	hits, _, err := s.search(ctx, tx, terms, f, tensionCandidates)
+	res, err := s.search(ctx, tx, b.Content, f)
 	if err != nil {
 		return nil, fmt.Errorf("tension candidates: %w", err)
 	}
-	cands := make([]*Belief, len(hits))
-	for i, h := range hits {
-		cands[i] = h.b
+	hits := res.hits
+	slices.SortStableFunc(hits, func(x, y hit) int { return cmp.Compare(y.lexical, x.lexical) })
+	if len(hits) > tensionCandidates {
+		hits = hits[:tensionCandidates]
 	}
-	if err := s.attachEntities(ctx, tx, cands); err != nil {
+	seqs := make([]int64, len(hits))
+	for i, h := range hits {
+		seqs[i] = h.seq
+	}
+	cands, err := s.loadBeliefsBySeq(ctx, tx, seqs)
+	if err != nil {
 		return nil, err
 	}
 	newIn := tensionInput(b)
