@@ -194,6 +194,13 @@ func (p *Pipeline) decode(raw json.RawMessage) (map[string]any, *errs.Error) {
 	if !ok {
 		return nil, errs.E(errs.BadRequest, "arguments must be a JSON object, got %s", jsonKind(v))
 	}
+	// A top-level null means "not given": clients generated from schemas
+	// often send every optional property.
+	for k, v := range m {
+		if v == nil {
+			delete(m, k)
+		}
+	}
 	return m, nil
 }
 

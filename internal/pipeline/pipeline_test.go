@@ -215,3 +215,18 @@ func TestSurrogatePairsAreAccepted(t *testing.T) {
 		}
 	}
 }
+
+func TestTopLevelNullMeansAbsent(t *testing.T) {
+	p, calls := newPipeline(t, nil)
+	o := p.Call(context.Background(), pipeline.Request{Tool: "echo", Args: json.RawMessage(`{"name":"a","count":null,"context":null}`)})
+	if o.Err != nil {
+		t.Fatal(o.Err)
+	}
+	if got := string((*calls)[0].Args); got != `{"count":3,"name":"a"}` {
+		t.Fatalf("handler args %s", got)
+	}
+	o = p.Call(context.Background(), pipeline.Request{Tool: "echo", Args: json.RawMessage(`{"name":null}`)})
+	if o.Err == nil || !strings.Contains(o.Err.Message, `missing properties: ["name"]`) {
+		t.Fatalf("null required property: %v", o.Err)
+	}
+}

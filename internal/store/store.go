@@ -86,7 +86,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		}
 		dsn := "file:" + path + "?_txlock=immediate" +
 			"&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
-			"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+			"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)" +
+			"&_pragma=mmap_size(1073741824)&_pragma=cache_size(-16000)"
 		db, err := sql.Open("sqlite", dsn)
 		if err != nil {
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)

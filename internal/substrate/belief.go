@@ -131,9 +131,9 @@ type newBelief struct {
 // EntityInput is an entity to link, created if it does not exist.
 type EntityInput struct {
 	Name    string   `json:"name"`
-	Type    string   `json:"type"`
-	Role    string   `json:"role"`
-	Aliases []string `json:"aliases"`
+	Type    string   `json:"type,omitempty"`
+	Role    string   `json:"role,omitempty"`
+	Aliases []string `json:"aliases,omitempty"`
 }
 
 // insertBelief stores a new active belief, creating and linking its entities.
@@ -210,15 +210,15 @@ func nullTime(t *time.Time) any {
 // CreateInput is belief_create's arguments; other packages use it to create
 // beliefs from Go (vkb's insight_extract, the demo data).
 type CreateInput struct {
-	Content     string        `json:"content"`
-	Confidence  *confidenceIn `json:"confidence"`
-	DomainPath  []string      `json:"domain_path"`
-	SourceType  string        `json:"source_type"`
-	SourceRef   string        `json:"source_ref"`
-	SourceTitle string        `json:"source_title"`
-	Entities    []EntityInput `json:"entities"`
-	ValidFrom   string        `json:"valid_from"`
-	ValidUntil  string        `json:"valid_until"`
+	Content     string        `json:"content,omitempty"`
+	Confidence  *confidenceIn `json:"confidence,omitempty"`
+	DomainPath  []string      `json:"domain_path,omitempty"`
+	SourceType  string        `json:"source_type,omitempty"`
+	SourceRef   string        `json:"source_ref,omitempty"`
+	SourceTitle string        `json:"source_title,omitempty"`
+	Entities    []EntityInput `json:"entities,omitempty"`
+	ValidFrom   string        `json:"valid_from,omitempty"`
+	ValidUntil  string        `json:"valid_until,omitempty"`
 }
 
 // CreateResult is belief_create's response.

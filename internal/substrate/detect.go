@@ -144,7 +144,7 @@ func tnLexText(src string) []tnLex {
 				case c == ',' && tnThousands(src, j):
 					j++
 					continue
-				case c == '-' && (j-i == 4 || j-i == 7) && tnIsoPart(src, j):
+				case c == '-' && (j-i == 4 || j-i == 7) && tnAllDigits(src[i:i+4]) && tnIsoPart(src, j):
 					j++
 					continue
 				}
@@ -341,7 +341,6 @@ type tnTerm struct {
 	tq     bool    // date introduced by from/since/until/...: a time scope
 	poss   bool    // possessive
 	scope  bool    // environment scope word
-	caps   bool    // all-caps source word
 	negged bool    // inside a negation's scope
 }
 
@@ -502,7 +501,7 @@ func tnTerms(lx []tnLex) []tnTerm {
 		if c, ok := tnSynonyms[w]; ok {
 			key = c
 		}
-		t := tnTerm{disp: w, kind: tnWord, poss: l.poss, caps: l.caps}
+		t := tnTerm{disp: w, kind: tnWord, poss: l.poss}
 		if tnScopeWords[key] {
 			t.key = key
 			t.scope = true
@@ -1201,7 +1200,8 @@ func tnPrefixed(neg, base string) bool {
 // ---------------------------------------------------------------------------
 // Decision
 
-// Rule identifiers, which also set the base severity.
+// Rule identifiers. The rule that fires sets the base severity (see
+// docs/tensions.md, "Severity").
 const (
 	tnRuleNegation = iota + 1
 	tnRuleOpposed
@@ -1212,13 +1212,14 @@ const (
 	tnRulePartial
 )
 
+// tnDecide applies the rules to the alignment of a and b, in order, and
+// builds the finding.
 func tnDecide(a, b TensionInput, x, y *tnBelief, ev *tnEvidence) (TensionFinding, bool) {
 	// Both beliefs are scoped to stated periods that differ: not a tension.
 	if ev.tqDiffer {
 		return TensionFinding{}, false
 	}
 	substituted := len(ev.resA) > 0 && len(ev.resB) > 0
-	conflict := false
 	rule := 0
 	switch {
 	case substituted && !ev.functional:
@@ -1238,7 +1239,7 @@ func tnDecide(a, b TensionInput, x, y *tnBelief, ev *tnEvidence) (TensionFinding
 	case ev.directional != "":
 		rule = tnRuleReversed
 	}
-	conflict = rule != 0
+	conflict := rule != 0
 	// Differing calendar dates next to another conflict are time qualifiers
 	// ("in 2019 ... MySQL" vs "in 2023 ... PostgreSQL"): consistent.
 	if conflict && rule != tnRuleDate && ev.dateConflict {

@@ -43,18 +43,23 @@ func (s *Server) loadEntity(ctx context.Context, q querier, workspace, id string
 	return e, nil
 }
 
-// findEntity looks an entity up by name or alias key.
+// findEntity looks an entity up by name key, then by alias key (two index
+// lookups; an OR of both would scan the table).
 func (s *Server) findEntity(ctx context.Context, q querier, workspace, key string) (*Entity, error) {
-	e, err := scanEntity(q.QueryRowContext(ctx, s.st.Q(`SELECT `+entityCols+` FROM entities e
-		WHERE e.workspace = ? AND (e.name_key = ? OR e.id IN (SELECT entity_id FROM entity_aliases WHERE workspace = ? AND alias_key = ?))
-		ORDER BY CASE WHEN e.name_key = ? THEN 0 ELSE 1 END, e.created_at LIMIT 1`), workspace, key, workspace, key, key))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
+	for _, query := range []string{
+		`SELECT ` + entityCols + ` FROM entities e WHERE e.workspace = ? AND e.name_key = ?`,
+		`SELECT ` + entityCols + ` FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
+			WHERE a.workspace = ? AND a.alias_key = ? ORDER BY e.created_at LIMIT 1`,
+	} {
+		e, err := scanEntity(q.QueryRowContext(ctx, s.st.Q(query), workspace, key))
+		if err == nil {
+			return e, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("find entity: %w", err)
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("find entity: %w", err)
-	}
-	return e, nil
+	return nil, nil
 }
 
 // upsertEntity returns the entity named (by name or alias) in ein, creating

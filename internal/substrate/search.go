@@ -198,9 +198,19 @@ type searchFilter struct {
 	// requireTerms makes a query without terms find nothing (instead of the
 	// newest beliefs).
 	requireTerms bool
-	// want is how many hits the caller needs; fewer makes the search select
-	// candidates by all terms. Zero means 20.
+	// want is how many hits the caller needs: when the selective terms find
+	// fewer, all terms select candidates. Zero disables that second pass.
 	want int
+	// maxCandidates bounds the candidates read and scored; zero means
+	// candidateCap.
+	maxCandidates int
+}
+
+func (f *searchFilter) cap() int {
+	if f.maxCandidates > 0 {
+		return f.maxCandidates
+	}
+	return candidateCap
 }
 
 // hit is a search candidate: what ranking needs, not the full belief.
@@ -261,7 +271,7 @@ func (s *Server) search(ctx context.Context, q querier, query string, f searchFi
 	slices.SortStableFunc(matching, func(a, b string) int { return df[a] - df[b] })
 	selective, sum := matching[:1], df[matching[0]]
 	for _, t := range matching[1:] {
-		if sum += df[t]; sum > candidateCap {
+		if sum += df[t]; sum > f.cap() {
 			break
 		}
 		selective = append(selective, t)
@@ -270,11 +280,7 @@ func (s *Server) search(ctx context.Context, q querier, query string, f searchFi
 	if err != nil {
 		return nil, err
 	}
-	want := f.want
-	if want == 0 {
-		want = 20
-	}
-	if len(selective) < len(matching) && !res.capped && len(res.hits) < want {
+	if len(selective) < len(matching) && !res.capped && len(res.hits) < f.want {
 		if res, err = s.candidates(ctx, q, matching, f); err != nil {
 			return nil, err
 		}
@@ -327,7 +333,9 @@ func (s *Server) candidates(ctx context.Context, q querier, terms []string, f se
 		relatedArgs = append(relatedArgs, f.domainExact)
 	}
 	if len(f.entityIDs) > 0 {
-		related = append(related, "b.id IN (SELECT belief_id FROM belief_entities WHERE entity_id IN ("+placeholders(len(f.entityIDs))+"))")
+		// EXISTS probes the link table's primary key per candidate; IN (SELECT ...)
+		// would materialize every link of a popular entity first.
+		related = append(related, "EXISTS (SELECT 1 FROM belief_entities be WHERE be.belief_id = b.id AND be.entity_id IN ("+placeholders(len(f.entityIDs))+"))")
 		for _, id := range f.entityIDs {
 			relatedArgs = append(relatedArgs, id)
 		}
@@ -340,7 +348,7 @@ func (s *Server) candidates(ctx context.Context, q querier, terms []string, f se
 		where = append(where, "b.id <> ?")
 		args = append(args, id)
 	}
-	args = append(args, candidateCap+1)
+	args = append(args, f.cap()+1)
 	rows, err := q.QueryContext(ctx, s.st.Q(`SELECT b.seq, b.content, b.confidence_overall, b.created_at, b.valid_from FROM `+from+` WHERE `+strings.Join(where, " AND ")+
 		` ORDER BY `+order+` LIMIT ?`), args...)
 	if err != nil {
@@ -365,8 +373,8 @@ func (s *Server) candidates(ctx context.Context, q querier, terms []string, f se
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search beliefs: %w", err)
 	}
-	if len(res.hits) > candidateCap {
-		res.hits, res.capped = res.hits[:candidateCap], true
+	if len(res.hits) > f.cap() {
+		res.hits, res.capped = res.hits[:f.cap()], true
 	}
 	res.total = len(res.hits)
 	return res, nil
