@@ -1,0 +1,104 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/app"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files (tool schema snapshots, docs/tools.md)")
+
+func openApp(t *testing.T) *app.App {
+	t.Helper()
+	a, err := app.Open(context.Background(), app.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	return a
+}
+
+// golden compares got with the file at path, rewriting it under -update.
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/app -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s is stale: a schema changed. If the change is deliberate (and additive), run go test ./internal/app -update and commit the result.", path)
+	}
+}
+
+// TestToolSchemaSnapshots pins every tool's listed schema and description.
+func TestToolSchemaSnapshots(t *testing.T) {
+	a := openApp(t)
+	seen := map[string]bool{}
+	for _, tool := range a.Registry.List() {
+		snap, err := json.MarshalIndent(map[string]any{
+			"name": tool.ID.Name(), "toolbox": tool.ID.Toolbox, "server": tool.ID.Server, "source": tool.Source,
+			"description": tool.Description, "readOnly": tool.ReadOnly, "inputSchema": tool.ListedSchema(),
+		}, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := tool.ID.Name() + ".json"
+		seen[name] = true
+		golden(t, filepath.Join("testdata", "toolsnaps", name), append(snap, '\n'))
+	}
+	entries, _ := os.ReadDir(filepath.Join("testdata", "toolsnaps"))
+	for _, e := range entries {
+		if !seen[e.Name()] {
+			t.Errorf("snapshot %s has no tool: a tool was removed or renamed", e.Name())
+		}
+	}
+}
+
+// TestToolsDoc keeps docs/tools.md generated from the schemas.
+func TestToolsDoc(t *testing.T) {
+	a := openApp(t)
+	golden(t, filepath.Join("..", "..", "docs", "tools.md"), app.ToolsMarkdown(a.Registry))
+}
+
+func TestDemoDataLoadsOnlyIntoANewDatabase(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 2 {
+		a, err := app.Open(context.Background(), app.Config{DataDir: dir, Demo: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		a.Store.DB().QueryRow(`SELECT COUNT(*) FROM beliefs`).Scan(&n)
+		a.Close()
+		if n == 0 || (i == 1 && n != 6) {
+			t.Fatalf("open %d: %d beliefs", i, n)
+		}
+	}
+}
+
+func TestHealth(t *testing.T) {
+	a := openApp(t)
+	h := a.Health(context.Background())
+	if h["status"] != "ok" || h["store"] != "sqlite" {
+		t.Fatalf("health %v", h)
+	}
+	a.Store.Close()
+	if h := a.Health(context.Background()); h["status"] == "ok" {
+		t.Fatalf("health with a closed store: %v", h)
+	}
+}
