@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nexus-mcp/nexus/internal/app"
+	"github.com/nexus-mcp/nexus/internal/pipeline"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files (tool schema snapshots, docs/tools.md)")
@@ -100,5 +103,36 @@ func TestHealth(t *testing.T) {
 	a.Store.Close()
 	if h := a.Health(context.Background()); h["status"] == "ok" {
 		t.Fatalf("health with a closed store: %v", h)
+	}
+}
+
+func TestEveryCallIsTraced(t *testing.T) {
+	a := openApp(t)
+	ctx := context.Background()
+	a.Pipeline.Call(ctx, pipeline.Request{Tool: "belief_create", Surface: "test", Args: json.RawMessage(`{"content":"traced","context":{"sessionId":"s-1","workspaceId":"w-1"}}`)})
+	a.Pipeline.Call(ctx, pipeline.Request{Tool: "belief_get", Surface: "test", Args: json.RawMessage(`{"belief_id":"missing"}`)})
+	a.Pipeline.Call(ctx, pipeline.Request{Tool: "no_such_tool", Surface: "test"})
+	a.Traces.Flush()
+	rows, err := a.Store.DB().Query(`SELECT toolbox, server, tool, source, COALESCE(session_id, ''), workspace, outcome, COALESCE(error_code, ''), args_bytes > 0, result_bytes > 0 FROM traces ORDER BY seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var toolbox, server, tool, source, session, ws, outcome, code string
+		var hasArgs, hasResult bool
+		if err := rows.Scan(&toolbox, &server, &tool, &source, &session, &ws, &outcome, &code, &hasArgs, &hasResult); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s/%s/%s %s session=%s ws=%s %s %s args=%v result=%v", toolbox, server, tool, source, session, ws, outcome, code, hasArgs, hasResult))
+	}
+	want := []string{
+		"nexus/substrate/belief_create local session=s-1 ws=w-1 ok  args=true result=true",
+		"nexus/substrate/belief_get local session= ws=default error NOT_FOUND args=true result=false",
+		"//no_such_tool  session= ws=default error NOT_FOUND args=false result=false",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("traces:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

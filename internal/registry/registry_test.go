@@ -1,0 +1,61 @@
+package registry_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/registry"
+)
+
+func nop(context.Context, *registry.Call) (any, error) { return nil, nil }
+
+func TestAddRejectsBadTools(t *testing.T) {
+	tests := []struct {
+		name string
+		tool registry.Tool
+		want string
+	}{
+		{"bad name", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "has space"}, InputSchema: json.RawMessage(`{"type":"object"}`), Handler: nop}, "MCP name rules"},
+		{"no handler", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, InputSchema: json.RawMessage(`{"type":"object"}`)}, "no handler"},
+		{"not object", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, InputSchema: json.RawMessage(`{"type":"string"}`), Handler: nop}, "type object"},
+		{"bad schema", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer","default":"x"}}}`), Handler: nop}, "input schema"},
+		{"not json", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, InputSchema: json.RawMessage(`{`), Handler: nop}, "input schema"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := registry.New().Add(tt.tool)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Add = %v, want error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestNamesAndListing(t *testing.T) {
+	r := registry.New()
+	for _, id := range []registry.ID{{"nexus", "substrate", "b"}, {"dev", "github", "a"}, {"nexus", "substrate", "a"}} {
+		if err := r.Add(registry.Tool{ID: id, InputSchema: json.RawMessage(`{"type":"object"}`), Handler: nop}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Add(registry.Tool{ID: registry.ID{"nexus", "other", "a"}, InputSchema: json.RawMessage(`{"type":"object"}`), Handler: nop}); err == nil {
+		t.Fatal("duplicate flat name accepted")
+	}
+	var names []string
+	for _, tool := range r.List() {
+		names = append(names, tool.ID.Name())
+	}
+	if got := strings.Join(names, ","); got != "a,b,dev__github__a" {
+		t.Fatalf("List = %s", got)
+	}
+	tool, ok := r.Lookup("dev__github__a")
+	if !ok {
+		t.Fatal("lookup by flat name failed")
+	}
+	props := tool.ListedSchema()["properties"].(map[string]any)
+	if props["context"] == nil || props["workspaceContext"] == nil {
+		t.Fatalf("listed schema lacks context: %v", tool.ListedSchema())
+	}
+}

@@ -1,0 +1,85 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/store"
+	"github.com/nexus-mcp/nexus/internal/store/storetest"
+)
+
+func TestMigrationsAreIdempotent(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s1, err := store.Open(ctx, store.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s1.Created {
+		t.Error("first open must report the schema as created")
+	}
+	s1.Close()
+	s2, err := store.Open(ctx, store.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if s2.Created {
+		t.Error("second open re-created the schema")
+	}
+	var n int
+	s2.DB().QueryRow(`SELECT COUNT(*) FROM schema_migrations`).Scan(&n)
+	if n == 0 {
+		t.Fatal("no migrations recorded")
+	}
+}
+
+func TestTxRollsBackOnError(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		boom := errors.New("boom")
+		err := s.Tx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, s.Q(`INSERT INTO conversations (id, workspace, platform, metadata, status, themes, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+				"c1", "default", "api", "{}", "active", "[]", 1, 1); err != nil {
+				return err
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatalf("Tx returned %v", err)
+		}
+		var n int
+		if err := s.DB().QueryRow(`SELECT COUNT(*) FROM conversations`).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("rolled-back insert is visible: %d %v", n, err)
+		}
+	})
+}
+
+func TestQRebindsForPostgres(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		q := s.Q(`SELECT ? + ?`)
+		want := `SELECT ? + ?`
+		if s.Dialect() == store.Postgres {
+			want = `SELECT $1 + $2`
+		}
+		if q != want {
+			t.Fatalf("Q = %q, want %q", q, want)
+		}
+		var n int
+		if err := s.DB().QueryRow(s.Q(`SELECT CAST(? AS INTEGER) + CAST(? AS INTEGER)`), 2, 3).Scan(&n); err != nil || n != 5 {
+			t.Fatalf("rebound query: %d %v", n, err)
+		}
+	})
+}
+
+func TestOpenErrorsNameTheProblem(t *testing.T) {
+	ctx := context.Background()
+	if _, err := store.Open(ctx, store.Options{}); err == nil {
+		t.Error("open without URL or data dir succeeded")
+	}
+	if _, err := store.Open(ctx, store.Options{URL: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"}); err == nil {
+		t.Error("open of an unreachable PostgreSQL succeeded")
+	}
+}
