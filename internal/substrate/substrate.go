@@ -16,6 +16,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
+	"github.com/nexus-mcp/nexus/internal/textsearch"
 )
 
 // ServerName is the server (and agent) name of the substrate tools.
@@ -29,7 +30,7 @@ type Server struct {
 	st    *store.Store
 	log   *slog.Logger
 	now   func() time.Time
-	stats *termStats
+	stats *textsearch.Stats
 }
 
 // New returns a substrate server over st.
@@ -37,7 +38,7 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{st: st, log: log, now: func() time.Time { return time.Now().UTC() }, stats: newTermStats()}
+	return &Server{st: st, log: log, now: func() time.Time { return time.Now().UTC() }, stats: textsearch.NewStats(statsTTL, maxStats, log)}
 }
 
 type toolDef struct {

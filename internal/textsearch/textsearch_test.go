@@ -1,4 +1,4 @@
-package substrate
+package textsearch
 
 import (
 	"maps"
@@ -12,23 +12,23 @@ func TestCountTermsMatchesTokens(t *testing.T) {
 		"", "   ", "policies POLICY policy's ss glass",
 	} {
 		terms := map[string]float64{}
-		for _, tok := range tokens(text) {
-			terms[scoreKey(tok)] = 1
+		for _, tok := range Tokens(text) {
+			terms[Key(tok)] = 1
 		}
 		want := map[string]int{}
-		for _, tok := range tokens(text) {
-			want[scoreKey(tok)]++
+		for _, tok := range Tokens(text) {
+			want[Key(tok)]++
 		}
 		got := map[string]int{}
 		n, _ := countTerms(text, terms, got, nil)
-		if n != len(tokens(text)) || !maps.Equal(got, want) {
-			t.Errorf("%q: countTerms = %d %v, want %d %v", text, n, got, len(tokens(text)), want)
+		if n != len(Tokens(text)) || !maps.Equal(got, want) {
+			t.Errorf("%q: countTerms = %d %v, want %d %v", text, n, got, len(Tokens(text)), want)
 		}
 	}
 }
 
 func TestQueryTerms(t *testing.T) {
-	got := queryTerms(`Does "Langara" CPSC-1150 transfer to SFU? OR NOT* (x`)
+	got := Terms(`Does "Langara" CPSC-1150 transfer to SFU? OR NOT* (x`)
 	want := []string{"langara", "cpsc", "1150", "transfer", "sfu", "not", "x"}
 	if len(got) != len(want) {
 		t.Fatalf("queryTerms = %v, want %v", got, want)

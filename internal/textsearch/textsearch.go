@@ -1,0 +1,226 @@
+// Package textsearch holds the lexical search pieces shared by the local
+// servers: query terms, tokenization, BM25 scoring and a cache of term
+// statistics. The database finds candidates through its full-text index;
+// this package ranks them the same way on SQLite and PostgreSQL.
+package textsearch
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxTerms bounds the terms a search uses, whatever the query's length.
+const MaxTerms = 32
+
+// BM25 parameters.
+const (
+	K1 = 1.2
+	B  = 0.75
+)
+
+// stopWords are dropped from search queries: they match nearly everything
+// and carry no topic.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an and are as at be been but by can do does for from has have how i in is it its
+		me my of on or our so than that the their them then there these they this to was we were what when where which
+		who why will with would you your about into over also any all`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// Tokens splits text into lower-cased runs of letters and digits.
+func Tokens(text string) []string {
+	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// Terms extracts the search terms of a natural-language query: tokens
+// without stop words or duplicates, at most [MaxTerms]. Only letters and
+// digits survive, so terms are safe inside FTS5 and tsquery expressions.
+func Terms(q string) []string {
+	var terms []string
+	for _, t := range Tokens(q) {
+		if len(t) > 64 || stopWords[t] || slices.Contains(terms, t) {
+			continue
+		}
+		terms = append(terms, t)
+		if len(terms) == MaxTerms {
+			break
+		}
+	}
+	return terms
+}
+
+// FTS5Match is an SQLite FTS5 MATCH expression matching any of terms.
+func FTS5Match(terms []string) string { return `"` + strings.Join(terms, `" OR "`) + `"` }
+
+// TSQuery is a PostgreSQL to_tsquery expression matching any of terms.
+func TSQuery(terms []string) string { return strings.Join(terms, " | ") }
+
+// Key folds simple English plurals so that scoring counts "transfers" for
+// "transfer" as the index's stemmer matched it.
+func Key(t string) string {
+	switch {
+	case len(t) > 4 && strings.HasSuffix(t, "ies"):
+		return t[:len(t)-3] + "y"
+	case len(t) > 3 && strings.HasSuffix(t, "s") && !strings.HasSuffix(t, "ss"):
+		return t[:len(t)-1]
+	}
+	return t
+}
+
+// BM25 scores each text for the query terms: BM25 (k1 [K1], b [B]) with IDF
+// from df (document frequency of each term) over a corpus of n documents and
+// the average length taken over texts.
+func BM25(texts []string, terms []string, df map[string]int, n int) []float64 {
+	scores := make([]float64, len(texts))
+	if len(texts) == 0 {
+		return scores
+	}
+	idf := map[string]float64{}
+	for _, t := range terms {
+		d := float64(df[t])
+		N := math.Max(float64(n), d)
+		k := Key(t)
+		idf[k] = math.Max(idf[k], math.Log(1+(N-d+0.5)/(d+0.5)))
+	}
+	lens := make([]int, len(texts))
+	tfs := make([]map[string]int, len(texts))
+	total := 0
+	var buf []byte
+	for i, text := range texts {
+		tfs[i] = map[string]int{}
+		lens[i], buf = countTerms(text, idf, tfs[i], buf)
+		total += lens[i]
+	}
+	avg := math.Max(1, float64(total)/float64(len(texts)))
+	for i := range texts {
+		norm := K1 * (1 - B + B*float64(lens[i])/avg)
+		for k, f := range tfs[i] {
+			scores[i] += idf[k] * float64(f) * (K1 + 1) / (float64(f) + norm)
+		}
+	}
+	return scores
+}
+
+// countTerms tokenizes text as [Tokens] does, counting into tf the tokens
+// whose [Key] is a key of terms, and returns the number of tokens. buf is
+// scratch space, returned for reuse; the scan allocates only for matches.
+func countTerms(text string, terms map[string]float64, tf map[string]int, buf []byte) (int, []byte) {
+	n := 0
+	flush := func() {
+		if len(buf) == 0 {
+			return
+		}
+		n++
+		if _, ok := terms[string(buf)]; ok {
+			tf[string(buf)]++
+		} else if k := Key(string(buf)); len(k) != len(buf) {
+			if _, ok := terms[k]; ok {
+				tf[k]++
+			}
+		}
+		buf = buf[:0]
+	}
+	for _, r := range text {
+		switch {
+		case r < utf8.RuneSelf && ('a' <= r && r <= 'z' || '0' <= r && r <= '9'):
+			buf = append(buf, byte(r))
+		case r < utf8.RuneSelf && 'A' <= r && r <= 'Z':
+			buf = append(buf, byte(r+'a'-'A'))
+		case r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+			buf = utf8.AppendRune(buf, unicode.ToLower(r))
+		default:
+			flush()
+		}
+	}
+	flush()
+	return n, buf
+}
+
+// Stats caches integer statistics (document frequencies, corpus sizes) for
+// TTL. A value older than TTL is still returned while one background fetch
+// refreshes it, so a search never waits on a statistic it has seen before.
+// Values only steer candidate selection and weights, so slightly old ones
+// are fine.
+type Stats struct {
+	TTL time.Duration
+	Max int // entries kept; the cache is cleared when full
+	Log *slog.Logger
+
+	mu sync.Mutex
+	m  map[string]*statEntry
+}
+
+type statEntry struct {
+	v          int
+	at         time.Time
+	refreshing bool
+}
+
+// NewStats returns a cache with the given TTL holding at most max entries.
+func NewStats(ttl time.Duration, max int, log *slog.Logger) *Stats {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Stats{TTL: ttl, Max: max, Log: log, m: map[string]*statEntry{}}
+}
+
+// Get returns the statistic key: computed with fetch(ctx) on first use,
+// refreshed with refresh (a fetch that must not depend on ctx's
+// transaction) in the background once stale.
+func (s *Stats) Get(ctx context.Context, key string, fetch, refresh func(context.Context) (int, error)) (int, error) {
+	v, ok, stale := s.lookup(key)
+	if stale {
+		go func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			n, err := refresh(rctx)
+			if err != nil {
+				s.Log.Warn("refresh search statistic", "key", key, "err", err)
+				n = v
+			}
+			s.put(key, n)
+		}()
+	}
+	if ok {
+		return v, nil
+	}
+	n, err := fetch(ctx)
+	if err != nil {
+		return 0, err
+	}
+	s.put(key, n)
+	return n, nil
+}
+
+func (s *Stats) lookup(key string) (v int, ok, stale bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.m[key]
+	if !ok {
+		return 0, false, false
+	}
+	if time.Since(e.at) > s.TTL && !e.refreshing {
+		e.refreshing = true
+		return e.v, true, true
+	}
+	return e.v, true, false
+}
+
+func (s *Stats) put(key string, v int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.m) >= s.Max {
+		clear(s.m)
+	}
+	s.m[key] = &statEntry{v: v, at: time.Now()}
+}
