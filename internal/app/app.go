@@ -4,14 +4,13 @@ package app
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 
+	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/demo"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -41,7 +40,9 @@ type App struct {
 	Pipeline  *pipeline.Pipeline
 	Traces    *trace.Writer
 	Substrate *substrate.Server
-	log       *slog.Logger
+	// Conversations is the one conversation model every surface shares.
+	Conversations *conversation.Store
+	log           *slog.Logger
 }
 
 // Open opens the store, registers the local servers and builds the pipeline.
@@ -69,7 +70,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	tw := trace.NewWriter(st, log)
 	a := &App{Store: st, Registry: reg, Substrate: sub, Traces: tw, log: log}
-	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: sessionLookup{st}, Logger: log})
+	a.Conversations = conversation.New(st)
+	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: a.Conversations, Logger: log})
 	if cfg.Demo && st.Created {
 		if err := demo.Load(ctx, sub, pipeline.DefaultWorkspace); err != nil {
 			a.Close()
@@ -94,21 +96,6 @@ func (a *App) Health(ctx context.Context) map[string]any {
 		h["error"] = "store: " + err.Error()
 	}
 	return h
-}
-
-// sessionLookup resolves a session's workspace from the conversations table.
-type sessionLookup struct{ st *store.Store }
-
-func (l sessionLookup) SessionWorkspace(ctx context.Context, id string) (string, bool, error) {
-	var ws string
-	err := l.st.DB().QueryRowContext(ctx, l.st.Q(`SELECT workspace FROM conversations WHERE id = ?`), id).Scan(&ws)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, err
-	}
-	return ws, true, nil
 }
 
 // DefaultDataDir is the user's data directory for Nexus: $XDG_DATA_HOME/nexus

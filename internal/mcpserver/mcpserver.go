@@ -13,6 +13,7 @@ import (
 	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/oklog/ulid/v2"
 
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -31,12 +32,15 @@ type Options struct {
 
 // New returns an MCP server exposing every tool of p's registry.
 func New(p *pipeline.Pipeline, o Options) *mcp.Server {
+	// Transport sessions are keyed by this server instance too, since a
+	// stdio session has no id of its own.
+	instance := ulid.Make().String()
 	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
 		Logger:       o.Logger,
 	})
 	for _, t := range p.Registry().List() {
-		s.AddTool(Tool(t), Handler(p, o.Surface))
+		s.AddTool(Tool(t), Handler(p, o.Surface, instance))
 	}
 	return s
 }
@@ -57,18 +61,34 @@ func Tool(t *registry.Tool) *mcp.Tool {
 	return mt
 }
 
-// Handler routes tools/call requests through the pipeline.
-func Handler(p *pipeline.Pipeline, surface string) mcp.ToolHandler {
+// Handler routes tools/call requests through the pipeline. Calls of one MCP
+// session that name no session of their own share one conversation.
+func Handler(p *pipeline.Pipeline, surface, instance string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		o := p.Call(ctx, pipeline.Request{Tool: req.Params.Name, Args: req.Params.Arguments, Surface: surface})
+		transport := instance
+		if req.Session != nil {
+			transport += "/" + req.Session.ID()
+		}
+		o := p.Call(ctx, pipeline.Request{Tool: req.Params.Name, Args: req.Params.Arguments, Surface: surface, Transport: transport})
 		return Result(o), nil
 	}
 }
+
+// Meta keys Nexus sets on every tool result.
+const (
+	MetaSession   = "io.nexus/sessionId"
+	MetaWorkspace = "io.nexus/workspaceId"
+	MetaRequest   = "io.nexus/requestId"
+)
 
 // Result renders an outcome as an MCP tool result.
 func Result(o *pipeline.Outcome) *mcp.CallToolResult {
 	body, isErr := o.Body()
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}, IsError: isErr}
+	res.Meta = mcp.Meta{MetaRequest: o.RequestID, MetaWorkspace: o.Workspace}
+	if o.SessionID != "" {
+		res.Meta[MetaSession] = o.SessionID
+	}
 	if o.IsJSON() && len(body) > 0 && body[0] == '{' {
 		res.StructuredContent = json.RawMessage(body)
 	}

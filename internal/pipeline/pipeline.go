@@ -15,6 +15,8 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -31,17 +33,26 @@ const DefaultMaxArgBytes = 256 << 10
 // DefaultWorkspace is the workspace of a call that names none.
 const DefaultWorkspace = "default"
 
-// SessionLookup finds the workspace a session is bound to (seed 000,
-// precedence step 3). ok is false when the session is unknown.
-type SessionLookup interface {
-	SessionWorkspace(ctx context.Context, sessionID string) (workspace string, ok bool, err error)
+// Sessions are the conversations calls belong to (SPEC section 3, "One
+// conversation model"). The pipeline gives every call a session: the one the
+// caller names (created if it does not exist yet), else the one bound to the
+// caller's transport session, else a new one.
+type Sessions interface {
+	// Workspace returns the workspace session id is bound to (seed 000,
+	// precedence step 3); ok is false when the session does not exist.
+	Workspace(ctx context.Context, id string) (workspace string, ok bool, err error)
+	// Ensure returns the workspace of session id, creating the session in
+	// workspace when it does not exist.
+	Ensure(ctx context.Context, id, workspace string) (string, error)
+	// NewSession starts a session in workspace and returns its id.
+	NewSession(ctx context.Context, workspace string) (string, error)
 }
 
 // Options configure a [Pipeline].
 type Options struct {
 	Registry *registry.Registry
 	Traces   *trace.Writer // nil disables tracing (tests of the pipeline alone)
-	Sessions SessionLookup // nil skips session-bound workspaces
+	Sessions Sessions      // nil: calls get no session (tests of the pipeline alone)
 	Logger   *slog.Logger
 	// MaxArgBytes bounds the encoded arguments of one call; zero means
 	// [DefaultMaxArgBytes].
@@ -52,14 +63,23 @@ type Options struct {
 type Pipeline struct {
 	reg      *registry.Registry
 	traces   *trace.Writer
-	sessions SessionLookup
+	sessions Sessions
 	log      *slog.Logger
 	maxArgs  int
+
+	// transports maps a surface's transport session (an MCP session) to the
+	// conversation its unnamed calls belong to.
+	mu         sync.Mutex
+	transports map[string]string
 }
+
+// maxTransports bounds the transport-to-session map.
+const maxTransports = 100000
 
 // New returns a pipeline.
 func New(o Options) *Pipeline {
-	p := &Pipeline{reg: o.Registry, traces: o.Traces, sessions: o.Sessions, log: o.Logger, maxArgs: o.MaxArgBytes}
+	p := &Pipeline{reg: o.Registry, traces: o.Traces, sessions: o.Sessions, log: o.Logger, maxArgs: o.MaxArgBytes,
+		transports: map[string]string{}}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -78,8 +98,12 @@ type Request struct {
 	Tool string
 	// Args is the raw JSON argument object as received (may be empty).
 	Args json.RawMessage
-	// Surface names the surface for traces ("mcp-flat", "cli", "rest", ...).
+	// Surface names the surface for traces ("mcp-http", "cli", "rest", ...).
 	Surface string
+	// Transport identifies the caller's transport session (for MCP, the
+	// server session), so that its calls without a named session share
+	// one. Empty means every such call starts a new session.
+	Transport string
 }
 
 // Outcome is the result of a call, ready to render.
@@ -133,11 +157,16 @@ func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.
 	if e != nil {
 		return e
 	}
-	if e := p.resolveContext(ctx, args, o); e != nil {
+	explicitWS, e := p.resolveContext(ctx, args, o)
+	if e != nil {
 		return e
 	}
 	if verr := t.Validate(args); verr != nil {
 		return errs.E(errs.BadRequest, "invalid arguments for %s: %s", req.Tool, schemaMessage(verr))
+	}
+	// Only valid calls create sessions: bad input writes nothing.
+	if e := p.bindSession(ctx, req.Transport, explicitWS, o); e != nil {
+		return e
 	}
 	raw, merr := json.Marshal(args)
 	if merr != nil {
@@ -248,43 +277,53 @@ func hasLoneSurrogate(raw []byte) bool {
 	return pendingHigh
 }
 
-// resolveContext removes seed 000's "context" and "workspaceContext" from
-// args and resolves the session and workspace with its precedence:
-// workspaceContext.workspaceId, context.workspaceId, the session's
-// workspace, then "default".
-func (p *Pipeline) resolveContext(ctx context.Context, args map[string]any, o *Outcome) *errs.Error {
+// resolveContext removes seed 000's "context", "workspaceContext" and
+// top-level "sessionId" from args and resolves the named session and the
+// workspace with seed 000's precedence: workspaceContext.workspaceId,
+// context.workspaceId, the session's workspace, then "default". It only
+// reads; explicit reports whether the caller named the workspace.
+func (p *Pipeline) resolveContext(ctx context.Context, args map[string]any, o *Outcome) (explicit bool, _ *errs.Error) {
 	cctx, e := contextObject(args, "context")
 	if e != nil {
-		return e
+		return false, e
 	}
 	wctx, e := contextObject(args, "workspaceContext")
 	if e != nil {
-		return e
+		return false, e
+	}
+	top, e := stringField(args, "", "sessionId")
+	if e != nil {
+		return false, e
 	}
 	delete(args, "context")
 	delete(args, "workspaceContext")
+	delete(args, "sessionId")
 
 	sid, e := stringField(cctx, "context", "sessionId")
 	if e != nil {
-		return e
+		return false, e
+	}
+	if sid == "" {
+		sid = top
 	}
 	o.SessionID = sid
 	ws, e := stringField(wctx, "workspaceContext", "workspaceId")
 	if e != nil {
-		return e
+		return false, e
 	}
 	field := "workspaceContext.workspaceId"
 	if ws == "" {
 		ws, e = stringField(cctx, "context", "workspaceId")
 		if e != nil {
-			return e
+			return false, e
 		}
 		field = "context.workspaceId"
 	}
+	explicit = ws != ""
 	if ws == "" && sid != "" && p.sessions != nil {
-		sws, ok, err := p.sessions.SessionWorkspace(ctx, sid)
+		sws, ok, err := p.sessions.Workspace(ctx, sid)
 		if err != nil {
-			return errs.From(fmt.Errorf("look up session workspace: %w", err))
+			return false, errs.From(fmt.Errorf("look up session workspace: %w", err))
 		}
 		if ok {
 			ws = sws
@@ -294,9 +333,50 @@ func (p *Pipeline) resolveContext(ctx context.Context, args map[string]any, o *O
 		ws = DefaultWorkspace
 	}
 	if !workspacePattern.MatchString(ws) {
-		return errs.Invalid(field, "workspace id %q must be 1-128 characters of letters, digits and . _ : @ - starting with a letter or digit", ws)
+		return false, errs.Invalid(field, "workspace id %q must be 1-128 characters of letters, digits and . _ : @ - starting with a letter or digit", ws)
 	}
 	o.Workspace = ws
+	return explicit, nil
+}
+
+// bindSession gives the call its session: the named one (created in the
+// call's workspace if missing), else the transport's, else a new one.
+func (p *Pipeline) bindSession(ctx context.Context, transport string, explicitWS bool, o *Outcome) *errs.Error {
+	if p.sessions == nil {
+		return nil
+	}
+	if o.SessionID != "" {
+		ws, err := p.sessions.Ensure(ctx, o.SessionID, o.Workspace)
+		if err != nil {
+			return errs.From(err)
+		}
+		if !explicitWS {
+			o.Workspace = ws
+		}
+		return nil
+	}
+	if transport == "" {
+		id, err := p.sessions.NewSession(ctx, o.Workspace)
+		if err != nil {
+			return errs.From(fmt.Errorf("start session: %w", err))
+		}
+		o.SessionID = id
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	id, ok := p.transports[transport]
+	if !ok {
+		var err error
+		if id, err = p.sessions.NewSession(ctx, o.Workspace); err != nil {
+			return errs.From(fmt.Errorf("start session: %w", err))
+		}
+		if len(p.transports) >= maxTransports {
+			clear(p.transports)
+		}
+		p.transports[transport] = id
+	}
+	o.SessionID = id
 	return nil
 }
 
@@ -319,10 +399,10 @@ func stringField(m map[string]any, parent, name string) (string, *errs.Error) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", errs.Invalid(parent+"."+name, "must be a string, got %s", jsonKind(v))
+		return "", errs.Invalid(strings.TrimPrefix(parent+"."+name, "."), "must be a string, got %s", jsonKind(v))
 	}
 	if len(s) > 200 {
-		return "", errs.Invalid(parent+"."+name, "is %d bytes; the limit is 200", len(s))
+		return "", errs.Invalid(strings.TrimPrefix(parent+"."+name, "."), "is %d bytes; the limit is 200", len(s))
 	}
 	return s, nil
 }

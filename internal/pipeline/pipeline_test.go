@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ type echoIn struct {
 
 // newPipeline returns a pipeline over one valence-family tool "echo" that
 // records what it was called with, and one that panics.
-func newPipeline(t testing.TB, sessions pipeline.SessionLookup) (*pipeline.Pipeline, *[]*registry.Call) {
+func newPipeline(t testing.TB, sessions pipeline.Sessions) (*pipeline.Pipeline, *[]*registry.Call) {
 	t.Helper()
 	reg := registry.New()
 	var calls []*registry.Call
@@ -113,11 +114,26 @@ func TestGoodInputReachesHandlerWithDefaultsAndWithoutContext(t *testing.T) {
 	}
 }
 
+// sessions is an in-memory [pipeline.Sessions] that counts creations.
 type sessions map[string]string
 
-func (s sessions) SessionWorkspace(_ context.Context, id string) (string, bool, error) {
+func (s sessions) Workspace(_ context.Context, id string) (string, bool, error) {
 	ws, ok := s[id]
 	return ws, ok, nil
+}
+
+func (s sessions) Ensure(_ context.Context, id, ws string) (string, error) {
+	if got, ok := s[id]; ok {
+		return got, nil
+	}
+	s[id] = ws
+	return ws, nil
+}
+
+func (s sessions) NewSession(_ context.Context, ws string) (string, error) {
+	id := fmt.Sprintf("new-%d", len(s))
+	s[id] = ws
+	return id, nil
 }
 
 func TestWorkspacePrecedence(t *testing.T) {
@@ -228,5 +244,44 @@ func TestTopLevelNullMeansAbsent(t *testing.T) {
 	o = p.Call(context.Background(), pipeline.Request{Tool: "echo", Args: json.RawMessage(`{"name":null}`)})
 	if o.Err == nil || !strings.Contains(o.Err.Message, `missing properties: ["name"]`) {
 		t.Fatalf("null required property: %v", o.Err)
+	}
+}
+
+func TestEveryCallGetsASession(t *testing.T) {
+	ss := sessions{"known": "ws-known"}
+	p, _ := newPipeline(t, ss)
+	ctx := context.Background()
+	call := func(args, transport string) *pipeline.Outcome {
+		t.Helper()
+		o := p.Call(ctx, pipeline.Request{Tool: "echo", Args: json.RawMessage(args), Transport: transport})
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		return o
+	}
+	if o := call(`{"name":"a","context":{"sessionId":"known"}}`, ""); o.SessionID != "known" || o.Workspace != "ws-known" {
+		t.Fatalf("named session: %s %s", o.SessionID, o.Workspace)
+	}
+	if o := call(`{"name":"a","sessionId":"fresh","workspaceContext":{"workspaceId":"w2"}}`, ""); o.SessionID != "fresh" || ss["fresh"] != "w2" {
+		t.Fatalf("top-level sessionId must be created in the call's workspace: %s %v", o.SessionID, ss)
+	}
+	a1, a2 := call(`{"name":"a"}`, "mcp-1"), call(`{"name":"a"}`, "mcp-1")
+	b := call(`{"name":"a"}`, "mcp-2")
+	if a1.SessionID == "" || a1.SessionID != a2.SessionID || b.SessionID == a1.SessionID {
+		t.Fatalf("transport sessions: %s %s %s", a1.SessionID, a2.SessionID, b.SessionID)
+	}
+	c1, c2 := call(`{"name":"a"}`, ""), call(`{"name":"a"}`, "")
+	if c1.SessionID == c2.SessionID {
+		t.Fatal("calls without a transport must each start a session")
+	}
+	n := len(ss)
+	if o := p.Call(ctx, pipeline.Request{Tool: "echo", Args: json.RawMessage(`{"context":{"sessionId":"never"}}`)}); o.Err == nil {
+		t.Fatal("invalid call succeeded")
+	}
+	if len(ss) != n {
+		t.Fatal("an invalid call created a session")
+	}
+	if o := p.Call(ctx, pipeline.Request{Tool: "echo", Args: json.RawMessage(`{"name":"a","sessionId":5}`)}); o.Err == nil || !strings.Contains(o.Err.Message, "sessionId: must be a string") {
+		t.Fatalf("numeric sessionId: %v", o.Err)
 	}
 }

@@ -113,7 +113,8 @@ func (t *Tool) Validate(args map[string]any) error {
 }
 
 // ListedSchema is the input schema as surfaces list it: the tool's own schema
-// plus seed 000's optional "context" and "workspaceContext" objects.
+// plus seed 000's optional "context" and "workspaceContext" objects and the
+// legacy top-level "sessionId".
 func (t *Tool) ListedSchema() map[string]any { return t.listed }
 
 // ContextSchema is the schema of seed 000's "context" argument.
@@ -183,6 +184,8 @@ func (r *Registry) Add(t Tool) error {
 	}
 	props["context"] = ContextSchema()
 	props["workspaceContext"] = WorkspaceContextSchema()
+	props["sessionId"] = map[string]any{"type": "string", "maxLength": 200,
+		"description": "Session of the call (seed 000, legacy); context.sessionId takes precedence."}
 	t.listed = listed
 
 	r.mu.Lock()
