@@ -81,7 +81,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 
 func instructions(a *app.App) string {
 	return "Nexus serves its own tool suites over MCP. Toolboxes:\n" +
-		"- nexus: built-in local servers (substrate: beliefs, entities and tensions of the knowledge base).\n" +
+		"- nexus: built-in local servers (substrate: beliefs, entities and tensions of the knowledge base; vkb: conversation sessions, exchanges, patterns and insights).\n" +
 		"Every tool accepts an optional context {sessionId, workspaceId} and workspaceContext {workspaceId}."
 }
 

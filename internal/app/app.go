@@ -17,6 +17,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/substrate"
 	"github.com/nexus-mcp/nexus/internal/trace"
+	"github.com/nexus-mcp/nexus/internal/vkb"
 )
 
 // Version is the version Nexus reports at initialize and in /healthz.
@@ -68,9 +69,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		st.Close()
 		return nil, err
 	}
+	conv := conversation.New(st)
+	if err := vkb.New(st, conv, sub, log).Register(reg); err != nil {
+		st.Close()
+		return nil, err
+	}
 	tw := trace.NewWriter(st, log)
-	a := &App{Store: st, Registry: reg, Substrate: sub, Traces: tw, log: log}
-	a.Conversations = conversation.New(st)
+	a := &App{Store: st, Registry: reg, Substrate: sub, Conversations: conv, Traces: tw, log: log}
 	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: a.Conversations, Logger: log})
 	if cfg.Demo && st.Created {
 		if err := demo.Load(ctx, sub, pipeline.DefaultWorkspace); err != nil {

@@ -210,15 +210,15 @@ func nullTime(t *time.Time) any {
 // CreateInput is belief_create's arguments; other packages use it to create
 // beliefs from Go (vkb's insight_extract, the demo data).
 type CreateInput struct {
-	Content     string        `json:"content,omitempty"`
-	Confidence  *confidenceIn `json:"confidence,omitempty"`
-	DomainPath  []string      `json:"domain_path,omitempty"`
-	SourceType  string        `json:"source_type,omitempty"`
-	SourceRef   string        `json:"source_ref,omitempty"`
-	SourceTitle string        `json:"source_title,omitempty"`
-	Entities    []EntityInput `json:"entities,omitempty"`
-	ValidFrom   string        `json:"valid_from,omitempty"`
-	ValidUntil  string        `json:"valid_until,omitempty"`
+	Content     string           `json:"content,omitempty"`
+	Confidence  *ConfidenceInput `json:"confidence,omitempty"`
+	DomainPath  []string         `json:"domain_path,omitempty"`
+	SourceType  string           `json:"source_type,omitempty"`
+	SourceRef   string           `json:"source_ref,omitempty"`
+	SourceTitle string           `json:"source_title,omitempty"`
+	Entities    []EntityInput    `json:"entities,omitempty"`
+	ValidFrom   string           `json:"valid_from,omitempty"`
+	ValidUntil  string           `json:"valid_until,omitempty"`
 }
 
 // CreateResult is belief_create's response.
@@ -229,9 +229,21 @@ type CreateResult struct {
 }
 
 // Create stores a belief in workspace and runs tension detection, in one
-// transaction. It is belief_create's implementation and is used by other
-// local servers (vkb's insight_extract).
+// transaction. It is belief_create's implementation.
 func (s *Server) Create(ctx context.Context, workspace string, in CreateInput) (*CreateResult, error) {
+	var res *CreateResult
+	err := s.st.Tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = s.CreateTx(ctx, tx, workspace, in)
+		return err
+	})
+	return res, err
+}
+
+// CreateTx is [Server.Create] inside the caller's transaction, so that other
+// local servers can create a belief together with their own records (vkb's
+// insight_extract).
+func (s *Server) CreateTx(ctx context.Context, tx *sql.Tx, workspace string, in CreateInput) (*CreateResult, error) {
 	content := strings.TrimSpace(in.Content)
 	if content == "" {
 		return nil, errs.Invalid("content", "must not be blank")
@@ -257,17 +269,12 @@ func (s *Server) Create(ctx context.Context, workspace string, in CreateInput) (
 		source:   Source{Type: in.SourceType, Ref: in.SourceRef, Title: in.SourceTitle},
 		entities: in.Entities, validFrom: from, validUntil: until,
 	}
-	res := &CreateResult{Success: true}
-	err = s.st.Tx(ctx, func(tx *sql.Tx) error {
-		b, err := s.insertBelief(ctx, tx, workspace, nb)
-		if err != nil {
-			return err
-		}
-		res.Belief = b
-		res.Tensions, err = s.detectTensions(ctx, tx, b, "")
-		return err
-	})
+	b, err := s.insertBelief(ctx, tx, workspace, nb)
 	if err != nil {
+		return nil, err
+	}
+	res := &CreateResult{Success: true, Belief: b}
+	if res.Tensions, err = s.detectTensions(ctx, tx, b, ""); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -280,10 +287,10 @@ func (s *Server) beliefCreate(ctx context.Context, c *registry.Call, in CreateIn
 // --- belief_supersede ------------------------------------------------------
 
 type beliefSupersedeIn struct {
-	OldBeliefID string        `json:"old_belief_id"`
-	NewContent  string        `json:"new_content"`
-	Reason      string        `json:"reason"`
-	Confidence  *confidenceIn `json:"confidence"`
+	OldBeliefID string           `json:"old_belief_id"`
+	NewContent  string           `json:"new_content"`
+	Reason      string           `json:"reason"`
+	Confidence  *ConfidenceInput `json:"confidence"`
 }
 
 type supersedeResult struct {
@@ -493,4 +500,10 @@ func (s *Server) beliefQuery(ctx context.Context, c *registry.Call, in beliefQue
 		b.RelevanceScore = &score
 	}
 	return &queryResult{Success: true, Beliefs: out, TotalCount: res.total, TotalCountExact: !res.capped}, nil
+}
+
+// Get returns belief id of the workspace with its entities (NOT_FOUND when
+// there is none).
+func (s *Server) Get(ctx context.Context, workspace, id string) (*Belief, error) {
+	return s.loadBelief(ctx, s.st.DB(), workspace, id)
 }

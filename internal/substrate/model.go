@@ -21,8 +21,8 @@ type Confidence struct {
 	DomainApplicability *float64 `json:"domain_applicability,omitempty"`
 }
 
-// confidenceIn is the confidence argument as sent.
-type confidenceIn struct {
+// ConfidenceInput is the confidence argument as sent.
+type ConfidenceInput struct {
 	Overall             *float64 `json:"overall"`
 	SourceReliability   *float64 `json:"source_reliability"`
 	MethodQuality       *float64 `json:"method_quality"`
@@ -37,7 +37,7 @@ const DefaultConfidence = 0.7
 
 // resolve turns the argument into a Confidence: overall as given, else the
 // mean of the given dimensions, else fallback.
-func (c *confidenceIn) resolve(fallback float64) Confidence {
+func (c *ConfidenceInput) resolve(fallback float64) Confidence {
 	if c == nil {
 		return Confidence{Overall: fallback}
 	}
