@@ -225,7 +225,7 @@ func benchStore(b *testing.B, dialect store.Dialect, n int) *store.Store {
 		}
 	}
 	if st.Dialect() == store.Postgres {
-		st.DB().Exec(`ANALYZE`)
+		st.DB().Exec(`VACUUM ANALYZE`)
 	}
 	b.Logf("loaded %d beliefs into %s in %v", len(items), dialect, time.Since(start).Round(time.Second))
 	return st
