@@ -14,7 +14,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-var substrateTools = []string{"belief_create", "belief_get", "belief_query", "belief_supersede", "entity_get", "entity_search", "tension_list", "tension_resolve"}
+var localTools = []string{"belief_create", "belief_get", "belief_query", "belief_supersede", "entity_get", "entity_search", "tension_list", "tension_resolve",
+	"session_start", "session_end", "session_get", "session_list", "session_find_by_room", "exchange_add", "exchange_list",
+	"pattern_record", "pattern_reinforce", "pattern_list", "pattern_search", "insight_extract", "insight_list"}
 
 // exercise drives a connected session through a create, a query and an error.
 func exercise(t *testing.T, cs *mcp.ClientSession) {
@@ -32,7 +34,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 			t.Errorf("%s: listed schema lacks context/workspaceContext", tool.Name)
 		}
 	}
-	for _, want := range substrateTools {
+	for _, want := range localTools {
 		if !slices.Contains(names, want) {
 			t.Errorf("tools/list lacks %s (has %v)", want, names)
 		}
@@ -62,6 +64,18 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 	}
 	if n := len(res.StructuredContent.(map[string]any)["beliefs"].([]any)); n != 1 {
 		t.Fatalf("belief_query found %d", n)
+	}
+
+	// Calls of one MCP session that name no session share one conversation,
+	// returned in _meta and readable through the vkb.
+	sid, _ := res.Meta["io.nexus/sessionId"].(string)
+	res2, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "session_get", Arguments: map[string]any{"session_id": sid}})
+	if err != nil || res2.IsError || sid == "" || res2.Meta["io.nexus/sessionId"] != sid {
+		t.Fatalf("transport session: %q %v %v", sid, err, res2)
+	}
+	res2, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "exchange_add", Arguments: map[string]any{"session_id": sid, "role": "user", "content": "hello"}})
+	if err != nil || res2.IsError || res2.StructuredContent.(map[string]any)["exchange"].(map[string]any)["seq"] != 1.0 {
+		t.Fatalf("exchange_add: %v %v", err, res2)
 	}
 
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "belief_get", Arguments: map[string]any{"belief_id": 42}})
@@ -161,7 +175,7 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("tools list: %d %s", code, errOut)
 	}
 	var tools []map[string]any
-	if err := json.Unmarshal([]byte(out), &tools); err != nil || len(tools) < len(substrateTools) {
+	if err := json.Unmarshal([]byte(out), &tools); err != nil || len(tools) != len(localTools) {
 		t.Fatalf("tools list --json: %v %s", err, out)
 	}
 

@@ -70,8 +70,11 @@ type Pipeline struct {
 	// transports maps a surface's transport session (an MCP session) to the
 	// conversation its unnamed calls belong to.
 	mu         sync.Mutex
-	transports map[string]string
+	transports map[string]boundSession
 }
+
+// boundSession is the session of a transport and the workspace it is bound to.
+type boundSession struct{ id, workspace string }
 
 // maxTransports bounds the transport-to-session map.
 const maxTransports = 100000
@@ -79,7 +82,7 @@ const maxTransports = 100000
 // New returns a pipeline.
 func New(o Options) *Pipeline {
 	p := &Pipeline{reg: o.Registry, traces: o.Traces, sessions: o.Sessions, log: o.Logger, maxArgs: o.MaxArgBytes,
-		transports: map[string]string{}}
+		transports: map[string]boundSession{}}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -365,18 +368,22 @@ func (p *Pipeline) bindSession(ctx context.Context, transport string, explicitWS
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	id, ok := p.transports[transport]
+	bs, ok := p.transports[transport]
 	if !ok {
-		var err error
-		if id, err = p.sessions.NewSession(ctx, o.Workspace); err != nil {
+		id, err := p.sessions.NewSession(ctx, o.Workspace)
+		if err != nil {
 			return errs.From(fmt.Errorf("start session: %w", err))
 		}
 		if len(p.transports) >= maxTransports {
 			clear(p.transports)
 		}
-		p.transports[transport] = id
+		bs = boundSession{id: id, workspace: o.Workspace}
+		p.transports[transport] = bs
 	}
-	o.SessionID = id
+	o.SessionID = bs.id
+	if !explicitWS {
+		o.Workspace = bs.workspace // seed 000 step 3: the session's workspace
+	}
 	return nil
 }
 

@@ -270,6 +270,14 @@ func TestEveryCallGetsASession(t *testing.T) {
 	if a1.SessionID == "" || a1.SessionID != a2.SessionID || b.SessionID == a1.SessionID {
 		t.Fatalf("transport sessions: %s %s %s", a1.SessionID, a2.SessionID, b.SessionID)
 	}
+	// A transport session is bound to the workspace of its first call.
+	w1 := call(`{"name":"a","context":{"workspaceId":"w-first"}}`, "mcp-3")
+	if w2 := call(`{"name":"a"}`, "mcp-3"); w2.SessionID != w1.SessionID || w2.Workspace != "w-first" {
+		t.Fatalf("transport session workspace: %s %s", w2.SessionID, w2.Workspace)
+	}
+	if w3 := call(`{"name":"a","workspaceContext":{"workspaceId":"w-other"}}`, "mcp-3"); w3.Workspace != "w-other" {
+		t.Fatalf("an explicit workspace wins: %s", w3.Workspace)
+	}
 	c1, c2 := call(`{"name":"a"}`, ""), call(`{"name":"a"}`, "")
 	if c1.SessionID == c2.SessionID {
 		t.Fatal("calls without a transport must each start a session")
