@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/store/storetest"
 )
 
 var localTools = []string{"belief_create", "belief_get", "belief_query", "belief_supersede", "entity_get", "entity_search", "tension_list", "tension_resolve",
@@ -112,7 +114,11 @@ func TestStdioWithSDKClient(t *testing.T) {
 }
 
 func TestHTTPWithSDKClient(t *testing.T) {
-	base := startServe(t)
+	t.Run("sqlite", func(t *testing.T) { testHTTP(t, startServe(t)) })
+	t.Run("postgres", func(t *testing.T) { testHTTP(t, startServe(t, "--db", storetest.PostgresURL(t))) })
+}
+
+func testHTTP(t *testing.T, base string) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

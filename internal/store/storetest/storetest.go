@@ -5,6 +5,7 @@ package storetest
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"net/url"
 	"os"
@@ -46,6 +47,20 @@ func OpenTestSQLite(tb testing.TB) *store.Store {
 // NEXUS_TEST_POSTGRES_URL and drops the schema when the test ends.
 func OpenTestPostgres(tb testing.TB) *store.Store {
 	tb.Helper()
+	s, err := store.Open(context.Background(), store.Options{URL: PostgresURL(tb)})
+	if err != nil {
+		tb.Fatalf("open postgres schema: %v", err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// PostgresURL creates an empty schema in the database at
+// NEXUS_TEST_POSTGRES_URL, returns a URL whose search_path selects it, and
+// drops the schema when the test ends. Without the variable the test is
+// skipped, or fails when CI is set.
+func PostgresURL(tb testing.TB) string {
+	tb.Helper()
 	base := os.Getenv(TestPostgresEnv)
 	if base == "" && os.Getenv("CI") != "" {
 		tb.Fatalf("%s is not set; in CI the PostgreSQL tests must run (scripts/test sets it)", TestPostgresEnv)
@@ -57,14 +72,18 @@ func OpenTestPostgres(tb testing.TB) *store.Store {
 	rand.Read(b[:])
 	schema := "nexus_test_" + hex.EncodeToString(b[:])
 	ctx := context.Background()
-	admin, err := store.Open(ctx, store.Options{URL: base})
+	admin, err := sql.Open("pgx", base)
 	if err != nil {
 		tb.Fatalf("connect postgres at %s: %v", TestPostgresEnv, err)
 	}
-	if _, err := admin.DB().ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
 		admin.Close()
-		tb.Fatalf("create schema: %v", err)
+		tb.Fatalf("create schema in the database at %s: %v", TestPostgresEnv, err)
 	}
+	tb.Cleanup(func() {
+		admin.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE")
+		admin.Close()
+	})
 	u, err := url.Parse(base)
 	if err != nil {
 		tb.Fatalf("parse %s: %v", TestPostgresEnv, err)
@@ -72,14 +91,5 @@ func OpenTestPostgres(tb testing.TB) *store.Store {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	s, err := store.Open(ctx, store.Options{URL: u.String()})
-	if err != nil {
-		tb.Fatalf("open postgres schema: %v", err)
-	}
-	tb.Cleanup(func() {
-		s.Close()
-		admin.DB().ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE")
-		admin.Close()
-	})
-	return s
+	return u.String()
 }
