@@ -152,7 +152,7 @@ func TestPipelineSessionsAreConversations(t *testing.T) {
 		}
 		// Later calls naming it without a workspace land in its workspace.
 		h.call("exchange_add", map[string]any{"session_id": "chat-42", "role": "user", "content": "hi", "context": map[string]any{"sessionId": "chat-42"}})
-		if _, err := h.try("session_get", map[string]any{"session_id": "chat-42"}); err == nil || err.Code != errs.NotFound {
+		if _, err := h.try("session_get", map[string]any{"session_id": "chat-42", "workspaceContext": map[string]any{"workspaceId": "default"}}); err == nil || err.Code != errs.NotFound {
 			t.Fatalf("session visible from the default workspace: %v", err)
 		}
 	})
