@@ -21,6 +21,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
 	"github.com/nexus-mcp/nexus/internal/trace"
 )
@@ -101,7 +102,8 @@ func BenchmarkOverheadNexus(b *testing.B) {
 	st := storetest.OpenTestSQLite(b)
 	tw := trace.NewWriter(st, slog.New(slog.DiscardHandler))
 	b.Cleanup(tw.Close) // runs before the store closes
-	p := pipeline.New(pipeline.Options{Registry: reg, Traces: tw})
+	// Sessions as in the real app: each client session gets a conversation.
+	p := pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: conversation.New(st)})
 	srv := mcpserver.New(p, mcpserver.Options{Name: "nexus", Version: "bench", Surface: "mcp-http"})
 	ts := httptest.NewServer(httpapi.Handler(httpapi.Options{MCP: srv, Loopback: true}))
 	b.Cleanup(ts.Close)
