@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/oklog/ulid/v2"
@@ -30,7 +31,9 @@ type Options struct {
 	Logger       *slog.Logger
 }
 
-// New returns an MCP server exposing every tool of p's registry.
+// New returns an MCP server exposing every tool of p's registry. It follows
+// the registry: when a downstream server's tools change, the server's tool
+// list changes and connected clients get notifications/tools/list_changed.
 func New(p *pipeline.Pipeline, o Options) *mcp.Server {
 	// Transport sessions are keyed by this server instance too, since a
 	// stdio session has no id of its own.
@@ -38,24 +41,62 @@ func New(p *pipeline.Pipeline, o Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
 		Logger:       o.Logger,
+		// Advertise tools (with list_changed) even while no tool is listed.
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
-	for _, t := range p.Registry().List() {
-		s.AddTool(Tool(t), Handler(p, o.Surface, instance))
-	}
+	sy := &syncer{s: s, p: p, surface: o.Surface, instance: instance, listed: map[string]*registry.Tool{}}
+	p.Registry().OnChange(sy.sync)
+	sy.sync()
 	return s
+}
+
+// syncer keeps an MCP server's tools equal to the registry's.
+type syncer struct {
+	s                 *mcp.Server
+	p                 *pipeline.Pipeline
+	surface, instance string
+
+	mu     sync.Mutex
+	listed map[string]*registry.Tool
+}
+
+func (sy *syncer) sync() {
+	sy.mu.Lock()
+	defer sy.mu.Unlock()
+	current := map[string]*registry.Tool{}
+	for _, t := range sy.p.Registry().List() {
+		current[t.ID.Name()] = t
+	}
+	var gone []string
+	for name := range sy.listed {
+		if _, ok := current[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		sy.s.RemoveTools(gone...)
+	}
+	for name, t := range current {
+		if sy.listed[name] != t {
+			sy.s.AddTool(Tool(t), Handler(sy.p, sy.surface, sy.instance))
+		}
+	}
+	sy.listed = current
 }
 
 // Tool is the MCP listing of a registry tool.
 func Tool(t *registry.Tool) *mcp.Tool {
 	mt := &mcp.Tool{
 		Name:        t.ID.Name(),
+		Title:       t.Title,
 		Description: t.Description,
 		InputSchema: t.ListedSchema(),
+		Annotations: t.Annotations,
 	}
 	if len(t.OutputSchema) > 0 {
 		mt.OutputSchema = t.OutputSchema
 	}
-	if t.ReadOnly {
+	if t.ReadOnly && mt.Annotations == nil {
 		mt.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
 	}
 	return mt
@@ -81,8 +122,12 @@ const (
 	MetaRequest   = "io.nexus/requestId"
 )
 
-// Result renders an outcome as an MCP tool result.
+// Result renders an outcome as an MCP tool result. A downstream server's
+// result is returned exactly as it came.
 func Result(o *pipeline.Outcome) *mcp.CallToolResult {
+	if o.MCP != nil {
+		return o.MCP
+	}
 	body, isErr := o.Body()
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}, IsError: isErr}
 	res.Meta = mcp.Meta{MetaRequest: o.RequestID, MetaWorkspace: o.Workspace}

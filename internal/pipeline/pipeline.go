@@ -20,6 +20,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/oklog/ulid/v2"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
@@ -117,6 +118,9 @@ type Outcome struct {
 	Workspace string
 	// Result is the handler's value encoded as JSON, when the call succeeded.
 	Result json.RawMessage
+	// MCP is the downstream server's result when the tool is a proxy; MCP
+	// surfaces return it unmodified.
+	MCP *mcp.CallToolResult
 	// Err is the failure, when the call failed.
 	Err *errs.Error
 }
@@ -144,6 +148,8 @@ func (p *Pipeline) Call(ctx context.Context, req Request) *Outcome {
 		}
 		if o.Err != nil {
 			rec.Outcome, rec.ErrorCode = trace.Error, string(o.Err.Code)
+		} else if o.MCP != nil && o.MCP.IsError {
+			rec.Outcome, rec.ErrorCode = trace.Error, "TOOL_ERROR"
 		}
 		p.traces.Record(rec)
 	}
@@ -183,6 +189,9 @@ func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.
 			e.Op = req.Tool
 		}
 		return e
+	}
+	if r, ok := value.(*mcp.CallToolResult); ok {
+		o.MCP = r
 	}
 	body, merr := json.Marshal(value)
 	if merr != nil {

@@ -16,7 +16,7 @@ import (
 //   - workbench meta-tools and unknown tools: the message as plain text
 func (o *Outcome) Body() (body []byte, isError bool) {
 	if o.Err == nil {
-		return o.Result, false
+		return o.Result, o.MCP != nil && o.MCP.IsError
 	}
 	family := registry.Family("")
 	if o.Tool != nil {

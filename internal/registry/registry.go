@@ -13,9 +13,11 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Source says where a tool runs.
@@ -98,14 +100,20 @@ type Tool struct {
 	Family       Family
 	ReadOnly     bool
 	Handler      Handler
+	// Title and Annotations are listed as given (downstream tools keep theirs).
+	Title       string
+	Annotations *mcp.ToolAnnotations
 
-	input  *jsonschema.Resolved
+	input  *jsonschema.Resolved // nil: the schema could not be compiled; only "object" is checked
 	listed map[string]any
 }
 
 // Validate checks args (a decoded JSON object) against the tool's own input
 // schema after applying its defaults in place.
 func (t *Tool) Validate(args map[string]any) error {
+	if t.input == nil {
+		return nil
+	}
 	if err := t.input.ApplyDefaults(&args); err != nil {
 		return err
 	}
@@ -142,18 +150,20 @@ func WorkspaceContextSchema() map[string]any {
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
-// Registry is the set of tools, safe for concurrent use.
+// Registry is the set of tools, safe for concurrent use. Local servers add
+// their tools at start; downstream servers replace theirs whenever their
+// tool list changes, and subscribers ([Registry.OnChange]) hear about it.
 type Registry struct {
-	mu    sync.RWMutex
-	tools map[string]*Tool
+	mu        sync.RWMutex
+	tools     map[string]*Tool
+	listeners []func()
 }
 
 // New returns an empty registry.
 func New() *Registry { return &Registry{tools: map[string]*Tool{}} }
 
-// Add registers t, resolving its schemas. It fails on a duplicate name, an
-// invalid name or a schema that does not compile.
-func (r *Registry) Add(t Tool) error {
+// prepare checks t and compiles its schemas.
+func prepare(t *Tool) error {
 	name := t.ID.Name()
 	if !namePattern.MatchString(name) {
 		return fmt.Errorf("registry: tool name %q does not follow the MCP name rules", name)
@@ -161,21 +171,25 @@ func (r *Registry) Add(t Tool) error {
 	if t.Handler == nil {
 		return fmt.Errorf("registry: tool %q has no handler", name)
 	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(t.InputSchema, &s); err != nil {
-		return fmt.Errorf("registry: tool %q input schema: %w", name, err)
-	}
-	if s.Type != "object" {
-		return fmt.Errorf("registry: tool %q input schema must have type object", name)
-	}
-	res, err := s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
-	if err != nil {
-		return fmt.Errorf("registry: tool %q input schema: %w", name, err)
-	}
-	t.input = res
 	var listed map[string]any
 	if err := json.Unmarshal(t.InputSchema, &listed); err != nil {
 		return fmt.Errorf("registry: tool %q input schema: %w", name, err)
+	}
+	if listed["type"] != "object" {
+		return fmt.Errorf("registry: tool %q input schema must have type object", name)
+	}
+	var s jsonschema.Schema
+	err := json.Unmarshal(t.InputSchema, &s)
+	if err == nil {
+		t.input, err = s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	}
+	if err != nil {
+		if t.Source == Local {
+			return fmt.Errorf("registry: tool %q input schema: %w", name, err)
+		}
+		// A downstream server's schema we cannot compile is still listed as
+		// given; the downstream server validates its own arguments.
+		t.input = nil
 	}
 	props, _ := listed["properties"].(map[string]any)
 	if props == nil {
@@ -187,14 +201,82 @@ func (r *Registry) Add(t Tool) error {
 	props["sessionId"] = map[string]any{"type": "string", "maxLength": 200,
 		"description": "Session of the call (seed 000, legacy); context.sessionId takes precedence."}
 	t.listed = listed
+	return nil
+}
 
+// Add registers t, resolving its schemas. It fails on a duplicate name, an
+// invalid name or a local tool's schema that does not compile.
+func (r *Registry) Add(t Tool) error {
+	if err := prepare(&t); err != nil {
+		return err
+	}
+	name := t.ID.Name()
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if _, dup := r.tools[name]; dup {
+		r.mu.Unlock()
 		return fmt.Errorf("registry: duplicate tool %q", name)
 	}
 	r.tools[name] = &t
+	r.mu.Unlock()
+	r.notify()
 	return nil
+}
+
+// ReplaceServer atomically replaces every tool of the server {toolbox,
+// server} with tools (which must all belong to it). Tools that fail
+// [Registry.Add]'s checks are left out and reported; the others are served.
+func (r *Registry) ReplaceServer(toolbox, server string, tools []Tool) []error {
+	var errs []error
+	prepared := make(map[string]*Tool, len(tools))
+	for i := range tools {
+		t := tools[i]
+		if t.ID.Toolbox != toolbox || t.ID.Server != server {
+			errs = append(errs, fmt.Errorf("registry: tool %q does not belong to %s/%s", t.ID.Name(), toolbox, server))
+			continue
+		}
+		if err := prepare(&t); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if _, dup := prepared[t.ID.Name()]; dup {
+			errs = append(errs, fmt.Errorf("registry: duplicate tool %q", t.ID.Name()))
+			continue
+		}
+		prepared[t.ID.Name()] = &t
+	}
+	r.mu.Lock()
+	for name, t := range r.tools {
+		if t.ID.Toolbox == toolbox && t.ID.Server == server {
+			delete(r.tools, name)
+		}
+	}
+	for name, t := range prepared {
+		if _, taken := r.tools[name]; taken {
+			errs = append(errs, fmt.Errorf("registry: duplicate tool %q", name))
+			continue
+		}
+		r.tools[name] = t
+	}
+	r.mu.Unlock()
+	r.notify()
+	return errs
+}
+
+// OnChange registers fn to be called after every change of the tool set.
+// fn runs on the changing goroutine, without the registry's lock held.
+func (r *Registry) OnChange(fn func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.listeners = append(r.listeners, fn)
+}
+
+func (r *Registry) notify() {
+	r.mu.RLock()
+	ls := slices.Clone(r.listeners)
+	r.mu.RUnlock()
+	for _, fn := range ls {
+		fn()
+	}
 }
 
 // Lookup returns the tool served under the flat name, if any.
@@ -205,6 +287,9 @@ func (r *Registry) Lookup(name string) (*Tool, bool) {
 	return t, ok
 }
 
+// LookupID returns the tool with the given identity, if any.
+func (r *Registry) LookupID(id ID) (*Tool, bool) { return r.Lookup(id.Name()) }
+
 // List returns every tool sorted by flat name.
 func (r *Registry) List() []*Tool {
 	r.mu.RLock()
@@ -213,14 +298,6 @@ func (r *Registry) List() []*Tool {
 		out = append(out, t)
 	}
 	r.mu.RUnlock()
-	slices.SortFunc(out, func(a, b *Tool) int {
-		switch an, bn := a.ID.Name(), b.ID.Name(); {
-		case an < bn:
-			return -1
-		case an > bn:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b *Tool) int { return strings.Compare(a.ID.Name(), b.ID.Name()) })
 	return out
 }

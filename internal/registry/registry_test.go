@@ -20,7 +20,7 @@ func TestAddRejectsBadTools(t *testing.T) {
 		{"bad name", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "has space"}, InputSchema: json.RawMessage(`{"type":"object"}`), Handler: nop}, "MCP name rules"},
 		{"no handler", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, InputSchema: json.RawMessage(`{"type":"object"}`)}, "no handler"},
 		{"not object", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, InputSchema: json.RawMessage(`{"type":"string"}`), Handler: nop}, "type object"},
-		{"bad schema", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer","default":"x"}}}`), Handler: nop}, "input schema"},
+		{"bad schema", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, Source: registry.Local, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer","default":"x"}}}`), Handler: nop}, "input schema"},
 		{"not json", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, InputSchema: json.RawMessage(`{`), Handler: nop}, "input schema"},
 	}
 	for _, tt := range tests {
@@ -57,5 +57,42 @@ func TestNamesAndListing(t *testing.T) {
 	props := tool.ListedSchema()["properties"].(map[string]any)
 	if props["context"] == nil || props["workspaceContext"] == nil {
 		t.Fatalf("listed schema lacks context: %v", tool.ListedSchema())
+	}
+}
+
+func TestReplaceServer(t *testing.T) {
+	r := registry.New()
+	changes := 0
+	r.OnChange(func() { changes++ })
+	tool := func(server, name, schema string) registry.Tool {
+		return registry.Tool{ID: registry.ID{Toolbox: "dev", Server: server, Tool: name}, Source: registry.MCP,
+			InputSchema: json.RawMessage(schema), Handler: nop}
+	}
+	if errs := r.ReplaceServer("dev", "a", []registry.Tool{tool("a", "x", `{"type":"object"}`), tool("a", "y", `{"type":"object"}`)}); errs != nil {
+		t.Fatal(errs)
+	}
+	r.ReplaceServer("dev", "b", []registry.Tool{tool("b", "x", `{"type":"object"}`)})
+	// A downstream schema that does not compile is still served (and not validated).
+	errs := r.ReplaceServer("dev", "a", []registry.Tool{
+		tool("a", "z", `{"type":"object","properties":{"n":{"type":"integer","default":"x"}}}`),
+		tool("a", "bad name", `{"type":"object"}`),
+		tool("b", "stray", `{"type":"object"}`),
+	})
+	if len(errs) != 2 {
+		t.Fatalf("errors: %v", errs)
+	}
+	var names []string
+	for _, tl := range r.List() {
+		names = append(names, tl.ID.Name())
+	}
+	if got := strings.Join(names, ","); got != "dev__a__z,dev__b__x" {
+		t.Fatalf("after replace: %s", got)
+	}
+	z, _ := r.LookupID(registry.ID{Toolbox: "dev", Server: "a", Tool: "z"})
+	if err := z.Validate(map[string]any{"n": "anything"}); err != nil {
+		t.Fatalf("uncompiled downstream schema must not reject: %v", err)
+	}
+	if changes != 3 {
+		t.Fatalf("OnChange called %d times, want 3", changes)
 	}
 }
