@@ -1,0 +1,58 @@
+// Package config reads Nexus's configuration: the Nexus format (YAML), the
+// MCP Workbench format (seed 003: toolboxes of downstream MCP servers) and
+// the desktop-client format ({"mcpServers": {...}}, one toolbox "default"),
+// with ${VAR} and ${VAR:-default} expansion. An invalid file fails with the
+// file, the path inside it and the reason.
+package config
+
+import "time"
+
+// Config is a loaded configuration.
+type Config struct {
+	// Path is the file it was read from.
+	Path string
+	// Toolboxes by name, in file order in Order.
+	Toolboxes map[string]*Toolbox
+	Order     []string
+}
+
+// Toolbox is a named group of downstream MCP servers.
+type Toolbox struct {
+	Name        string
+	Description string
+	// Servers by name, in file order in Order.
+	Servers map[string]*Server
+	Order   []string
+}
+
+// Transport kinds of downstream servers.
+const (
+	Stdio          = "stdio"
+	StreamableHTTP = "streamable-http"
+	SSE            = "sse"
+)
+
+// Server is one downstream MCP server.
+type Server struct {
+	Name string
+	// Transport is Stdio, StreamableHTTP or SSE; inferred when the file
+	// gives none (command: stdio; url: streamable-http).
+	Transport string
+	// Command, Args, Env and Cwd start a stdio server.
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+	// URL and Headers reach an HTTP server.
+	URL     string
+	Headers map[string]string
+	// ToolFilters select the tools served: exact names or globs ("get_*");
+	// a leading "!" excludes. Empty serves every tool.
+	ToolFilters []string
+	// Eager connects at start instead of when the toolbox is first opened.
+	Eager bool
+	// Timeout bounds one tool call (default 60 s).
+	Timeout time.Duration
+	// ConnectTimeout bounds connecting and listing tools (default 30 s).
+	ConnectTimeout time.Duration
+}
