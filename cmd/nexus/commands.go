@@ -17,7 +17,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/app"
+	"github.com/nexus-mcp/nexus/internal/bounded"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
@@ -79,10 +81,27 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// instructions are sent at initialize: what Nexus is and its toolboxes.
 func instructions(a *app.App) string {
-	return "Nexus serves its own tool suites over MCP. Toolboxes:\n" +
-		"- nexus: built-in local servers (substrate: beliefs, entities and tensions of the knowledge base; vkb: conversation sessions, exchanges, patterns and insights).\n" +
-		"Every tool accepts an optional context {sessionId, workspaceId} and workspaceContext {workspaceId}."
+	return bounded.Instructions("Nexus serves tools over MCP: its own servers (substrate: beliefs, entities and tensions of the knowledge base; "+
+		"vkb: conversation sessions, exchanges, patterns and insights) and the MCP servers of its toolboxes. "+
+		"Every tool accepts an optional context {sessionId, workspaceId} and workspaceContext {workspaceId}.", a.Bounded.Toolboxes())
+}
+
+// surfaces builds the three MCP surfaces' servers for a transport.
+type surfaces struct {
+	flat, agents *mcp.Server
+	bounded      *bounded.Surface
+}
+
+func newSurfaces(a *app.App, transport string, log *slog.Logger) surfaces {
+	instr := instructions(a)
+	return surfaces{
+		flat: mcpserver.New(a.Pipeline, mcpserver.Options{Name: "nexus", Version: app.Version, Surface: "mcp-flat-" + transport, Instructions: instr, Logger: log}),
+		agents: agents.NewServer(a.Pipeline, a.Catalog, agents.Options{Name: "nexus", Version: app.Version, Surface: "mcp-agents-" + transport,
+			Instructions: instr, Logger: log}),
+		bounded: a.Bounded,
+	}
 }
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -100,9 +119,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer a.Close()
-	srv := mcpserver.New(a.Pipeline, mcpserver.Options{Name: "nexus", Version: app.Version, Surface: "mcp-http", Instructions: instructions(a), Logger: log})
+	sf := newSurfaces(a, "http", log)
+	a.Bounded.SetInstructions(instructions(a))
 	h := httpapi.Handler(httpapi.Options{
-		MCP: srv, Loopback: httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log,
+		MCP: sf.flat, Agents: sf.agents, Bounded: sf.bounded.HTTPServer,
+		Loopback: httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log,
 		AllowedHosts: splitList(*allowHosts), AllowedOrigins: splitList(*allowOrigins),
 	})
 	ln, err := net.Listen("tcp", *addr)
@@ -135,18 +156,30 @@ func splitList(s string) []string {
 }
 
 func cmdStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("stdio", "nexus stdio [--data-dir DIR] [--db URL]", stderr)
+	fs := newFlagSet("stdio", "nexus stdio [--surface flat|agents|bounded] [--data-dir DIR] [--db URL]", stderr)
 	var c common
 	c.register(fs)
+	surface := fs.String("surface", envOr("NEXUS_SURFACE", "flat"), "MCP surface: flat (every tool by name), agents (one tool per agent with a mode) or bounded (get_tools, open_toolbox, use_tool) (env NEXUS_SURFACE)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *surface != "flat" && *surface != "agents" && *surface != "bounded" {
+		return fmt.Errorf("--surface: %q is not one of flat, agents, bounded", *surface)
 	}
 	a, log, err := c.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	srv := mcpserver.New(a.Pipeline, mcpserver.Options{Name: "nexus", Version: app.Version, Surface: "mcp-stdio", Instructions: instructions(a), Logger: log})
+	sf := newSurfaces(a, "stdio", log)
+	a.Bounded.SetInstructions(instructions(a))
+	srv := sf.flat
+	switch *surface {
+	case "agents":
+		srv = sf.agents
+	case "bounded":
+		srv = sf.bounded.NewServer()
+	}
 	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
 	if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		return err

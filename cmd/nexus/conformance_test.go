@@ -163,6 +163,13 @@ func (c conformanceTools) run(ctx context.Context, args ...string) (string, int,
 // FAILURE fails the scenario with the check's name and error message.
 func TestConformance(t *testing.T) {
 	tools := findConformanceTools(t)
+	for _, path := range []string{"/mcp", "/mcp/agents", "/mcp/bounded"} {
+		t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) { runConformance(t, tools, path) })
+	}
+}
+
+// runConformance runs every protocol scenario against one surface's path.
+func runConformance(t *testing.T, tools conformanceTools, path string) {
 	for _, scenario := range conformanceScenarios {
 		t.Run(scenario, func(t *testing.T) {
 			base := startServe(t)
@@ -170,7 +177,7 @@ func TestConformance(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), conformanceTimeout)
 			defer cancel()
 			start := time.Now()
-			out, code, err := tools.run(ctx, "server", "--url", base+"/mcp", "--scenario", scenario, "--output-dir", outDir)
+			out, code, err := tools.run(ctx, "server", "--url", base+path, "--scenario", scenario, "--output-dir", outDir)
 			if err != nil {
 				t.Fatalf("%s: %v\noutput:\n%s", scenario, err, out)
 			}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"runtime"
 
+	"github.com/nexus-mcp/nexus/internal/agents"
+	"github.com/nexus-mcp/nexus/internal/bounded"
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/demo"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
@@ -43,7 +45,11 @@ type App struct {
 	Substrate *substrate.Server
 	// Conversations is the one conversation model every surface shares.
 	Conversations *conversation.Store
-	log           *slog.Logger
+	// Catalog names agents and their modes for the agents and bounded surfaces.
+	Catalog *agents.Catalog
+	// Bounded is the bounded surface (its meta-tools live in the registry).
+	Bounded *bounded.Surface
+	log     *slog.Logger
 }
 
 // Open opens the store, registers the local servers and builds the pipeline.
@@ -77,6 +83,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	tw := trace.NewWriter(st, log)
 	a := &App{Store: st, Registry: reg, Substrate: sub, Conversations: conv, Traces: tw, log: log}
 	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: a.Conversations, Logger: log})
+	a.Catalog = &agents.Catalog{Registry: reg}
+	b, err := bounded.New(a.Pipeline, a.Catalog, bounded.Options{Name: "nexus", Version: Version, Surface: "mcp-bounded", Logger: log})
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.Bounded = b
 	if cfg.Demo && st.Created {
 		if err := demo.Load(ctx, sub, pipeline.DefaultWorkspace); err != nil {
 			a.Close()

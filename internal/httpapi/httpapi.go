@@ -1,6 +1,8 @@
-// Package httpapi is Nexus's HTTP front: MCP Streamable HTTP at /mcp and
-// GET /healthz, behind one guard that validates Host and Origin against DNS
-// rebinding and bounds request bodies.
+// Package httpapi is Nexus's HTTP front: the MCP surfaces over Streamable
+// HTTP (/mcp flat, /mcp/agents, /mcp/bounded), GET /healthz and whatever
+// other routes the caller mounts (REST, the per-server proxy), all behind one
+// guard that validates Host and Origin against DNS rebinding and bounds
+// request bodies.
 package httpapi
 
 import (
@@ -24,8 +26,15 @@ const DefaultMaxBodyBytes = 1 << 20
 
 // Options configure the handler.
 type Options struct {
-	// MCP is the server behind /mcp.
+	// MCP is the flat surface's server, behind /mcp.
 	MCP *mcp.Server
+	// Agents is the agents surface's server, behind /mcp/agents (optional).
+	Agents *mcp.Server
+	// Bounded returns the bounded surface's server for a request, behind
+	// /mcp/bounded (optional; called per new session).
+	Bounded func(*http.Request) *mcp.Server
+	// Routes are further handlers by ServeMux pattern (optional).
+	Routes map[string]http.Handler
 	// Loopback is true when the listener is bound to a loopback address; then
 	// only loopback Host headers (and AllowedHosts) are accepted.
 	Loopback bool
@@ -49,14 +58,25 @@ func Handler(o Options) http.Handler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	mux := http.NewServeMux()
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return o.MCP }, &mcp.StreamableHTTPOptions{
-		Logger:              o.Logger,
-		MaxRequestBodyBytes: o.MaxBodyBytes,
-		SessionTimeout:      30 * time.Minute,
-		// The guard below already enforces Host for every route.
-		DisableLocalhostProtection: !o.Loopback,
-	})
-	mux.Handle("/mcp", mcpHandler)
+	streamable := func(get func(*http.Request) *mcp.Server) http.Handler {
+		return mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+			Logger:              o.Logger,
+			MaxRequestBodyBytes: o.MaxBodyBytes,
+			SessionTimeout:      30 * time.Minute,
+			// The guard below already enforces Host for every route.
+			DisableLocalhostProtection: !o.Loopback,
+		})
+	}
+	mux.Handle("/mcp", streamable(func(*http.Request) *mcp.Server { return o.MCP }))
+	if o.Agents != nil {
+		mux.Handle("/mcp/agents", streamable(func(*http.Request) *mcp.Server { return o.Agents }))
+	}
+	if o.Bounded != nil {
+		mux.Handle("/mcp/bounded", streamable(o.Bounded))
+	}
+	for pattern, h := range o.Routes {
+		mux.Handle(pattern, h)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		body := map[string]any{"status": "ok"}
 		if o.Health != nil {

@@ -65,7 +65,9 @@ func (sy *syncer) sync() {
 	defer sy.mu.Unlock()
 	current := map[string]*registry.Tool{}
 	for _, t := range sy.p.Registry().List() {
-		current[t.ID.Name()] = t
+		if !t.Meta {
+			current[t.ID.Name()] = t
+		}
 	}
 	var gone []string
 	for name := range sy.listed {

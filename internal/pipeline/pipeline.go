@@ -170,7 +170,9 @@ func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.
 	if e != nil {
 		return e
 	}
-	if verr := t.Validate(args); verr != nil {
+	if t.SelfValidating {
+		// The handler validates (see registry.Tool.SelfValidating).
+	} else if verr := t.Validate(args); verr != nil {
 		return errs.E(errs.BadRequest, "invalid arguments for %s: %s", req.Tool, schemaMessage(verr))
 	}
 	// Only valid calls create sessions: bad input writes nothing.

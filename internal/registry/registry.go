@@ -103,6 +103,12 @@ type Tool struct {
 	// Title and Annotations are listed as given (downstream tools keep theirs).
 	Title       string
 	Annotations *mcp.ToolAnnotations
+	// Meta marks a surface meta-tool (get_tools, open_toolbox, use_tool):
+	// only the bounded surface lists it.
+	Meta bool
+	// SelfValidating tools check their own arguments (to give a contract's
+	// exact error texts); the pipeline only checks that they are an object.
+	SelfValidating bool
 
 	input  *jsonschema.Resolved // nil: the schema could not be compiled; only "object" is checked
 	listed map[string]any

@@ -1,0 +1,154 @@
+// Package agents is the agents MCP surface (seed 000, MCP server path; SPEC
+// section 2): one tool per agent, where an agent is a server (the local
+// substrate and vkb, and every downstream server), with a required "mode"
+// argument naming the agent's tool and the mode's own arguments beside it.
+//
+// It also assigns agent names, which the bounded surface shares: names never
+// contain an underscore, because legacy "agent_<suffix>" names and
+// "agent_mode" discovery names are split on the first underscore.
+package agents
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nexus-mcp/nexus/internal/registry"
+)
+
+// Toolbox is a configured toolbox as the surfaces see it.
+type Toolbox struct {
+	Name, Description string
+	Servers           []string
+}
+
+// Opened reports the result of opening a toolbox.
+type Opened struct {
+	Toolbox, Description string
+	ServersConnected     []string
+	ServerErrors         map[string]string
+}
+
+// Toolboxes is what the surfaces need of the workbench (downstream
+// servers); nil means Nexus serves only its local servers.
+type Toolboxes interface {
+	// List returns the configured toolboxes, in configuration order.
+	List() []Toolbox
+	// Open connects a toolbox's servers and registers their tools; it is
+	// idempotent. An unknown toolbox is a NOT_FOUND error.
+	Open(ctx context.Context, name string) (*Opened, error)
+	// OpenAll opens every toolbox.
+	OpenAll(ctx context.Context)
+}
+
+// Key identifies a server.
+type Key struct{ Toolbox, Server string }
+
+// Agent is a server under its agent name.
+type Agent struct {
+	Name string
+	Key
+}
+
+// Names assigns agent names to servers, given in a stable order (local
+// servers first, then configured toolboxes in file order):
+//
+//  1. the server name with "_" replaced by "-", when no other server has
+//     that name;
+//  2. otherwise "<toolbox>-<server>" (again with "-" for "_"), as for the
+//     same server name in toolboxes "dev" and "prod": "dev-api", "prod-api";
+//  3. a numeric suffix "-2", "-3", ... if that still collides.
+//
+// The same configuration always yields the same names.
+func Names(keys []Key) []Agent {
+	base := func(k Key) string { return strings.ReplaceAll(k.Server, "_", "-") }
+	count := map[string]int{}
+	for _, k := range keys {
+		count[base(k)]++
+	}
+	taken := map[string]bool{}
+	out := make([]Agent, 0, len(keys))
+	for _, k := range keys {
+		name := base(k)
+		if count[name] > 1 {
+			name = strings.ReplaceAll(k.Toolbox, "_", "-") + "-" + name
+		}
+		if taken[name] {
+			for i := 2; ; i++ {
+				if n := fmt.Sprintf("%s-%d", name, i); !taken[n] {
+					name = n
+					break
+				}
+			}
+		}
+		taken[name] = true
+		out = append(out, Agent{Name: name, Key: k})
+	}
+	return out
+}
+
+// Catalog lists agents and their modes from the registry and the configured
+// toolboxes.
+type Catalog struct {
+	Registry  *registry.Registry
+	Toolboxes Toolboxes // may be nil
+}
+
+// Agents returns every agent: the local servers, then each configured
+// downstream server (whether or not it is connected yet).
+func (c *Catalog) Agents() []Agent {
+	var keys []Key
+	seen := map[Key]bool{}
+	add := func(k Key) {
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	var local []Key
+	for _, t := range c.Registry.List() {
+		if t.ID.Toolbox == registry.BuiltinToolbox && !t.Meta {
+			local = append(local, Key{t.ID.Toolbox, t.ID.Server})
+		}
+	}
+	slices.SortStableFunc(local, func(a, b Key) int { return strings.Compare(a.Server, b.Server) })
+	for _, k := range local {
+		add(k)
+	}
+	if c.Toolboxes != nil {
+		for _, tb := range c.Toolboxes.List() {
+			for _, s := range tb.Servers {
+				add(Key{tb.Name, s})
+			}
+		}
+	}
+	return Names(keys)
+}
+
+// Agent returns the agent of the given name.
+func (c *Catalog) Agent(name string) (Agent, bool) {
+	for _, a := range c.Agents() {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}
+
+// Modes returns the tools of an agent's server, sorted by name.
+func (c *Catalog) Modes(a Agent) []*registry.Tool {
+	var out []*registry.Tool
+	for _, t := range c.Registry.List() {
+		if t.ID.Toolbox == a.Toolbox && t.ID.Server == a.Server && !t.Meta {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(x, y *registry.Tool) int { return strings.Compare(x.ID.Tool, y.ID.Tool) })
+	return out
+}
+
+// SplitName splits "agent_rest" on the first underscore.
+func SplitName(name string) (agent, rest string, ok bool) {
+	return strings.Cut(name, "_")
+}

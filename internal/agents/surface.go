@@ -1,0 +1,196 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/nexus-mcp/nexus/internal/mcpserver"
+	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/registry"
+)
+
+// Options configure the agents surface.
+type Options struct {
+	Name, Version, Surface, Instructions string
+	Logger                               *slog.Logger
+}
+
+// NewServer returns the agents MCP server. Its tools follow the registry;
+// when a client initializes, every configured toolbox is opened so that
+// downstream agents appear (announced with tools/list_changed).
+func NewServer(p *pipeline.Pipeline, cat *Catalog, o Options) *mcp.Server {
+	instance := ulid.Make().String()
+	var s *mcp.Server
+	s = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
+		Instructions: o.Instructions,
+		Logger:       o.Logger,
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		InitializedHandler: func(ctx context.Context, _ *mcp.InitializedRequest) {
+			if cat.Toolboxes != nil {
+				go cat.Toolboxes.OpenAll(context.WithoutCancel(ctx))
+			}
+		},
+	})
+	sy := &syncer{s: s, p: p, cat: cat, surface: o.Surface, instance: instance, listed: map[string]string{}}
+	p.Registry().OnChange(sy.sync)
+	sy.sync()
+	s.AddReceivingMiddleware(legacyNames(cat))
+	return s
+}
+
+// legacyNames routes a call of "agent_<suffix>" (older flows) to "agent".
+func legacyNames(cat *Catalog) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" {
+				if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
+					if _, known := cat.Agent(p.Name); !known {
+						if agent, _, ok := SplitName(p.Name); ok {
+							if _, known := cat.Agent(agent); known {
+								p.Name = agent
+							}
+						}
+					}
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// syncer keeps one tool per agent with modes, following the registry.
+type syncer struct {
+	s                 *mcp.Server
+	p                 *pipeline.Pipeline
+	cat               *Catalog
+	surface, instance string
+
+	mu     sync.Mutex
+	listed map[string]string // agent name -> listing fingerprint
+}
+
+func (sy *syncer) sync() {
+	sy.mu.Lock()
+	defer sy.mu.Unlock()
+	current := map[string]string{}
+	tools := map[string]*mcp.Tool{}
+	for _, a := range sy.cat.Agents() {
+		modes := sy.cat.Modes(a)
+		if len(modes) == 0 {
+			continue
+		}
+		t := Tool(a, modes)
+		b, _ := json.Marshal(t)
+		current[a.Name], tools[a.Name] = string(b), t
+	}
+	var gone []string
+	for name := range sy.listed {
+		if _, ok := current[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		sy.s.RemoveTools(gone...)
+	}
+	for _, name := range slices.Sorted(maps.Keys(current)) {
+		if sy.listed[name] != current[name] {
+			a, _ := sy.cat.Agent(name)
+			sy.s.AddTool(tools[name], sy.handler(a))
+		}
+	}
+	sy.listed = current
+}
+
+// Tool is the listing of an agent: mode (required, one of the agent's
+// tools), sessionId (required in the listing, seed 000's legacy), context,
+// and the modes' own arguments beside them.
+func Tool(a Agent, modes []*registry.Tool) *mcp.Tool {
+	names := make([]any, len(modes))
+	var doc strings.Builder
+	fmt.Fprintf(&doc, "Agent %q (server %q in toolbox %q). Choose the operation with mode and pass its arguments beside mode. Modes:\n", a.Name, a.Server, a.Toolbox)
+	for i, m := range modes {
+		names[i] = m.ID.Tool
+		desc, _, _ := strings.Cut(m.Description, "\n")
+		fmt.Fprintf(&doc, "- %s(%s): %s\n", m.ID.Tool, argList(m), desc)
+	}
+	return &mcp.Tool{
+		Name:        a.Name,
+		Description: strings.TrimSpace(doc.String()),
+		InputSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"mode":             map[string]any{"type": "string", "enum": names, "description": "The operation to run"},
+				"sessionId":        map[string]any{"type": "string", "description": "Session id (the hub creates one when the context has none)"},
+				"context":          registry.ContextSchema(),
+				"workspaceContext": registry.WorkspaceContextSchema(),
+			},
+			"required":             []any{"mode", "sessionId"},
+			"additionalProperties": true,
+		},
+	}
+}
+
+// argList renders a mode's arguments, required ones marked with "*".
+func argList(t *registry.Tool) string {
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	json.Unmarshal(t.InputSchema, &schema)
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(schema.Properties)) {
+		if slices.Contains(schema.Required, name) {
+			name += "*"
+		}
+		out = append(out, name)
+	}
+	return strings.Join(out, ", ")
+}
+
+func (sy *syncer) handler(a Agent) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args map[string]any
+		if len(req.Params.Arguments) > 0 {
+			if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+				return errorResult(fmt.Sprintf("arguments must be a JSON object: %v", err)), nil
+			}
+		}
+		mode, _ := args["mode"].(string)
+		if mode == "" {
+			return errorResult(fmt.Sprintf("mode is required: one of %s", strings.Join(modeNames(sy.cat.Modes(a)), ", "))), nil
+		}
+		t, ok := sy.p.Registry().LookupID(registry.ID{Toolbox: a.Toolbox, Server: a.Server, Tool: mode})
+		if !ok || t.Meta {
+			return errorResult(fmt.Sprintf("unknown mode %q for agent %q: one of %s", mode, a.Name, strings.Join(modeNames(sy.cat.Modes(a)), ", "))), nil
+		}
+		delete(args, "mode")
+		raw, _ := json.Marshal(args)
+		transport := sy.instance
+		if req.Session != nil {
+			transport += "/" + req.Session.ID()
+		}
+		o := sy.p.Call(ctx, pipeline.Request{Tool: t.ID.Name(), Args: raw, Surface: sy.surface, Transport: transport})
+		return mcpserver.Result(o), nil
+	}
+}
+
+func modeNames(ts []*registry.Tool) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.ID.Tool
+	}
+	return out
+}
+
+func errorResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}, IsError: true}
+}

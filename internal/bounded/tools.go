@@ -1,0 +1,392 @@
+package bounded
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/nexus-mcp/nexus/internal/agents"
+	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/mcpserver"
+	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/registry"
+)
+
+const getToolsSchema = `{
+  "type": "object",
+  "properties": {
+    "tools": {
+      "description": "Tools to get schemas for: {\"agent\": [\"mode\", ...]} (grouped, recommended) or [\"agent_mode\", ...]. Omit for an overview.",
+      "anyOf": [
+        {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string", "minLength": 1}}},
+        {"type": "array", "items": {"type": "string", "minLength": 1}}
+      ]
+    }
+  },
+  "additionalProperties": false
+}`
+
+const openToolboxSchema = `{
+  "type": "object",
+  "properties": {
+    "toolbox": {"type": "string", "minLength": 1, "description": "Name of the toolbox to open"}
+  },
+  "required": ["toolbox"],
+  "additionalProperties": false
+}`
+
+// useToolSchema is seed 003's schema, plus "name" accepted in place of
+// tool.tool (newer Workbench clients send it).
+const useToolSchema = `{
+  "type": "object",
+  "required": ["tool"],
+  "properties": {
+    "tool": {
+      "type": "object",
+      "required": ["toolbox", "server", "tool"],
+      "properties": {
+        "toolbox": {"type": "string", "minLength": 1, "description": "Name of the toolbox containing the tool"},
+        "server": {"type": "string", "minLength": 1, "description": "Name of the MCP server providing the tool"},
+        "tool": {"type": "string", "minLength": 1, "description": "Name of the tool to invoke (original downstream tool name)"},
+        "name": {"type": "string", "minLength": 1, "description": "Accepted in place of tool (not both)"}
+      },
+      "additionalProperties": false,
+      "description": "Structured identifier for the tool to invoke"
+    },
+    "arguments": {"type": "object", "description": "Arguments to pass to the downstream tool", "default": {}}
+  },
+  "additionalProperties": false
+}`
+
+// --- get_tools ---------------------------------------------------------------
+
+type modeInfo struct {
+	Mode        string `json:"mode"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+type agentInfo struct {
+	Name      string     `json:"name"`
+	Toolbox   string     `json:"toolbox"`
+	Server    string     `json:"server"`
+	Connected bool       `json:"connected"`
+	Modes     []modeInfo `json:"modes"`
+}
+
+type toolboxInfo struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Servers     []string `json:"servers"`
+}
+
+type overview struct {
+	Agents    []agentInfo   `json:"agents"`
+	Toolboxes []toolboxInfo `json:"toolboxes"`
+	Usage     string        `json:"usage"`
+}
+
+type toolSchema struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	InputSchema map[string]any `json:"inputSchema"`
+	Toolbox     string         `json:"toolbox"`
+	Server      string         `json:"server"`
+	Tool        string         `json:"tool"`
+}
+
+type discovered struct {
+	Tools   []toolSchema `json:"tools"`
+	Unknown []string     `json:"unknown,omitempty"`
+	Usage   string       `json:"usage"`
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func (s *Surface) getTools(ctx context.Context, c *registry.Call) (any, error) {
+	var in struct {
+		Tools json.RawMessage `json:"tools"`
+	}
+	json.Unmarshal(c.Args, &in)
+	wanted, err := parseWanted(in.Tools)
+	if err != nil {
+		return nil, err
+	}
+	if len(wanted) == 0 {
+		ov := overview{Usage: "Ask get_tools for {\"agent\": [\"mode\"]} to get schemas; then call \"agent_mode\" directly, passing context {sessionId, workspaceId}."}
+		for _, a := range s.cat.Agents() {
+			ai := agentInfo{Name: a.Name, Toolbox: a.Toolbox, Server: a.Server, Modes: []modeInfo{}}
+			for _, t := range s.cat.Modes(a) {
+				ai.Modes = append(ai.Modes, modeInfo{Mode: t.ID.Tool, Name: a.Name + "_" + t.ID.Tool, Description: firstLine(t.Description)})
+			}
+			ai.Connected = len(ai.Modes) > 0
+			ov.Agents = append(ov.Agents, ai)
+		}
+		for _, tb := range s.Toolboxes() {
+			ov.Toolboxes = append(ov.Toolboxes, toolboxInfo{Name: tb.Name, Description: tb.Description, Servers: tb.Servers})
+		}
+		return ov, nil
+	}
+	sess := sessionFrom(ctx)
+	out := discovered{Tools: []toolSchema{}, Usage: "Call each tool by its name, passing context {sessionId, workspaceId} beside its arguments."}
+	opened := map[string]bool{}
+	for _, w := range wanted {
+		a, ok := s.cat.Agent(w.agent)
+		if !ok {
+			out.Unknown = append(out.Unknown, w.agent+"_"+w.mode)
+			continue
+		}
+		t, ok := s.p.Registry().LookupID(registry.ID{Toolbox: a.Toolbox, Server: a.Server, Tool: w.mode})
+		if !ok && a.Toolbox != registry.BuiltinToolbox && s.cat.Toolboxes != nil && !opened[a.Toolbox] {
+			// A downstream agent's tools are known once its toolbox is open.
+			opened[a.Toolbox] = true
+			if _, err := s.cat.Toolboxes.Open(ctx, a.Toolbox); err == nil {
+				t, ok = s.p.Registry().LookupID(registry.ID{Toolbox: a.Toolbox, Server: a.Server, Tool: w.mode})
+			}
+		}
+		if !ok || t.Meta {
+			out.Unknown = append(out.Unknown, w.agent+"_"+w.mode)
+			continue
+		}
+		name := a.Name + "_" + w.mode
+		out.Tools = append(out.Tools, toolSchema{Name: name, Description: t.Description, InputSchema: t.ListedSchema(),
+			Toolbox: t.ID.Toolbox, Server: t.ID.Server, Tool: t.ID.Tool})
+		if sess != nil && len(name) <= 128 {
+			s.discover(sess, name, t)
+		}
+	}
+	return out, nil
+}
+
+type want struct{ agent, mode string }
+
+// parseWanted reads get_tools' "tools": grouped {agent: [modes]} or a list
+// of "agent_mode" names (split on the first underscore).
+func parseWanted(raw json.RawMessage) ([]want, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var out []want
+	var grouped map[string][]string
+	if err := json.Unmarshal(raw, &grouped); err == nil {
+		agentsSorted := make([]string, 0, len(grouped))
+		for a := range grouped {
+			agentsSorted = append(agentsSorted, a)
+		}
+		sort.Strings(agentsSorted)
+		for _, a := range agentsSorted {
+			for _, m := range grouped[a] {
+				out = append(out, want{a, m})
+			}
+		}
+		return out, nil
+	}
+	var names []string
+	if err := json.Unmarshal(raw, &names); err != nil {
+		return nil, errs.Invalid("tools", "must be {\"agent\": [\"mode\", ...]} or [\"agent_mode\", ...]")
+	}
+	for _, n := range names {
+		a, m, ok := agents.SplitName(n)
+		if !ok || a == "" || m == "" {
+			return nil, errs.Invalid("tools", "%q is not an agent_mode name", n)
+		}
+		out = append(out, want{a, m})
+	}
+	return out, nil
+}
+
+// --- open_toolbox ------------------------------------------------------------
+
+type openedTool struct {
+	Name        string         `json:"name"`
+	Toolbox     string         `json:"toolbox"`
+	Server      string         `json:"server"`
+	Description string         `json:"description"`
+	InputSchema map[string]any `json:"inputSchema"`
+}
+
+type openResult struct {
+	Toolbox          string            `json:"toolbox"`
+	Description      string            `json:"description"`
+	ServersConnected []string          `json:"servers_connected"`
+	ServerErrors     map[string]string `json:"server_errors,omitempty"`
+	Tools            []openedTool      `json:"tools"`
+}
+
+func (s *Surface) openToolbox(ctx context.Context, c *registry.Call) (any, error) {
+	var in struct {
+		Toolbox string `json:"toolbox"`
+	}
+	json.Unmarshal(c.Args, &in)
+	res := &openResult{Toolbox: in.Toolbox, ServersConnected: []string{}, Tools: []openedTool{}}
+	if in.Toolbox == registry.BuiltinToolbox {
+		b := s.builtin()
+		res.Description, res.ServersConnected = b.Description, b.Servers
+	} else {
+		if s.cat.Toolboxes == nil {
+			return nil, errs.E(errs.NotFound, "Toolbox '%s' not found", in.Toolbox)
+		}
+		o, err := s.cat.Toolboxes.Open(ctx, in.Toolbox)
+		if err != nil {
+			return nil, err
+		}
+		res.Description, res.ServersConnected, res.ServerErrors = o.Description, o.ServersConnected, o.ServerErrors
+	}
+	for _, t := range s.p.Registry().List() {
+		if t.ID.Toolbox == in.Toolbox && !t.Meta {
+			res.Tools = append(res.Tools, openedTool{Name: t.ID.Tool, Toolbox: t.ID.Toolbox, Server: t.ID.Server,
+				Description: t.Description, InputSchema: t.ListedSchema()})
+		}
+	}
+	if res.ServersConnected == nil {
+		res.ServersConnected = []string{}
+	}
+	return res, nil
+}
+
+// --- use_tool ----------------------------------------------------------------
+
+// useTool follows seed 003's validation order and error texts: the shape of
+// the request, then the toolbox, the server, the tool, and the arguments
+// (validated by the pipeline against the tool's schema, then downstream).
+func (s *Surface) useTool(ctx context.Context, c *registry.Call) (any, error) {
+	id, args, err := parseUseTool(c.Args)
+	if err != nil {
+		return nil, err
+	}
+	known := id.Toolbox == registry.BuiltinToolbox
+	if !known && s.cat.Toolboxes != nil {
+		for _, tb := range s.cat.Toolboxes.List() {
+			known = known || tb.Name == id.Toolbox
+		}
+	}
+	if !known {
+		return nil, errs.E(errs.NotFound, "Toolbox '%s' not found", id.Toolbox)
+	}
+	var servers []string
+	if id.Toolbox == registry.BuiltinToolbox {
+		servers = s.builtin().Servers
+	} else {
+		for _, tb := range s.cat.Toolboxes.List() {
+			if tb.Name == id.Toolbox {
+				servers = tb.Servers
+			}
+		}
+	}
+	if !slices.Contains(servers, id.Server) {
+		return nil, errs.E(errs.NotFound, "Server '%s' not found in toolbox '%s'", id.Server, id.Toolbox)
+	}
+	t, ok := s.p.Registry().LookupID(id)
+	if !ok && id.Toolbox != registry.BuiltinToolbox {
+		// Opening is idempotent; a toolbox not opened yet is opened here.
+		if _, err := s.cat.Toolboxes.Open(ctx, id.Toolbox); err != nil {
+			return nil, err
+		}
+		t, ok = s.p.Registry().LookupID(id)
+	}
+	if !ok || t.Meta {
+		return nil, errs.E(errs.NotFound, "Tool '%s' not found in server '%s' (toolbox '%s')", id.Tool, id.Server, id.Toolbox)
+	}
+	// The tool's own call goes through the pipeline too (and is traced), in
+	// this call's session and workspace.
+	if args == nil {
+		args = map[string]any{}
+	}
+	args["context"] = map[string]any{"sessionId": c.SessionID, "workspaceId": c.Workspace}
+	raw, _ := json.Marshal(args)
+	o := s.p.Call(ctx, pipeline.Request{Tool: t.ID.Name(), Args: raw, Surface: "use_tool"})
+	// The tool's result (or error, in its family's shape) is use_tool's
+	// result, unmodified.
+	return mcpserver.Result(o), nil
+}
+
+// parseUseTool checks use_tool's arguments with seed 003's messages.
+func parseUseTool(raw json.RawMessage) (registry.ID, map[string]any, error) {
+	var root map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &root); err != nil {
+		return registry.ID{}, nil, errs.E(errs.BadRequest, "Invalid parameters: expected an object")
+	}
+	if err := unrecognized(root, "tool", "arguments"); err != nil {
+		return registry.ID{}, nil, err
+	}
+	toolRaw, ok := root["tool"]
+	if !ok {
+		return registry.ID{}, nil, errs.E(errs.BadRequest, "Invalid parameters: Required: 'tool'")
+	}
+	var tool map[string]json.RawMessage
+	if err := json.Unmarshal(toolRaw, &tool); err != nil || tool == nil {
+		return registry.ID{}, nil, errs.E(errs.BadRequest, "Invalid parameters: 'tool' must be an object")
+	}
+	if err := unrecognized(tool, "toolbox", "server", "tool", "name"); err != nil {
+		return registry.ID{}, nil, err
+	}
+	str := func(k string) (string, error) {
+		v, ok := tool[k]
+		if !ok {
+			return "", nil
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return "", errs.E(errs.BadRequest, "Invalid tool identifier: %s must be a string", k)
+		}
+		return s, nil
+	}
+	var id registry.ID
+	var err error
+	if id.Toolbox, err = str("toolbox"); err != nil {
+		return id, nil, err
+	}
+	if id.Server, err = str("server"); err != nil {
+		return id, nil, err
+	}
+	if id.Tool, err = str("tool"); err != nil {
+		return id, nil, err
+	}
+	name, err := str("name")
+	if err != nil {
+		return id, nil, err
+	}
+	_, hasTool := tool["tool"]
+	_, hasName := tool["name"]
+	if hasTool && hasName {
+		return id, nil, errs.E(errs.BadRequest, "Invalid tool identifier: give either tool or name, not both")
+	}
+	if hasName {
+		id.Tool = name
+	}
+	for _, f := range []struct{ field, v string }{{"toolbox", id.Toolbox}, {"server", id.Server}, {"tool", id.Tool}} {
+		if f.v == "" {
+			return id, nil, errs.E(errs.BadRequest, "Invalid tool identifier: %s cannot be empty", f.field)
+		}
+	}
+	var args map[string]any
+	if a, ok := root["arguments"]; ok && string(a) != "null" {
+		if err := json.Unmarshal(a, &args); err != nil || args == nil {
+			return id, nil, errs.E(errs.BadRequest, "Invalid parameters: 'arguments' must be an object")
+		}
+	}
+	return id, args, nil
+}
+
+// unrecognized reports keys of m outside allowed, in Zod's words.
+func unrecognized(m map[string]json.RawMessage, allowed ...string) error {
+	var extra []string
+	for k := range m {
+		if !slices.Contains(allowed, k) {
+			extra = append(extra, k)
+		}
+	}
+	switch len(extra) {
+	case 0:
+		return nil
+	case 1:
+		return errs.E(errs.BadRequest, "Invalid parameters: Unrecognized key: '%s'", extra[0])
+	}
+	sort.Strings(extra)
+	return errs.E(errs.BadRequest, "Invalid parameters: Unrecognized keys: '%s'", strings.Join(extra, "', '"))
+}
