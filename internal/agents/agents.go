@@ -123,6 +123,12 @@ func (c *Catalog) Agents() []Agent {
 			}
 		}
 	}
+	// Servers with tools but no configuration entry (registered directly).
+	for _, t := range c.Registry.List() {
+		if t.ID.Toolbox != registry.BuiltinToolbox && !t.Meta {
+			add(Key{t.ID.Toolbox, t.ID.Server})
+		}
+	}
 	return Names(keys)
 }
 
