@@ -23,6 +23,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/rest"
 )
 
 // DefaultAddr is where nexus serve listens by default.
@@ -121,8 +122,14 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer a.Close()
 	sf := newSurfaces(a, "http", log)
 	a.Bounded.SetInstructions(instructions(a))
+	cursorKey, err := a.Store.Secret(ctx, "trace-cursor")
+	if err != nil {
+		return err
+	}
+	api := rest.Handler(rest.Options{Registry: a.Registry, Pipeline: a.Pipeline, Store: a.Store, CursorKey: cursorKey, Version: app.Version, Logger: log})
 	h := httpapi.Handler(httpapi.Options{
 		MCP: sf.flat, Agents: sf.agents, Bounded: sf.bounded.HTTPServer,
+		Routes:   map[string]http.Handler{"/api/": api, "/openapi.json": api},
 		Loopback: httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log,
 		AllowedHosts: splitList(*allowHosts), AllowedOrigins: splitList(*allowOrigins),
 	})

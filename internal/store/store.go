@@ -5,8 +5,10 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -226,3 +228,26 @@ func Micros(t time.Time) int64 { return t.UnixMicro() }
 
 // FromMicros converts a stored timestamp to time.Time in UTC.
 func FromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// Secret returns the installation's random secret of the given name (32
+// bytes, hex in the settings table), creating it on first use. Every
+// replica sharing the database sees the same value.
+func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("store: secret %s: %w", name, err)
+	}
+	if _, err := s.db.ExecContext(ctx, s.Q(`INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`),
+		name, hex.EncodeToString(b[:])); err != nil {
+		return nil, fmt.Errorf("store: secret %s: %w", name, err)
+	}
+	var v string
+	if err := s.db.QueryRowContext(ctx, s.Q(`SELECT value FROM settings WHERE name = ?`), name).Scan(&v); err != nil {
+		return nil, fmt.Errorf("store: secret %s: %w", name, err)
+	}
+	key, err := hex.DecodeString(v)
+	if err != nil {
+		return nil, fmt.Errorf("store: secret %s is corrupt: %w", name, err)
+	}
+	return key, nil
+}

@@ -83,3 +83,18 @@ func TestOpenErrorsNameTheProblem(t *testing.T) {
 		t.Error("open of an unreachable PostgreSQL succeeded")
 	}
 }
+
+func TestSecretIsStable(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		a, err := s.Secret(ctx, "cursor")
+		if err != nil || len(a) != 32 {
+			t.Fatalf("secret: %x %v", a, err)
+		}
+		b, _ := s.Secret(ctx, "cursor")
+		c, _ := s.Secret(ctx, "other")
+		if string(a) != string(b) || string(a) == string(c) {
+			t.Fatal("secrets must be stable per name and differ between names")
+		}
+	})
+}

@@ -27,7 +27,7 @@ type Record struct {
 	SessionID   string        `json:"session_id,omitempty"`
 	Workspace   string        `json:"workspace"`
 	StartedAt   time.Time     `json:"started_at"`
-	Duration    time.Duration `json:"duration_us"`
+	Duration    time.Duration `json:"-"`
 	Outcome     string        `json:"outcome"` // "ok" or "error"
 	ErrorCode   string        `json:"error_code,omitempty"`
 	ArgsBytes   int           `json:"args_bytes"`

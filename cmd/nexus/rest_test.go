@@ -1,0 +1,56 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func getJSON(t *testing.T, method, url, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("%s %s: not JSON: %s", method, url, b)
+	}
+	return resp.StatusCode, out
+}
+
+func TestREST(t *testing.T) {
+	base := startServe(t)
+	code, tools := getJSON(t, "GET", base+"/api/tools", "")
+	if code != 200 || len(tools["tools"].([]any)) != 24 {
+		t.Fatalf("GET /api/tools: %d %v", code, tools)
+	}
+	first := tools["tools"].([]any)[0].(map[string]any)
+	for _, k := range []string{"name", "description", "source", "parameters", "inputSchema"} {
+		if first[k] == nil {
+			t.Fatalf("tool lacks %s: %v", k, first)
+		}
+	}
+	code, res := getJSON(t, "POST", base+"/api/tools/belief_create:call", `{"content":"REST calls go through the pipeline"}`)
+	if code != 200 || res["success"] != true {
+		t.Fatalf("call: %d %v", code, res)
+	}
+	code, res = getJSON(t, "POST", base+"/api/tools/belief_get:call", `{"belief_id":"nope"}`)
+	if code != 404 || res["error_code"] != "NOT_FOUND" {
+		t.Fatalf("error call: %d %v", code, res)
+	}
+	code, res = getJSON(t, "GET", base+"/api/traces?tool=belief_get&outcome=error", "")
+	if code != 200 || len(res["items"].([]any)) != 1 {
+		t.Fatalf("traces: %d %v", code, res)
+	}
+	code, res = getJSON(t, "GET", base+"/openapi.json", "")
+	if code != 200 || res["openapi"] != "3.1.0" || res["paths"].(map[string]any)["/api/tools/belief_query:call"] == nil {
+		t.Fatalf("openapi: %d", code)
+	}
+}
