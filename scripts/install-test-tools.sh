@@ -7,11 +7,15 @@
 #                 the MCP conformance suite needs Node >= 22.
 #   conformance/  the npm package @modelcontextprotocol/conformance, installed
 #                 with `npm ci` from test/conformance/package{,-lock}.json.
+#   peers/        npm MCP servers (@modelcontextprotocol/server-memory) that
+#                 internal/workbench tests run as real downstream peers,
+#                 installed with `npm ci` from test/peers/package{,-lock}.json.
 #
 # Only the npm registry is used, through the machine's own npm (any Node +
 # npm will do to bootstrap, e.g. Debian's Node 20). The script is idempotent:
 # whatever is already installed at the pinned version is left alone.
-# cmd/nexus/conformance_test.go finds the tools at the same paths.
+# cmd/nexus/conformance_test.go and internal/workbench's tests find the
+# tools at the same paths.
 set -euo pipefail
 
 NODE_VERSION=22.23.3
@@ -19,6 +23,7 @@ NODE_VERSION=22.23.3
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TOOLS=${NEXUS_TOOLS_DIR:-$REPO/.cache/tools}
 CONF_SRC=$REPO/test/conformance
+PEERS_SRC=$REPO/test/peers
 
 log() { printf 'install-test-tools: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -103,8 +108,42 @@ fi
 
 "$NODE_BIN" "$CONF_JS" --version >/dev/null || die "conformance CLI does not start under $NODE_BIN"
 
+# --- npm MCP servers for the workbench tests ---------------------------------
+PEERS_DIR=$TOOLS/peers
+MEMORY_PKG=$PEERS_DIR/node_modules/@modelcontextprotocol/server-memory
+MEMORY_JS=$MEMORY_PKG/dist/index.js
+PEERS_STAMP=$PEERS_DIR/.installed
+
+[[ -f $PEERS_SRC/package.json && -f $PEERS_SRC/package-lock.json ]] ||
+	die "missing $PEERS_SRC/package.json or package-lock.json"
+
+want_memory=$(
+	"$NODE_BIN" -e 'const p=require(process.argv[1]); process.stdout.write(p.dependencies["@modelcontextprotocol/server-memory"])' \
+		"$PEERS_SRC/package.json"
+)
+want_peers_stamp="$(sha256sum "$PEERS_SRC/package-lock.json" | cut -d' ' -f1) node-v$NODE_VERSION"
+installed_memory() {
+	[[ -f $MEMORY_PKG/package.json ]] || return 0
+	"$NODE_BIN" -e 'process.stdout.write(require(process.argv[1]).version)' "$MEMORY_PKG/package.json" 2>/dev/null || true
+}
+
+if [[ -f $PEERS_STAMP && "$(cat "$PEERS_STAMP")" == "$want_peers_stamp" && -f $MEMORY_JS && "$(installed_memory)" == "$want_memory" ]]; then
+	log "@modelcontextprotocol/server-memory@$want_memory already installed"
+else
+	log "installing test peers (@modelcontextprotocol/server-memory@$want_memory) into $PEERS_DIR (npm ci)"
+	rm -rf "$PEERS_DIR"
+	mkdir -p "$PEERS_DIR"
+	cp "$PEERS_SRC/package.json" "$PEERS_SRC/package-lock.json" "$PEERS_DIR/"
+	(cd "$PEERS_DIR" && PATH="$NODE_DIR/node_modules/.bin:$PATH" npm ci "${NPM_FLAGS[@]}")
+	got=$(installed_memory)
+	[[ $got == "$want_memory" && -f $MEMORY_JS ]] ||
+		die "test peers install incomplete (server-memory version '$got', want $want_memory)"
+	printf '%s\n' "$want_peers_stamp" >"$PEERS_STAMP"
+fi
+
 cat <<EOF
 NEXUS_TOOLS_DIR=$TOOLS
 node=$NODE_BIN ($("$NODE_BIN" --version))
 conformance=$CONF_JS ($("$NODE_BIN" "$CONF_JS" --version))
+server-memory=$MEMORY_JS ($(installed_memory))
 EOF

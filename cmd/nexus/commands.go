@@ -33,8 +33,8 @@ func versionString() string { return app.Version }
 
 // common holds the flags every command shares.
 type common struct {
-	dataDir, db, logLevel string
-	noDemo                bool
+	dataDir, db, logLevel, config string
+	noDemo                        bool
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -42,6 +42,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.db, "db", os.Getenv("NEXUS_DB"), "database URL: postgres://... for PostgreSQL (env NEXUS_DB; default: SQLite in the data directory)")
 	fs.StringVar(&c.logLevel, "log-level", envOr("NEXUS_LOG_LEVEL", "info"), "log level: debug, info, warn or error (env NEXUS_LOG_LEVEL)")
 	fs.BoolVar(&c.noDemo, "no-demo", false, "do not load the demo knowledge base into a new database")
+	fs.StringVar(&c.config, "config", os.Getenv("NEXUS_CONFIG"), "configuration file of toolboxes of downstream MCP servers: Nexus YAML, MCP Workbench or desktop-client (mcpServers) format (env NEXUS_CONFIG)")
 }
 
 func (c *common) open(ctx context.Context, stderr io.Writer) (*app.App, *slog.Logger, error) {
@@ -50,7 +51,7 @@ func (c *common) open(ctx context.Context, stderr io.Writer) (*app.App, *slog.Lo
 		return nil, nil, fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	a, err := app.Open(ctx, app.Config{DataDir: c.dataDir, DBURL: c.db, Demo: !c.noDemo, Logger: log})
+	a, err := app.Open(ctx, app.Config{DataDir: c.dataDir, DBURL: c.db, ConfigPath: c.config, Demo: !c.noDemo, Logger: log})
 	return a, log, err
 }
 
@@ -89,6 +90,14 @@ func instructions(a *app.App) string {
 		"Every tool accepts an optional context {sessionId, workspaceId} and workspaceContext {workspaceId}.", a.Bounded.Toolboxes())
 }
 
+// openAll opens every configured toolbox (nil without a configuration).
+func openAll(a *app.App) func(context.Context) {
+	if a.Workbench == nil {
+		return nil
+	}
+	return a.Workbench.OpenAll
+}
+
 // surfaces builds the three MCP surfaces' servers for a transport.
 type surfaces struct {
 	flat, agents *mcp.Server
@@ -98,7 +107,8 @@ type surfaces struct {
 func newSurfaces(a *app.App, transport string, log *slog.Logger) surfaces {
 	instr := instructions(a)
 	return surfaces{
-		flat: mcpserver.New(a.Pipeline, mcpserver.Options{Name: "nexus", Version: app.Version, Surface: "mcp-flat-" + transport, Instructions: instr, Logger: log}),
+		flat: mcpserver.New(a.Pipeline, mcpserver.Options{Name: "nexus", Version: app.Version, Surface: "mcp-flat-" + transport, Instructions: instr, Logger: log,
+			OnInitialized: openAll(a)}),
 		agents: agents.NewServer(a.Pipeline, a.Catalog, agents.Options{Name: "nexus", Version: app.Version, Surface: "mcp-agents-" + transport,
 			Instructions: instr, Logger: log}),
 		bounded: a.Bounded,
@@ -219,6 +229,9 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer a.Close()
+	if a.Workbench != nil {
+		a.Workbench.OpenAll(ctx)
+	}
 	tools := a.Registry.List()
 	if *asJSON {
 		type entry struct {
@@ -279,6 +292,13 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer a.Close()
+	if _, local := a.Registry.Lookup(tool); !local && a.Workbench != nil {
+		if toolbox, _, ok := strings.Cut(tool, "__"); ok {
+			if _, err := a.Workbench.Open(ctx, toolbox); err != nil {
+				return err
+			}
+		}
+	}
 	o := a.Pipeline.Call(ctx, pipeline.Request{Tool: tool, Args: raw, Surface: "cli"})
 	body, isErr := o.Body()
 	if o.IsJSON() {

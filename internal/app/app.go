@@ -12,6 +12,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/bounded"
+	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/demo"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
@@ -20,6 +21,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/substrate"
 	"github.com/nexus-mcp/nexus/internal/trace"
 	"github.com/nexus-mcp/nexus/internal/vkb"
+	"github.com/nexus-mcp/nexus/internal/workbench"
 )
 
 // Version is the version Nexus reports at initialize and in /healthz.
@@ -31,6 +33,9 @@ type Config struct {
 	DataDir string
 	// DBURL is a postgres:// URL; empty means SQLite in DataDir.
 	DBURL string
+	// ConfigPath names a configuration file of toolboxes (Nexus, Workbench
+	// or desktop-client format); empty means no downstream servers.
+	ConfigPath string
 	// Demo loads the demo knowledge base into a newly created database.
 	Demo   bool
 	Logger *slog.Logger
@@ -49,7 +54,11 @@ type App struct {
 	Catalog *agents.Catalog
 	// Bounded is the bounded surface (its meta-tools live in the registry).
 	Bounded *bounded.Surface
-	log     *slog.Logger
+	// Config is the loaded configuration (nil without --config) and
+	// Workbench its downstream servers.
+	Config    *config.Config
+	Workbench *workbench.Manager
+	log       *slog.Logger
 }
 
 // Open opens the store, registers the local servers and builds the pipeline.
@@ -57,6 +66,14 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	// A bad configuration fails before anything else is opened.
+	var conf *config.Config
+	if cfg.ConfigPath != "" {
+		var err error
+		if conf, err = config.Load(cfg.ConfigPath); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.DataDir == "" && cfg.DBURL == "" {
 		dir, err := DefaultDataDir()
@@ -84,6 +101,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a := &App{Store: st, Registry: reg, Substrate: sub, Conversations: conv, Traces: tw, log: log}
 	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: a.Conversations, Logger: log})
 	a.Catalog = &agents.Catalog{Registry: reg}
+	if conf != nil {
+		a.Config = conf
+		a.Workbench = workbench.NewManager(conf, reg, workbench.Options{Logger: log, ClientName: "nexus", ClientVersion: Version})
+		a.Catalog.Toolboxes = toolboxes{a.Workbench}
+		a.Workbench.Start(ctx)
+	}
 	b, err := bounded.New(a.Pipeline, a.Catalog, bounded.Options{Name: "nexus", Version: Version, Surface: "mcp-bounded", Logger: log})
 	if err != nil {
 		a.Close()
@@ -100,8 +123,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	return a, nil
 }
 
-// Close flushes traces and closes the store.
+// Close disconnects downstream servers, flushes traces and closes the store.
 func (a *App) Close() {
+	if a.Workbench != nil {
+		a.Workbench.Close()
+	}
 	a.Traces.Close()
 	a.Store.Close()
 }

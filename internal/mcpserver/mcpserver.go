@@ -29,6 +29,10 @@ type Options struct {
 	// Instructions are sent to clients at initialize.
 	Instructions string
 	Logger       *slog.Logger
+	// OnInitialized runs (in the background) when a client has initialized;
+	// the flat surface uses it to open every toolbox, so that downstream
+	// servers connect lazily, on first use.
+	OnInitialized func(context.Context)
 }
 
 // New returns an MCP server exposing every tool of p's registry. It follows
@@ -43,6 +47,11 @@ func New(p *pipeline.Pipeline, o Options) *mcp.Server {
 		Logger:       o.Logger,
 		// Advertise tools (with list_changed) even while no tool is listed.
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		InitializedHandler: func(ctx context.Context, _ *mcp.InitializedRequest) {
+			if o.OnInitialized != nil {
+				go o.OnInitialized(context.WithoutCancel(ctx))
+			}
+		},
 	})
 	sy := &syncer{s: s, p: p, surface: o.Surface, instance: instance, listed: map[string]*registry.Tool{}}
 	p.Registry().OnChange(sy.sync)

@@ -31,6 +31,7 @@ func Transport(srv *config.Server, stderr *os.File) (mcp.Transport, error) {
 		}
 		cmd.Dir = srv.Cwd
 		cmd.Stderr = stderr
+		endWithParent(cmd)
 		return &mcp.CommandTransport{Command: cmd}, nil
 	case config.StreamableHTTP:
 		return &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: headerClient(srv.Headers)}, nil
@@ -40,17 +41,14 @@ func Transport(srv *config.Server, stderr *os.File) (mcp.Transport, error) {
 	return nil, fmt.Errorf("server %q: unknown transport %q", srv.Name, srv.Transport)
 }
 
-// Dial connects to srv with a new client session, bounded by
-// srv.ConnectTimeout when set.
+// Dial connects to srv with a new client session. ctx must outlive the
+// session: some transports (legacy SSE) tie their stream to it, so a caller
+// that wants to bound the handshake must not cancel ctx afterwards (the
+// Manager runs the handshake in its own goroutine for that reason).
 func Dial(ctx context.Context, srv *config.Server, client *mcp.Client, stderr *os.File) (*mcp.ClientSession, error) {
 	t, err := Transport(srv, stderr)
 	if err != nil {
 		return nil, err
-	}
-	if srv.ConnectTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, srv.ConnectTimeout)
-		defer cancel()
 	}
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {

@@ -1,0 +1,316 @@
+package workbench
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/config"
+	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/registry"
+)
+
+// Defaults for a server whose configuration leaves a duration zero.
+const (
+	defaultTimeout        = 60 * time.Second
+	defaultConnectTimeout = 30 * time.Second
+)
+
+// Restart policy of a server whose session ended on its own (a crashed
+// stdio server, a dropped HTTP stream): the first restart waits restartMin,
+// each further one twice as long up to restartMax, and a session that stayed
+// up for healthyAfter starts the sequence again. Variables so that tests can
+// shorten them.
+var (
+	restartMin   = 250 * time.Millisecond
+	restartMax   = 30 * time.Second
+	healthyAfter = time.Minute
+)
+
+// Options configure a [Manager].
+type Options struct {
+	// Logger receives connection events; nil discards them.
+	Logger *slog.Logger
+	// Stderr receives the standard error of stdio servers; nil means
+	// os.Stderr.
+	Stderr *os.File
+	// ClientName and ClientVersion are the client implementation Nexus
+	// announces to downstream servers (default "nexus" and "dev").
+	ClientName, ClientVersion string
+}
+
+// Manager connects the downstream MCP servers of the configured toolboxes
+// and serves their tools through the registry (SPEC section 4).
+//
+// A server is connected when its toolbox is opened ([Manager.Open]) or, when
+// it is marked Eager, at [Manager.Start]. Its tools are registered as
+// "toolbox__server__tool" with a handler that proxies the call and returns
+// the downstream *mcp.CallToolResult unmodified. The tool list follows the
+// server's notifications/tools/list_changed; a server whose session ends is
+// reconnected with exponential backoff (a stdio server is restarted) until
+// [Manager.Close]. Every server has its own session and its own timeouts, so
+// a broken or hung server never blocks another.
+type Manager struct {
+	cfg    *config.Config
+	reg    *registry.Registry
+	log    *slog.Logger
+	stderr *os.File
+
+	ctx    context.Context // ends at Close; every connection derives from it
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // every goroutine the manager starts
+
+	toolboxes []*toolbox // config order
+
+	mu     sync.Mutex
+	closed bool
+	opened map[string]bool
+}
+
+// toolbox is a configured toolbox and its servers.
+type toolbox struct {
+	name, description string
+	servers           []*server // config order
+}
+
+// NewManager returns a manager of cfg's toolboxes that registers their tools
+// in reg. It connects nothing until [Manager.Start] or [Manager.Open].
+func NewManager(cfg *config.Config, reg *registry.Registry, o Options) *Manager {
+	m := &Manager{cfg: cfg, reg: reg, log: o.Logger, stderr: o.Stderr, opened: map[string]bool{}}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+	if m.stderr == nil {
+		m.stderr = os.Stderr
+	}
+	impl := &mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}
+	if impl.Name == "" {
+		impl.Name = "nexus"
+	}
+	if impl.Version == "" {
+		impl.Version = "dev"
+	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	if cfg != nil {
+		for _, name := range ordered(cfg.Order, cfg.Toolboxes) {
+			tc := cfg.Toolboxes[name]
+			if tc == nil {
+				continue
+			}
+			tb := &toolbox{name: name, description: tc.Description}
+			for _, sname := range ordered(tc.Order, tc.Servers) {
+				sc := tc.Servers[sname]
+				if sc == nil {
+					continue
+				}
+				tb.servers = append(tb.servers, newServer(m, name, sname, sc, impl))
+			}
+			m.toolboxes = append(m.toolboxes, tb)
+		}
+	}
+	return m
+}
+
+// ordered returns the keys of m in the order given, followed by any key the
+// order misses, sorted.
+func ordered[V any](order []string, m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	seen := map[string]bool{}
+	for _, k := range order {
+		if _, ok := m[k]; ok && !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	var rest []string
+	for k := range m {
+		if !seen[k] {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	return append(out, rest...)
+}
+
+// Start connects the servers marked Eager, in parallel and in the
+// background; it returns at once. A server that fails is reported in the log
+// and retried when its toolbox is opened.
+func (m *Manager) Start(ctx context.Context) {
+	for _, tb := range m.toolboxes {
+		for _, s := range tb.servers {
+			if s.cfg.Eager {
+				m.log.DebugContext(ctx, "connecting eager downstream server", "toolbox", tb.name, "server", s.name)
+				s.kick()
+			}
+		}
+	}
+}
+
+// Close disconnects every server, ends the stdio servers' processes, stops
+// restarts and waits for every goroutine of the manager to end. Tools stay
+// in the registry; calling them afterwards fails with SERVICE_UNAVAILABLE.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.cancel()
+	m.mu.Unlock()
+	m.wg.Wait()
+	return nil
+}
+
+// goroutine runs fn in a goroutine that [Manager.Close] waits for; it
+// reports false, and runs nothing, once the manager is closed.
+func (m *Manager) goroutine(fn func()) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		fn()
+	}()
+	return true
+}
+
+// ToolboxInfo describes a configured toolbox.
+type ToolboxInfo struct {
+	Name, Description string
+	// Servers are the names of its servers, in config order.
+	Servers []string
+}
+
+// Toolboxes lists the configured toolboxes in config order.
+func (m *Manager) Toolboxes() []ToolboxInfo {
+	out := make([]ToolboxInfo, 0, len(m.toolboxes))
+	for _, tb := range m.toolboxes {
+		info := ToolboxInfo{Name: tb.name, Description: tb.description, Servers: []string{}}
+		for _, s := range tb.servers {
+			info.Servers = append(info.Servers, s.name)
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// Opened is the state of a toolbox after [Manager.Open].
+type Opened struct {
+	Toolbox, Description string
+	// ServersConnected are the servers connected now, in config order.
+	ServersConnected []string
+	// ServerErrors says, per server, why it is not connected, or which of
+	// its tools are not served (names that break the MCP name rules).
+	// Never nil.
+	ServerErrors map[string]string
+	// Tools are the toolbox's tools in the registry, by server in config
+	// order, then in the order the server lists them.
+	Tools []*registry.Tool
+}
+
+func (m *Manager) toolbox(name string) *toolbox {
+	for _, tb := range m.toolboxes {
+		if tb.name == name {
+			return tb
+		}
+	}
+	return nil
+}
+
+// Open connects the servers of the toolbox that are not connected yet (all
+// in parallel, each bounded by its ConnectTimeout), registers their tools
+// and reports the toolbox's state. It is idempotent: opening an open toolbox
+// retries only its failed servers. A server that fails is reported in
+// ServerErrors and never fails the others or the call; an unknown toolbox is
+// NOT_FOUND with seed 003's text.
+func (m *Manager) Open(ctx context.Context, name string) (*Opened, error) {
+	tb := m.toolbox(name)
+	if tb == nil {
+		return nil, errs.E(errs.NotFound, "Toolbox '%s' not found", name)
+	}
+	m.mu.Lock()
+	closed := m.closed
+	if !closed {
+		m.opened[name] = true
+	}
+	m.mu.Unlock()
+	if closed {
+		return nil, errs.E(errs.Unavailable, "Toolbox '%s' cannot be opened: the workbench is shutting down", name)
+	}
+	start := time.Now()
+	failed := make([]error, len(tb.servers))
+	var wg sync.WaitGroup
+	for i, s := range tb.servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			failed[i] = s.ensure(ctx)
+		}()
+	}
+	wg.Wait()
+
+	o := &Opened{Toolbox: tb.name, Description: tb.description, ServersConnected: []string{},
+		ServerErrors: map[string]string{}, Tools: []*registry.Tool{}}
+	for i, s := range tb.servers {
+		st := s.status()
+		switch {
+		case st.connected:
+			o.ServersConnected = append(o.ServersConnected, s.name)
+			if st.problems != "" {
+				o.ServerErrors[s.name] = st.problems
+			}
+		case failed[i] != nil:
+			o.ServerErrors[s.name] = failed[i].Error()
+		case st.down != nil:
+			o.ServerErrors[s.name] = st.down.Error()
+		default:
+			o.ServerErrors[s.name] = "not connected"
+		}
+		for _, id := range st.tools {
+			if t, ok := m.reg.LookupID(id); ok {
+				o.Tools = append(o.Tools, t)
+			}
+		}
+	}
+	m.log.InfoContext(ctx, "toolbox opened", "toolbox", tb.name, "servers", len(tb.servers),
+		"connected", len(o.ServersConnected), "tools", len(o.Tools), "duration", time.Since(start))
+	return o, nil
+}
+
+// OpenAll opens every toolbox, in parallel (the flat surface calls it when a
+// client connects, so that every downstream tool is listed). Failures are
+// logged; [Manager.Open] reports them per toolbox.
+func (m *Manager) OpenAll(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, tb := range m.toolboxes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o, err := m.Open(ctx, tb.name)
+			if err != nil {
+				m.log.WarnContext(ctx, "open toolbox", "toolbox", tb.name, "err", err)
+				return
+			}
+			for server, msg := range o.ServerErrors {
+				m.log.WarnContext(ctx, "downstream server problem", "toolbox", tb.name, "server", server, "err", msg)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Opened reports whether the toolbox has been opened.
+func (m *Manager) Opened(toolbox string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.opened[toolbox]
+}

@@ -1,0 +1,581 @@
+package workbench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/config"
+	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/registry"
+)
+
+// errClosed is why a server is down once the manager is closed.
+var errClosed = errors.New("the workbench is shutting down")
+
+// server is one downstream server of one toolbox and its connection.
+//
+// Its life: an attempt (dial, list tools, register them) runs in a goroutine
+// of its own that [server.ensure] callers wait for; a successful attempt
+// starts a monitor goroutine that follows the session (list_changed
+// refreshes, the session's end) and, when the session ends on its own,
+// reconnects with backoff until the manager closes.
+type server struct {
+	m       *Manager
+	toolbox string
+	name    string
+	cfg     *config.Server
+	client  *mcp.Client
+	refresh chan struct{} // a list_changed notification arrived (capacity 1)
+	listMu  sync.Mutex    // one tool listing at a time
+
+	mu       sync.Mutex
+	sess     *session      // nil while down
+	down     error         // why sess is nil (nil before the first attempt)
+	attempt  *attempt      // the connection attempt in progress
+	backoff  time.Duration // the next restart delay
+	tools    []registry.ID // registered tools, in the order listed
+	problems string        // tools not served at the last listing, and why
+}
+
+// session is a live connection to the server.
+type session struct {
+	cs    *mcp.ClientSession
+	stop  context.CancelFunc // ends the connection's context
+	ended chan struct{}      // closed when the session has ended
+	cause error              // why it ended, set before ended is closed
+}
+
+// live reports whether sess is a session that has not ended (nil: false).
+func (sess *session) live() bool {
+	if sess == nil {
+		return false
+	}
+	select {
+	case <-sess.ended:
+		return false
+	default:
+		return true
+	}
+}
+
+// attempt is one connection attempt; done is closed when it ends.
+type attempt struct {
+	done chan struct{}
+	err  error
+}
+
+func newServer(m *Manager, toolbox, name string, sc *config.Server, impl *mcp.Implementation) *server {
+	c := *sc
+	c.Name = name
+	s := &server{m: m, toolbox: toolbox, name: name, cfg: &c, refresh: make(chan struct{}, 1), backoff: restartMin}
+	s.client = mcp.NewClient(impl, &mcp.ClientOptions{
+		Logger: m.log.With("toolbox", toolbox, "server", name),
+		// Nexus is a proxy: it offers downstream servers no roots, sampling
+		// or elicitation of its own.
+		Capabilities: &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case s.refresh <- struct{}{}:
+			default: // a refresh is already pending
+			}
+		},
+	})
+	return s
+}
+
+func (s *server) timeout() time.Duration {
+	if s.cfg.Timeout > 0 {
+		return s.cfg.Timeout
+	}
+	return defaultTimeout
+}
+
+func (s *server) connectTimeout() time.Duration {
+	if s.cfg.ConnectTimeout > 0 {
+		return s.cfg.ConnectTimeout
+	}
+	return defaultConnectTimeout
+}
+
+// ensure connects the server unless it is connected, waiting for the attempt
+// (its own or one already in progress) or for ctx.
+func (s *server) ensure(ctx context.Context) error {
+	a := s.kick()
+	if a == nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.sess.live() {
+			return nil
+		}
+		if s.down == nil {
+			return errors.New("not connected")
+		}
+		return s.down
+	}
+	select {
+	case <-a.done:
+		return a.err
+	case <-ctx.Done():
+		return fmt.Errorf("gave up waiting for the connection: %w", ctx.Err())
+	}
+}
+
+// kick starts a connection attempt unless the server is connected or one is
+// in progress, and returns the attempt in progress (nil when connected or
+// closed).
+func (s *server) kick() *attempt {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess.live() {
+		return nil
+	}
+	if s.attempt != nil {
+		return s.attempt
+	}
+	a := &attempt{done: make(chan struct{})}
+	if !s.m.goroutine(func() { s.connect(a) }) {
+		s.down = errClosed
+		return nil
+	}
+	s.attempt = a
+	return a
+}
+
+// connect makes attempt a: dial, list and register the tools, then follow
+// the session in a monitor goroutine.
+func (s *server) connect(a *attempt) {
+	start := time.Now()
+	deadline := start.Add(s.connectTimeout())
+	cs, stop, err := s.dial(deadline)
+	if err == nil {
+		ctx, cancel := context.WithDeadline(s.m.ctx, deadline)
+		err = s.list(ctx, cs)
+		cancel()
+		if err != nil {
+			err = s.connectError("list tools", err)
+			s.discard(cs, stop)
+		}
+	}
+	s.mu.Lock()
+	s.attempt = nil
+	orphan := false // connected, but the manager closed before the monitor started
+	if err == nil {
+		sess := &session{cs: cs, stop: stop, ended: make(chan struct{})}
+		s.sess, s.down = sess, nil
+		if !s.m.goroutine(func() { s.monitor(sess) }) {
+			s.sess, s.down = nil, errClosed
+			err, orphan = errClosed, true
+		}
+	} else {
+		s.down = err
+	}
+	ntools := len(s.tools)
+	s.mu.Unlock()
+	if orphan {
+		s.discard(cs, stop)
+	}
+	a.err = err
+	close(a.done)
+	if err != nil {
+		s.m.log.Warn("downstream server not connected", "toolbox", s.toolbox, "server", s.name, "err", err)
+		return
+	}
+	s.m.log.Info("downstream server connected", "toolbox", s.toolbox, "server", s.name,
+		"transport", s.cfg.Transport, "tools", ntools, "duration", time.Since(start))
+}
+
+// discard closes a session nobody uses, in the background unless the
+// manager is closing: closing can take seconds (a stdio server is given time
+// to exit, an HTTP session is deleted).
+func (s *server) discard(cs *mcp.ClientSession, stop context.CancelFunc) {
+	end := func() {
+		_ = cs.Close()
+		stop()
+	}
+	if !s.m.goroutine(end) {
+		end()
+	}
+}
+
+// dial opens a session. The connection's context lives until stop is called
+// (the legacy SSE transport ties its event stream to it); the deadline only
+// bounds the handshake, which dial stops waiting for when it passes (an
+// abandoned handshake is cleaned up in the background).
+func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.CancelFunc, _ error) {
+	t, err := Transport(s.cfg, s.m.stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(s.m.ctx)
+	type result struct {
+		cs  *mcp.ClientSession
+		err error
+	}
+	var (
+		mu        sync.Mutex
+		abandoned bool
+		done      = make(chan result, 1)
+	)
+	started := s.m.goroutine(func() {
+		cs, err := s.client.Connect(ctx, t, nil)
+		mu.Lock()
+		defer mu.Unlock()
+		if abandoned {
+			if cs != nil {
+				_ = cs.Close()
+			}
+			return
+		}
+		done <- result{cs, err}
+	})
+	if !started {
+		cancel()
+		return nil, nil, errClosed
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	var r result
+	select {
+	case r = <-done:
+	case <-timer.C:
+	case <-s.m.ctx.Done():
+	}
+	if r.cs == nil && r.err == nil { // gave up waiting, unless the result just arrived
+		mu.Lock()
+		abandoned = true
+		select {
+		case r = <-done:
+		default:
+		}
+		mu.Unlock()
+	}
+	switch {
+	case r.err != nil:
+		cancel()
+		return nil, nil, s.connectError("connect", r.err)
+	case r.cs == nil:
+		cancel()
+		if s.m.ctx.Err() != nil {
+			return nil, nil, errClosed
+		}
+		return nil, nil, fmt.Errorf("connect: no answer within %s", formatDuration(s.connectTimeout()))
+	}
+	return r.cs, cancel, nil
+}
+
+func (s *server) connectError(step string, err error) error {
+	if s.m.ctx.Err() != nil {
+		return errClosed
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: no answer within %s", step, formatDuration(s.connectTimeout()))
+	}
+	return fmt.Errorf("%s: %w", step, err)
+}
+
+// monitor follows a connected session until it ends or the manager closes:
+// it refreshes the tools on list_changed and, when the session ends on its
+// own, restarts the server.
+func (s *server) monitor(sess *session) {
+	cs := sess.cs
+	go func() { // ends when cs is closed, which monitor guarantees
+		err := cs.Wait()
+		sess.cause = s.endCause(err)
+		close(sess.ended)
+	}()
+	up := time.Now()
+	for {
+		select {
+		case <-sess.ended:
+			_ = cs.Close() // reaps a stdio server's process
+			sess.stop()
+			s.ended(sess, time.Since(up))
+			return
+		case <-s.refresh:
+			ctx, cancel := context.WithTimeout(s.m.ctx, s.connectTimeout())
+			if err := s.list(ctx, cs); err != nil && s.m.ctx.Err() == nil {
+				s.m.log.Warn("refresh downstream tools", "toolbox", s.toolbox, "server", s.name, "err", err)
+			}
+			cancel()
+		case <-s.m.ctx.Done():
+			_ = cs.Close()
+			sess.stop()
+			<-sess.ended
+			s.mu.Lock()
+			if s.sess == sess {
+				s.sess, s.down = nil, errClosed
+			}
+			s.mu.Unlock()
+			return
+		}
+	}
+}
+
+// endCause says why a session ended, given what its Wait returned.
+func (s *server) endCause(err error) error {
+	if s.m.ctx.Err() != nil {
+		return errClosed
+	}
+	what := "its session ended"
+	if s.cfg.Transport == config.Stdio {
+		what = "its process exited"
+	}
+	if err != nil {
+		what += " (" + err.Error() + ")"
+	}
+	return errors.New(what)
+}
+
+// restarting is the state of a server whose session ended for cause.
+func restarting(cause error) error {
+	if errors.Is(cause, errClosed) {
+		return cause
+	}
+	return fmt.Errorf("%w; restarting", cause)
+}
+
+// ended marks the server down after its session ended on its own and
+// reconnects it with backoff until it is up again or the manager closes.
+// Calls meanwhile fail fast; the server's tools stay registered.
+func (s *server) ended(sess *session, uptime time.Duration) {
+	s.mu.Lock()
+	if s.sess == sess {
+		s.sess = nil
+		s.down = restarting(sess.cause)
+	}
+	if uptime >= healthyAfter {
+		s.backoff = restartMin
+	}
+	s.mu.Unlock()
+	s.m.log.Warn("downstream server down", "toolbox", s.toolbox, "server", s.name, "cause", sess.cause, "uptime", uptime)
+
+	for {
+		s.mu.Lock()
+		delay := s.backoff
+		s.backoff = min(2*s.backoff, restartMax)
+		s.mu.Unlock()
+		timer := time.NewTimer(delay)
+		select {
+		case <-s.m.ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
+		a := s.kick()
+		if a == nil {
+			return // connected meanwhile (an Open), or closed
+		}
+		select {
+		case <-s.m.ctx.Done():
+			return
+		case <-a.done:
+		}
+		if a.err == nil {
+			return
+		}
+		s.mu.Lock()
+		if s.sess == nil {
+			s.down = fmt.Errorf("%v; restart failed: %v; retrying", sess.cause, a.err)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// status is a snapshot of a server for [Manager.Open].
+type status struct {
+	connected bool
+	down      error
+	problems  string
+	tools     []registry.ID
+}
+
+func (s *server) status() status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := status{connected: s.sess.live(), down: s.down, problems: s.problems, tools: s.tools}
+	if s.sess != nil && !st.connected {
+		st.down = restarting(s.sess.cause) // ended; the monitor has not caught up yet
+	}
+	return st
+}
+
+// flatName mirrors the registry's MCP name rule for "toolbox__server__tool".
+var flatName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+// list reads the server's tools (every page), applies its filters and
+// replaces its tools in the registry.
+func (s *server) list(ctx context.Context, cs *mcp.ClientSession) error {
+	s.listMu.Lock()
+	defer s.listMu.Unlock()
+	var listed []*mcp.Tool
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return err
+		}
+		listed = append(listed, t)
+	}
+	var tools []registry.Tool
+	var badNames []string
+	for _, t := range listed {
+		if !selected(s.cfg.ToolFilters, t.Name) {
+			continue
+		}
+		id := registry.ID{Toolbox: s.toolbox, Server: s.name, Tool: t.Name}
+		if !flatName.MatchString(id.Name()) {
+			badNames = append(badNames, fmt.Sprintf("%q", t.Name))
+			continue
+		}
+		rt, err := s.registryTool(id, t)
+		if err != nil {
+			badNames = append(badNames, fmt.Sprintf("%q (%v)", t.Name, err))
+			continue
+		}
+		tools = append(tools, rt)
+	}
+	var problems []string
+	if len(badNames) > 0 {
+		problems = append(problems, fmt.Sprintf("%d tool(s) not served because %s__%s__<tool> breaks the MCP tool name rules (1-128 of A-Z a-z 0-9 _ . -): %s",
+			len(badNames), s.toolbox, s.name, strings.Join(badNames, ", ")))
+	}
+	for _, err := range s.m.reg.ReplaceServer(s.toolbox, s.name, tools) {
+		problems = append(problems, err.Error())
+	}
+	// The tools served are those the registry took (it rejects, say, a
+	// schema that is not an object, or a name another server of the toolbox
+	// already has).
+	ids := make([]registry.ID, 0, len(tools))
+	for _, t := range tools {
+		if got, ok := s.m.reg.LookupID(t.ID); ok && got.ID == t.ID {
+			ids = append(ids, t.ID)
+		}
+	}
+	msg := strings.Join(problems, "; ")
+	if msg != "" {
+		s.m.log.Warn("downstream tools not served", "toolbox", s.toolbox, "server", s.name, "problems", msg)
+	}
+	s.mu.Lock()
+	s.tools, s.problems = ids, msg
+	s.mu.Unlock()
+	return nil
+}
+
+// registryTool is the registry entry of the downstream tool t.
+func (s *server) registryTool(id registry.ID, t *mcp.Tool) (registry.Tool, error) {
+	in := json.RawMessage(`{"type":"object"}`)
+	if t.InputSchema != nil {
+		b, err := json.Marshal(t.InputSchema)
+		if err != nil {
+			return registry.Tool{}, fmt.Errorf("input schema: %w", err)
+		}
+		in = b
+	}
+	var out json.RawMessage
+	if t.OutputSchema != nil {
+		b, err := json.Marshal(t.OutputSchema)
+		if err != nil {
+			return registry.Tool{}, fmt.Errorf("output schema: %w", err)
+		}
+		out = b
+	}
+	name := t.Name
+	return registry.Tool{
+		ID: id, Description: t.Description, Title: t.Title, Annotations: t.Annotations,
+		InputSchema: in, OutputSchema: out,
+		Source: registry.MCP, Family: registry.Workbench,
+		ReadOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint,
+		Handler: func(ctx context.Context, c *registry.Call) (any, error) {
+			return s.call(ctx, name, c.Args)
+		},
+	}, nil
+}
+
+// session returns the live session, or why there is none.
+func (s *server) session() (*session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess != nil {
+		return s.sess, nil
+	}
+	if s.down != nil {
+		return nil, s.down
+	}
+	return nil, errors.New("not connected")
+}
+
+// endGrace is how long a call whose connection failed waits to learn
+// whether the session ended, to report why.
+const endGrace = 250 * time.Millisecond
+
+// call proxies one tool call, bounded by the server's Timeout, and returns
+// the downstream result unmodified.
+func (s *server) call(ctx context.Context, tool string, args json.RawMessage) (any, error) {
+	sess, down := s.session()
+	if sess != nil {
+		select {
+		case <-sess.ended: // the monitor has not caught up yet
+			sess, down = nil, restarting(sess.cause)
+		default:
+		}
+	}
+	if sess == nil {
+		return nil, &errs.Error{Code: errs.Unavailable, Err: down,
+			Message: fmt.Sprintf("Server '%s' (toolbox '%s') is unavailable: %v", s.name, s.toolbox, down)}
+	}
+	timeout := s.timeout()
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	params := &mcp.CallToolParams{Name: tool}
+	if len(args) > 0 {
+		params.Arguments = args
+	}
+	res, err := sess.cs.CallTool(cctx, params)
+	if err == nil {
+		return res, nil
+	}
+	var wire *jsonrpc.Error
+	switch {
+	case ctx.Err() != nil:
+		return nil, &errs.Error{Code: errs.Unavailable, Err: err,
+			Message: fmt.Sprintf("Call of tool '%s' on server '%s' (toolbox '%s') was cancelled", tool, s.name, s.toolbox)}
+	case cctx.Err() != nil:
+		return nil, &errs.Error{Code: errs.Unavailable, Err: err,
+			Message: fmt.Sprintf("Tool '%s' on server '%s' (toolbox '%s') timed out after %s", tool, s.name, s.toolbox, formatDuration(timeout))}
+	case errors.As(err, &wire) && wire.Code == jsonrpc.CodeInvalidParams:
+		return nil, &errs.Error{Code: errs.BadRequest, Err: err,
+			Message: fmt.Sprintf("Tool '%s' on server '%s' (toolbox '%s') rejected the call: %s", tool, s.name, s.toolbox, wire.Message)}
+	case errors.As(err, &wire):
+		return nil, &errs.Error{Code: errs.Unavailable, Err: err,
+			Message: fmt.Sprintf("Server '%s' (toolbox '%s') failed the call of tool '%s': %s (JSON-RPC error %d)", s.name, s.toolbox, tool, wire.Message, wire.Code)}
+	}
+	// The connection failed: say why if the session ended.
+	timer := time.NewTimer(endGrace)
+	defer timer.Stop()
+	select {
+	case <-sess.ended:
+		msg := fmt.Sprintf("Server '%s' (toolbox '%s') is unavailable: %v during the call of tool '%s'", s.name, s.toolbox, sess.cause, tool)
+		if !errors.Is(sess.cause, errClosed) {
+			msg += "; restarting"
+		}
+		return nil, &errs.Error{Code: errs.Unavailable, Err: err, Message: msg}
+	case <-timer.C:
+	}
+	return nil, &errs.Error{Code: errs.Unavailable, Err: err,
+		Message: fmt.Sprintf("Server '%s' (toolbox '%s') is unavailable: the call of tool '%s' failed: %v", s.name, s.toolbox, tool, err)}
+}
+
+// formatDuration writes whole seconds as "60s" rather than "1m0s".
+func formatDuration(d time.Duration) string {
+	if d >= time.Second && d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return d.String()
+}
