@@ -55,7 +55,7 @@ type Agent struct {
 // servers first, then configured toolboxes in file order):
 //
 //  1. the server name with "_" replaced by "-", when no other server has
-//     that name;
+//     that name (local servers always keep theirs);
 //  2. otherwise "<toolbox>-<server>" (again with "-" for "_"), as for the
 //     same server name in toolboxes "dev" and "prod": "dev-api", "prod-api";
 //  3. a numeric suffix "-2", "-3", ... if that still collides.
@@ -64,14 +64,19 @@ type Agent struct {
 func Names(keys []Key) []Agent {
 	base := func(k Key) string { return strings.ReplaceAll(k.Server, "_", "-") }
 	count := map[string]int{}
+	reserved := map[string]bool{}
 	for _, k := range keys {
-		count[base(k)]++
+		if k.Toolbox == registry.BuiltinToolbox {
+			reserved[base(k)] = true
+		} else {
+			count[base(k)]++
+		}
 	}
 	taken := map[string]bool{}
 	out := make([]Agent, 0, len(keys))
 	for _, k := range keys {
 		name := base(k)
-		if count[name] > 1 {
+		if k.Toolbox != registry.BuiltinToolbox && (count[name] > 1 || reserved[name]) {
 			name = strings.ReplaceAll(k.Toolbox, "_", "-") + "-" + name
 		}
 		if taken[name] {

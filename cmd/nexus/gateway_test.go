@@ -1,0 +1,173 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var (
+	helloOnce sync.Once
+	helloBin  string
+	helloErr  error
+)
+
+// helloServer builds the SDK's example "hello" server (a real downstream
+// MCP server over stdio: one tool, greet).
+func helloServer(t *testing.T) string {
+	t.Helper()
+	helloOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "nexus-peers-")
+		if err != nil {
+			helloErr = err
+			return
+		}
+		helloBin = filepath.Join(dir, "hello")
+		out, err := exec.Command("go", "build", "-o", helloBin, "github.com/modelcontextprotocol/go-sdk/examples/server/hello").CombinedOutput()
+		if err != nil {
+			helloErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if helloErr != nil {
+		t.Fatalf("build the SDK hello server: %v", helloErr)
+	}
+	return helloBin
+}
+
+// memoryServer returns the command of the npm server-memory (installed by
+// scripts/install-test-tools.sh).
+func memoryServer(t *testing.T) (node, script string) {
+	t.Helper()
+	dir := os.Getenv("NEXUS_TOOLS_DIR")
+	if dir == "" {
+		dir = filepath.Join("..", "..", ".cache", "tools")
+	}
+	node, _ = filepath.Abs(filepath.Join(dir, "node22", "node_modules", ".bin", "node"))
+	script, _ = filepath.Abs(filepath.Join(dir, "peers", "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js"))
+	for _, p := range []string{node, script} {
+		if _, err := os.Stat(p); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("npm MCP server missing (%v); run scripts/install-test-tools.sh", err)
+			}
+			t.Skipf("npm MCP server missing (%v); run scripts/install-test-tools.sh", err)
+		}
+	}
+	return node, script
+}
+
+func writeConfig(t *testing.T, v any) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+	b, _ := json.MarshalIndent(v, "", "  ")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func waitForTool(t *testing.T, cs *mcp.ClientSession, name string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if slices.Contains(toolNames(t, cs), name) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("tool %s never listed (have %v)", name, toolNames(t, cs))
+}
+
+// TestDesktopConfigThroughEverySurface points Nexus at an existing
+// desktop-client config (an SDK example server, a popular npm server, and a
+// broken entry) and reaches every server through each surface.
+func TestDesktopConfigThroughEverySurface(t *testing.T) {
+	node, memory := memoryServer(t)
+	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{
+		"hello":  map[string]any{"command": helloServer(t)},
+		"memory": map[string]any{"command": node, "args": []string{memory}, "env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}},
+		"broken": map[string]any{"url": "http://127.0.0.1:1/mcp"},
+	}})
+	base := startServe(t, "--config", cfg)
+
+	t.Run("flat", func(t *testing.T) {
+		cs, _ := connect(t, base+"/mcp")
+		waitForTool(t, cs, "default__hello__greet")
+		waitForTool(t, cs, "default__memory__create_entities")
+		res := call(t, cs, "default__hello__greet", map[string]any{"name": "flat"})
+		if res.IsError || text(res) != "Hi flat" {
+			t.Fatalf("greet: %s", text(res))
+		}
+		res = call(t, cs, "default__memory__create_entities", map[string]any{"entities": []map[string]any{{"name": "Nexus", "entityType": "project", "observations": []string{"serves tools"}}}})
+		if res.IsError {
+			t.Fatalf("memory: %s", text(res))
+		}
+	})
+	t.Run("agents", func(t *testing.T) {
+		cs, _ := connect(t, base+"/mcp/agents")
+		waitForTool(t, cs, "hello")
+		res := call(t, cs, "hello", map[string]any{"mode": "greet", "sessionId": "s", "name": "agents"})
+		if res.IsError || text(res) != "Hi agents" {
+			t.Fatalf("agent greet: %s", text(res))
+		}
+	})
+	t.Run("bounded", func(t *testing.T) {
+		cs, _ := connect(t, base+"/mcp/bounded")
+		if instr := cs.InitializeResult().Instructions; !strings.Contains(instr, "- default: Servers from claude_desktop_config.json") {
+			t.Fatalf("instructions: %q", instr)
+		}
+		res := call(t, cs, "open_toolbox", map[string]any{"toolbox": "default"})
+		ob := res.StructuredContent.(map[string]any)
+		if connected := ob["servers_connected"].([]any); len(connected) != 2 || ob["server_errors"].(map[string]any)["broken"] == nil {
+			t.Fatalf("open_toolbox: %s", text(res))
+		}
+		res = call(t, cs, "use_tool", map[string]any{"tool": map[string]any{"toolbox": "default", "server": "hello", "tool": "greet"}, "arguments": map[string]any{"name": "bounded"}})
+		if res.IsError || text(res) != "Hi bounded" {
+			t.Fatalf("use_tool: %s", text(res))
+		}
+		res = call(t, cs, "use_tool", map[string]any{"tool": map[string]any{"toolbox": "default", "server": "memory", "tool": "read_graph"}})
+		if res.IsError || !strings.Contains(text(res), "Nexus") {
+			t.Fatalf("use_tool memory: %s", text(res))
+		}
+		res = call(t, cs, "get_tools", map[string]any{"tools": []string{"hello_greet"}})
+		if got := res.StructuredContent.(map[string]any)["tools"].([]any); len(got) != 1 {
+			t.Fatalf("get_tools downstream: %s", text(res))
+		}
+		if res := call(t, cs, "hello_greet", map[string]any{"name": "discovered"}); text(res) != "Hi discovered" {
+			t.Fatalf("discovered downstream tool: %s", text(res))
+		}
+	})
+}
+
+func TestInvalidConfigFailsAtStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nexus.yaml")
+	os.WriteFile(path, []byte("toolboxes:\n  dev:\n    mcpServers:\n      github:\n        command: gh\n        url: http://x\n"), 0o600)
+	_, errOut, code := runNexus(t, "", "tools", "list", "--config", path, "--data-dir", t.TempDir())
+	if code == 0 || !strings.Contains(errOut, "nexus.yaml") || !strings.Contains(errOut, "toolboxes.dev.mcpServers.github") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+func TestCLIWithConfig(t *testing.T) {
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"dev":  map[string]any{"description": "development", "mcpServers": map[string]any{"hello": map[string]any{"command": helloServer(t)}}},
+		"prod": map[string]any{"description": "production", "mcpServers": map[string]any{"hello": map[string]any{"command": helloServer(t)}}},
+	}})
+	dir := t.TempDir()
+	out, errOut, code := runNexus(t, "", "tools", "list", "--config", cfg, "--data-dir", dir)
+	if code != 0 || !strings.Contains(out, "dev__hello__greet") || !strings.Contains(out, "prod__hello__greet") {
+		t.Fatalf("tools list: %d %s %s", code, out, errOut)
+	}
+	out, _, code = runNexus(t, "", "call", "prod__hello__greet", "--args", `{"name":"cli"}`, "--config", cfg, "--data-dir", dir)
+	if code != 0 || !strings.Contains(out, "Hi cli") {
+		t.Fatalf("call: %d %s", code, out)
+	}
+}
