@@ -20,9 +20,11 @@ import (
 	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/app"
 	"github.com/nexus-mcp/nexus/internal/bounded"
+	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/proxy"
 	"github.com/nexus-mcp/nexus/internal/rest"
 )
 
@@ -137,9 +139,16 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	api := rest.Handler(rest.Options{Registry: a.Registry, Pipeline: a.Pipeline, Store: a.Store, CursorKey: cursorKey, Version: app.Version, Logger: log})
+	conf := a.Config
+	if conf == nil {
+		conf = &config.Config{}
+	}
+	// The transparent per-server endpoint: /mcp/servers/{toolbox}/{server}.
+	px := proxy.New(conf, proxy.Options{Logger: log, Stderr: os.Stderr})
+	defer px.Close()
 	h := httpapi.Handler(httpapi.Options{
 		MCP: sf.flat, Agents: sf.agents, Bounded: sf.bounded.HTTPServer,
-		Routes:   map[string]http.Handler{"/api/": api, "/openapi.json": api},
+		Routes:   map[string]http.Handler{"/api/": api, "/openapi.json": api, "/mcp/servers/": px},
 		Loopback: httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log,
 		AllowedHosts: splitList(*allowHosts), AllowedOrigins: splitList(*allowOrigins),
 	})
@@ -156,6 +165,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	case <-ctx.Done():
 	}
+	px.Close() // ends proxied streams, which would hold Shutdown
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	hs.Shutdown(sctx)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,6 +118,26 @@ func TestDesktopConfigThroughEverySurface(t *testing.T) {
 		res := call(t, cs, "hello", map[string]any{"mode": "greet", "sessionId": "s", "name": "agents"})
 		if res.IsError || text(res) != "Hi agents" {
 			t.Fatalf("agent greet: %s", text(res))
+		}
+	})
+	t.Run("transparent", func(t *testing.T) {
+		cs, _ := connect(t, base+"/mcp/servers/default/hello")
+		if names := toolNames(t, cs); !slices.Equal(names, []string{"greet"}) {
+			t.Fatalf("proxied tools: %v", names)
+		}
+		if info := cs.InitializeResult().ServerInfo; info.Name != "greeter" {
+			t.Fatalf("proxied serverInfo: %+v", info)
+		}
+		if res := call(t, cs, "greet", map[string]any{"name": "proxy"}); text(res) != "Hi proxy" {
+			t.Fatalf("proxied call: %s", text(res))
+		}
+		resp, err := http.Get(base + "/mcp/servers/default/nope")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("unknown server: %d", resp.StatusCode)
 		}
 	})
 	t.Run("bounded", func(t *testing.T) {

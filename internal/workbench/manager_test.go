@@ -177,7 +177,7 @@ func TestSelected(t *testing.T) {
 		{[]string{"[bad"}, "b", false},
 		{[]string{"!read_file"}, "read_file", false},
 	} {
-		if got := selected(tc.filters, tc.name); got != tc.want {
+		if got := config.Selected(tc.filters, tc.name); got != tc.want {
 			t.Errorf("selected(%q, %q) = %v, want %v", tc.filters, tc.name, got, tc.want)
 		}
 	}

@@ -426,7 +426,7 @@ func (s *server) list(ctx context.Context, cs *mcp.ClientSession) error {
 	var tools []registry.Tool
 	var badNames []string
 	for _, t := range listed {
-		if !selected(s.cfg.ToolFilters, t.Name) {
+		if !s.cfg.Serves(t.Name) {
 			continue
 		}
 		id := registry.ID{Toolbox: s.toolbox, Server: s.name, Tool: t.Name}

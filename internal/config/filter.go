@@ -1,15 +1,20 @@
-package workbench
+package config
 
 import (
 	"path"
 	"strings"
 )
 
-// selected reports whether a server's ToolFilters serve the tool name: a
+// Serves reports whether the server's ToolFilters serve the tool name: a
 // filter is an exact name or a path.Match glob ("get_*"), and a leading "!"
 // excludes. Without any including filter every tool not excluded is served;
 // an exclusion always wins.
-func selected(filters []string, name string) bool {
+func (s *Server) Serves(name string) bool {
+	return Selected(s.ToolFilters, name)
+}
+
+// Selected applies tool filters to a tool name (see [Server.Serves]).
+func Selected(filters []string, name string) bool {
 	including, included := false, false
 	for _, f := range filters {
 		if pattern, exclude := strings.CutPrefix(f, "!"); exclude {

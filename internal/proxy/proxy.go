@@ -1,0 +1,420 @@
+// Package proxy serves each configured downstream MCP server as a transparent
+// MCP endpoint of its own: an MCP client talking Streamable HTTP to
+// /mcp/servers/{toolbox}/{server} sees that downstream server as if it were
+// connected to it directly.
+//
+// # Sessions
+//
+// Every upstream session (one MCP client on the endpoint) gets a dedicated
+// downstream client session, dialed while the upstream "initialize" is being
+// answered and closed when the upstream session ends (DELETE, idle timeout,
+// Proxy.Close); a stdio server is therefore one child process per upstream
+// session. When the downstream session ends on its own (the process exits),
+// the upstream session is closed too, and the client gets 404 for it and can
+// initialize again. Requests, notifications and server-to-client requests
+// map 1:1 between the two sessions, so progress tokens, subscriptions, log
+// levels and list_changed notifications need no translation.
+//
+// # Handshake
+//
+// The downstream session is opened with the upstream client's clientInfo,
+// capabilities and protocol version (any version before 2026-07-28: the
+// endpoint is stateful, so clients of the sessionless protocol are told to
+// use the handshake). The upstream "initialize" is answered with the
+// downstream server's negotiated protocol version, capabilities,
+// instructions and serverInfo, unchanged: a client sees the real server's
+// identity. The only addition is the "_meta" entry [MetaKey] of the
+// initialize result, {"toolbox": ..., "server": ...}, for clients that want
+// to know they talk through Nexus. Capabilities are those the SDK models
+// (client: roots, sampling, elicitation, experimental, extensions; server:
+// tools, resources, prompts, completions, logging, experimental,
+// extensions), so a capability the proxy could not carry (e.g. "tasks") is
+// advertised to neither side.
+//
+// # Messages
+//
+// Upstream to downstream: every request the SDK server accepts (tools/list
+// and tools/call, resources/list, resources/templates/list, resources/read,
+// resources/subscribe and unsubscribe, prompts/list and prompts/get,
+// completion/complete, logging/setLevel, ping) is forwarded with its params,
+// _meta and progress token included, and its result is returned byte for
+// byte as the downstream server wrote it; JSON-RPC errors keep their code,
+// message and data. Cursors pass through, so pagination is the server's.
+// Cancellation follows the request: when the upstream client cancels (or
+// the session ends), the downstream server gets notifications/cancelled.
+// Upstream notifications/progress and notifications/roots/list_changed are
+// forwarded.
+//
+// Downstream to upstream: notifications (log messages, progress,
+// tools/prompts/resources list_changed, resources/updated,
+// elicitation/complete) are forwarded with their params unchanged;
+// sampling/createMessage, elicitation/create and roots/list are forwarded to
+// the upstream client and its answer (or error) is returned. Messages that
+// belong to an upstream request travel on that request's response stream:
+// progress by its token; log messages and server-to-client requests with the
+// upstream request in flight (the latest tools/call if several are); the
+// rest (list_changed, resources/updated) on the standalone stream. The
+// downstream connection is tapped (the jsonrpc connection for stdio and SSE
+// servers, the HTTP response bodies for Streamable HTTP ones) so that
+// notifications are forwarded as they are read: they keep their order and
+// reach the client before the response that followed them.
+//
+// Tool filters of the server's configuration apply: filtered tools are left
+// out of tools/list and calling one fails as an unknown tool (-32602). A
+// configured Timeout bounds each tools/call.
+//
+// # Limitations
+//
+//   - Only the methods the Go SDK knows are proxied: other JSON-RPC methods
+//     (custom, experimental such as tasks/*) are refused with "method not
+//     found" by the SDK server.
+//   - Params of forwarded requests, and the params and results of
+//     server-to-client requests, pass through the SDK's types: fields the
+//     SDK does not model are dropped. (Results of client requests and all
+//     notifications are passed as written.)
+//   - Over stdio nothing says which request a log message or a
+//     server-to-client request belongs to; with several requests in flight
+//     it may travel on another one's stream (it still reaches the client).
+//   - Pings from the downstream server are answered by the proxy.
+//   - A server closing its SSE stream mid-call (SEP-1699) is not mirrored;
+//     upstream streams are resumable though (an in-memory event store).
+//   - Headers of the client's HTTP requests (Authorization...) are not
+//     passed on; HTTP servers get the headers of their configuration.
+//   - Each upstream session costs a downstream session (a process for
+//     stdio); sessions idle for Options.SessionTimeout are closed.
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/config"
+)
+
+// MetaKey is the "_meta" key of the initialize result that marks a proxied
+// server; its value is {"toolbox": name, "server": name}.
+const MetaKey = "io.github.nexus-mcp/proxy"
+
+// DefaultSessionTimeout closes upstream sessions (and so their downstream
+// sessions and processes) idle for this long when Options.SessionTimeout is
+// zero.
+const DefaultSessionTimeout = 30 * time.Minute
+
+// Options configures a Proxy.
+type Options struct {
+	// Logger receives the proxy's and the MCP SDK's diagnostics; nil
+	// discards them.
+	Logger *slog.Logger
+	// Stderr receives the stderr of stdio servers; nil means os.Stderr.
+	Stderr *os.File
+	// SessionTimeout closes an upstream session that has received no HTTP
+	// request for this long (with its downstream session). Zero means
+	// DefaultSessionTimeout; negative means never.
+	SessionTimeout time.Duration
+}
+
+// Proxy serves MCP Streamable HTTP at /mcp/servers/{toolbox}/{server}.
+type Proxy struct {
+	cfg            *config.Config
+	log            *slog.Logger
+	stderr         *os.File
+	sessionTimeout time.Duration
+
+	mu        sync.Mutex
+	closed    bool
+	endpoints map[string]*endpoint // by "toolbox/server"
+}
+
+// New returns a proxy for the servers of cfg. Nothing is dialed until a
+// client initializes a session.
+func New(cfg *config.Config, o Options) *Proxy {
+	p := &Proxy{
+		cfg:            cfg,
+		log:            o.Logger,
+		stderr:         o.Stderr,
+		sessionTimeout: o.SessionTimeout,
+		endpoints:      map[string]*endpoint{},
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if p.stderr == nil {
+		p.stderr = os.Stderr
+	}
+	switch {
+	case p.sessionTimeout == 0:
+		p.sessionTimeout = DefaultSessionTimeout
+	case p.sessionTimeout < 0:
+		p.sessionTimeout = 0
+	}
+	return p
+}
+
+// ServeHTTP serves the MCP endpoint of one downstream server. The path ends
+// in /mcp/servers/{toolbox}/{server} (the prefix may have been stripped);
+// an unknown toolbox or server is 404 with a message naming it.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	toolbox, server, ok := splitPath(r.URL.Path)
+	if !ok {
+		http.Error(w, "not found: MCP servers are served at /mcp/servers/{toolbox}/{server}", http.StatusNotFound)
+		return
+	}
+	ep, status, msg := p.endpoint(toolbox, server)
+	if ep == nil {
+		http.Error(w, msg, status)
+		return
+	}
+	ep.handler.ServeHTTP(w, r)
+}
+
+// splitPath returns the toolbox and server of a request path.
+func splitPath(path string) (toolbox, server string, ok bool) {
+	const prefix = "/mcp/servers/"
+	if i := strings.Index(path, prefix); i >= 0 {
+		path = path[i+len(prefix):]
+	} else {
+		path = strings.TrimPrefix(path, "/")
+	}
+	path = strings.TrimSuffix(path, "/")
+	toolbox, server, ok = strings.Cut(path, "/")
+	if !ok || toolbox == "" || server == "" || strings.Contains(server, "/") {
+		return "", "", false
+	}
+	return toolbox, server, true
+}
+
+// endpoint returns the endpoint of a configured server, creating it on first
+// use, or nil with an HTTP status and message.
+func (p *Proxy) endpoint(toolbox, server string) (*endpoint, int, string) {
+	var tb *config.Toolbox
+	if p.cfg != nil {
+		tb = p.cfg.Toolboxes[toolbox]
+	}
+	if tb == nil {
+		return nil, http.StatusNotFound, fmt.Sprintf("unknown toolbox %q", toolbox)
+	}
+	srv := tb.Servers[server]
+	if srv == nil {
+		return nil, http.StatusNotFound, fmt.Sprintf("unknown server %q in toolbox %q", server, toolbox)
+	}
+	key := toolbox + "/" + server
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, http.StatusServiceUnavailable, "the MCP proxy is shutting down"
+	}
+	ep := p.endpoints[key]
+	if ep == nil {
+		ep = newEndpoint(p, toolbox, server, srv)
+		p.endpoints[key] = ep
+	}
+	return ep, 0, ""
+}
+
+// Close ends every upstream session and every downstream connection and
+// child process. Later requests get 503.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	eps := make([]*endpoint, 0, len(p.endpoints))
+	for _, ep := range p.endpoints {
+		eps = append(eps, ep)
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, ep := range eps {
+		wg.Go(ep.close)
+	}
+	wg.Wait()
+	return nil
+}
+
+// endpoint is the MCP endpoint of one downstream server: an SDK server whose
+// receiving middleware forwards everything to per-session downstream
+// sessions, behind a Streamable HTTP handler.
+type endpoint struct {
+	p       *Proxy
+	toolbox string
+	name    string
+	cfg     *config.Server
+	log     *slog.Logger
+	server  *mcp.Server
+	handler *mcp.StreamableHTTPHandler
+	// upSend is the SDK server's own sending method handler: it sends a
+	// request or notification on a server session as given, without the
+	// checks of the typed ServerSession methods.
+	upSend mcp.MethodHandler
+
+	mu     sync.Mutex
+	closed bool
+	links  map[*mcp.ServerSession]*link
+}
+
+func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
+	c := *srv
+	c.Name = name
+	if c.Transport == "" {
+		switch {
+		case c.Command != "":
+			c.Transport = config.Stdio
+		case c.URL != "":
+			c.Transport = config.StreamableHTTP
+		}
+	}
+	ep := &endpoint{
+		p:       p,
+		toolbox: toolbox,
+		name:    name,
+		cfg:     &c,
+		log:     p.log.With("toolbox", toolbox, "server", name),
+		links:   map[*mcp.ServerSession]*link{},
+	}
+	ep.server = mcp.NewServer(&mcp.Implementation{Name: "nexus-proxy", Version: "1"}, &mcp.ServerOptions{
+		Logger: ep.log,
+		// Replaced in every initialize result by the downstream server's.
+		Capabilities: &mcp.ServerCapabilities{},
+		// Sessions begin with initialize, which pairs them with their
+		// downstream session: a client probing with server/discover
+		// (SEP-2575) is told to use a version of the handshake.
+		SupportedProtocolVersions: handshakeVersions(),
+	})
+	ep.server.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		ep.upSend = next
+		return next
+	})
+	ep.server.AddReceivingMiddleware(ep.receive)
+	ep.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ep.server }, &mcp.StreamableHTTPOptions{
+		Logger: ep.log,
+		// Resumable streams: a client whose SSE stream breaks can resume it.
+		EventStore:     mcp.NewMemoryEventStore(nil),
+		SessionTimeout: p.sessionTimeout,
+	})
+	return ep
+}
+
+// receive is the receiving middleware of the endpoint's SDK server.
+func (ep *endpoint) receive(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		if method == "initialize" {
+			return ep.initialize(ctx, ss, req, next)
+		}
+		l := ep.link(ss)
+		if l == nil {
+			// Before initialize (ping) or after the downstream session
+			// ended: the SDK answers or refuses.
+			return next(ctx, method, req)
+		}
+		switch method {
+		case "notifications/initialized", "notifications/cancelled":
+			// The downstream session had its own handshake; cancellation
+			// travels with the request contexts.
+			return next(ctx, method, req)
+		}
+		params := nilIfNil(req.GetParams())
+		if strings.HasPrefix(method, "notifications/") {
+			return nil, l.notifyDown(ctx, method, params)
+		}
+		return l.forward(ctx, method, params)
+	}
+}
+
+// initialize dials the downstream server for a new upstream session and
+// answers with what the downstream server answered.
+func (ep *endpoint) initialize(ctx context.Context, ss *mcp.ServerSession, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	params, _ := req.GetParams().(*mcp.InitializeParams)
+	if ss == nil || params == nil || ep.link(ss) != nil {
+		return next(ctx, "initialize", req) // the SDK refuses
+	}
+	l, err := ep.dial(ctx, ss, params)
+	if err != nil {
+		return nil, err
+	}
+	res, err := next(ctx, "initialize", req)
+	ir, ok := res.(*mcp.InitializeResult)
+	if err != nil || !ok {
+		l.abort()
+		if err == nil {
+			err = fmt.Errorf("initialize: unexpected result %T", res)
+		}
+		return nil, err
+	}
+	down := l.cs.InitializeResult()
+	ir.ProtocolVersion = down.ProtocolVersion
+	ir.Capabilities = down.Capabilities
+	if ir.Capabilities == nil {
+		ir.Capabilities = &mcp.ServerCapabilities{}
+	}
+	ir.Instructions = down.Instructions
+	if down.ServerInfo != nil {
+		ir.ServerInfo = down.ServerInfo
+	}
+	meta := mcp.Meta{}
+	for k, v := range down.Meta {
+		meta[k] = v
+	}
+	meta[MetaKey] = map[string]string{"toolbox": ep.toolbox, "server": ep.name}
+	ir.Meta = meta
+	l.watch()
+	return ir, nil
+}
+
+// nilIfNil turns params holding a nil pointer (absent params) into nil, so
+// that they are left out rather than sent as null.
+func nilIfNil(p mcp.Params) mcp.Params {
+	if p == nil {
+		return nil
+	}
+	if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
+	}
+	return p
+}
+
+func (ep *endpoint) link(ss *mcp.ServerSession) *link {
+	if ss == nil {
+		return nil
+	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	return ep.links[ss]
+}
+
+func (ep *endpoint) remove(l *link) {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.links[l.ss] == l {
+		delete(ep.links, l.ss)
+	}
+}
+
+// close ends every session of the endpoint.
+func (ep *endpoint) close() {
+	ep.mu.Lock()
+	ep.closed = true
+	links := make([]*link, 0, len(ep.links))
+	for _, l := range ep.links {
+		links = append(links, l)
+	}
+	ep.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, l := range links {
+		wg.Go(l.close)
+	}
+	wg.Wait()
+	// Upstream sessions that never initialized have no link.
+	for ss := range ep.server.Sessions() {
+		wg.Go(func() { ss.Close() })
+	}
+	wg.Wait()
+}
