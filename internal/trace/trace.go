@@ -43,6 +43,9 @@ const (
 const (
 	bufferSize = 4096
 	batchSize  = 256
+	// lingerTime is how long the writer waits for more records before it
+	// commits a batch (a flush request commits at once).
+	lingerTime = 5 * time.Millisecond
 )
 
 // Writer batches records into the store. It is safe for concurrent use.
@@ -124,18 +127,22 @@ func (w *Writer) loop() {
 	}
 	for it := range w.ch {
 		take(it)
-	drain: // take whatever else is already queued, up to a batch
-		for len(batch) < batchSize {
+		// Gather what arrives within a short linger, up to a batch, so that
+		// under load one commit carries many records.
+		linger := time.NewTimer(lingerTime)
+	gather:
+		for len(batch) < batchSize && len(acks) == 0 {
 			select {
 			case it, ok := <-w.ch:
 				if !ok {
-					break drain
+					break gather
 				}
 				take(it)
-			default:
-				break drain
+			case <-linger.C:
+				break gather
 			}
 		}
+		linger.Stop()
 		w.write(batch)
 		batch = batch[:0]
 		for _, a := range acks {

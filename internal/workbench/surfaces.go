@@ -1,14 +1,16 @@
-package app
+package workbench
 
 import (
 	"context"
 
 	"github.com/nexus-mcp/nexus/internal/agents"
-	"github.com/nexus-mcp/nexus/internal/workbench"
 )
 
-// toolboxes presents the workbench to the surfaces ([agents.Toolboxes]).
-type toolboxes struct{ m *workbench.Manager }
+// Surfaces presents the manager to the agents and bounded surfaces.
+func (m *Manager) Surfaces() agents.Toolboxes { return toolboxes{m} }
+
+// toolboxes adapts a [Manager] to [agents.Toolboxes].
+type toolboxes struct{ m *Manager }
 
 func (t toolboxes) List() []agents.Toolbox {
 	var out []agents.Toolbox
