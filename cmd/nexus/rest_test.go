@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func getJSON(t *testing.T, method, url, body string) (int, map[string]any) {
@@ -45,9 +46,17 @@ func TestREST(t *testing.T) {
 	if code != 404 || res["error_code"] != "NOT_FOUND" {
 		t.Fatalf("error call: %d %v", code, res)
 	}
-	code, res = getJSON(t, "GET", base+"/api/traces?tool=belief_get&outcome=error", "")
-	if code != 200 || len(res["items"].([]any)) != 1 {
-		t.Fatalf("traces: %d %v", code, res)
+	// Traces are written in batches, a few milliseconds after the call.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		code, res = getJSON(t, "GET", base+"/api/traces?tool=belief_get&outcome=error", "")
+		if code == 200 && len(res["items"].([]any)) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("traces: %d %v", code, res)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	code, res = getJSON(t, "GET", base+"/openapi.json", "")
 	if code != 200 || res["openapi"] != "3.1.0" || res["paths"].(map[string]any)["/api/tools/belief_query:call"] == nil {
