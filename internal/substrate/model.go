@@ -143,8 +143,9 @@ const (
 // severityRank orders severities for the "minimum severity" filter.
 var severityRank = map[string]int{"low": 1, "medium": 2, "high": 3, "critical": 4}
 
-// entityTypes are the entity types of entity_search's enum; an entity created
-// with another type keeps it as given.
+// defaultEntityType is the type of an entity created without one. Entity
+// types are kept as given (lower-cased); entity_search filters by the seed's
+// enum of types.
 const defaultEntityType = "concept"
 
 // normalizeKey is the lookup key of an entity name or alias: trimmed,
