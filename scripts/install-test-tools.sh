@@ -14,8 +14,7 @@
 # Only the npm registry is used, through the machine's own npm (any Node +
 # npm will do to bootstrap, e.g. Debian's Node 20). The script is idempotent:
 # whatever is already installed at the pinned version is left alone.
-# cmd/nexus/conformance_test.go and internal/workbench's tests find the
-# tools at the same paths.
+# The tests find the tools at the same paths through internal/testtools.
 set -euo pipefail
 
 NODE_VERSION=22.23.3

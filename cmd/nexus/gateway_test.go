@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 var (
@@ -44,27 +46,6 @@ func helloServer(t *testing.T) string {
 	return helloBin
 }
 
-// memoryServer returns the command of the npm server-memory (installed by
-// scripts/install-test-tools.sh).
-func memoryServer(t *testing.T) (node, script string) {
-	t.Helper()
-	dir := os.Getenv("NEXUS_TOOLS_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", ".cache", "tools")
-	}
-	node, _ = filepath.Abs(filepath.Join(dir, "node22", "node_modules", ".bin", "node"))
-	script, _ = filepath.Abs(filepath.Join(dir, "peers", "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js"))
-	for _, p := range []string{node, script} {
-		if _, err := os.Stat(p); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("npm MCP server missing (%v); run scripts/install-test-tools.sh", err)
-			}
-			t.Skipf("npm MCP server missing (%v); run scripts/install-test-tools.sh", err)
-		}
-	}
-	return node, script
-}
-
 func writeConfig(t *testing.T, v any) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "claude_desktop_config.json")
@@ -91,7 +72,7 @@ func waitForTool(t *testing.T, cs *mcp.ClientSession, name string) {
 // desktop-client config (an SDK example server, a popular npm server, and a
 // broken entry) and reaches every server through each surface.
 func TestDesktopConfigThroughEverySurface(t *testing.T) {
-	node, memory := memoryServer(t)
+	node, memory := testtools.MemoryServer(t)
 	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{
 		"hello":  map[string]any{"command": helloServer(t)},
 		"memory": map[string]any{"command": node, "args": []string{memory}, "env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}},

@@ -18,6 +18,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 func TestOpenThreeStdioServers(t *testing.T) {
@@ -520,8 +521,8 @@ func TestOpenAll(t *testing.T) {
 // @modelcontextprotocol/server-memory, a popular npm server, over stdio
 // under Node 22.
 func TestNPMServerMemory(t *testing.T) {
-	nt := findNodeTools(t)
-	mem := &config.Server{Transport: config.Stdio, Command: nt.node, Args: []string{nt.memory},
+	node, memory := testtools.MemoryServer(t)
+	mem := &config.Server{Transport: config.Stdio, Command: node, Args: []string{memory},
 		Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}}
 	m, reg := newManager(t, toolboxConfig("kg", named{"memory", mem}))
 
