@@ -197,14 +197,25 @@ var downstreams = []downstream{
 		srv := newTestServer()
 		ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 		t.Cleanup(ts.Close)
+		t.Cleanup(func() { closeSessions(srv) })
 		return &config.Server{Transport: config.StreamableHTTP, URL: ts.URL}
 	}},
 	{name: "sse", start: func(t *testing.T) *config.Server {
 		srv := newTestServer()
 		ts := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 		t.Cleanup(ts.Close)
+		t.Cleanup(func() { closeSessions(srv) })
 		return &config.Server{Transport: config.SSE, URL: ts.URL}
 	}},
+}
+
+// closeSessions ends the test peer's own server sessions, so that a session
+// the peer has not yet seen ended (its DELETE or stream close still in
+// flight) does not count as a goroutine left behind by the proxy.
+func closeSessions(srv *mcp.Server) {
+	for ss := range srv.Sessions() {
+		ss.Close()
+	}
 }
 
 // testConfig is a configuration with toolbox "tb" holding srv as "s" and,
