@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/bounded"
@@ -19,6 +20,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/substrate"
+	"github.com/nexus-mcp/nexus/internal/telemetry"
 	"github.com/nexus-mcp/nexus/internal/trace"
 	"github.com/nexus-mcp/nexus/internal/vkb"
 	"github.com/nexus-mcp/nexus/internal/workbench"
@@ -54,6 +56,8 @@ type App struct {
 	Catalog *agents.Catalog
 	// Bounded is the bounded surface (its meta-tools live in the registry).
 	Bounded *bounded.Surface
+	// Telemetry exports spans of tool calls when OTEL_* variables ask for it.
+	Telemetry *telemetry.Provider
 	// Config is the loaded configuration (nil without --config) and
 	// Workbench its downstream servers.
 	Config    *config.Config
@@ -82,8 +86,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		}
 		cfg.DataDir = dir
 	}
+	tel, err := telemetry.Setup(ctx, Version, os.Getenv, os.Stderr)
+	if err != nil {
+		return nil, err
+	}
 	st, err := store.Open(ctx, store.Options{URL: cfg.DBURL, DataDir: cfg.DataDir, Logger: log})
 	if err != nil {
+		tel.Shutdown(ctx)
 		return nil, err
 	}
 	reg := registry.New()
@@ -98,8 +107,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	tw := trace.NewWriter(st, log)
-	a := &App{Store: st, Registry: reg, Substrate: sub, Conversations: conv, Traces: tw, log: log}
-	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: a.Conversations, Logger: log})
+	a := &App{Store: st, Registry: reg, Substrate: sub, Conversations: conv, Traces: tw, Telemetry: tel, log: log}
+	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: a.Conversations, Logger: log,
+		Tracer: tel.Tracer("github.com/nexus-mcp/nexus/internal/pipeline")})
 	a.Catalog = &agents.Catalog{Registry: reg}
 	if conf != nil {
 		a.Config = conf
@@ -130,6 +140,11 @@ func (a *App) Close() {
 	}
 	a.Traces.Close()
 	a.Store.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.Telemetry.Shutdown(ctx); err != nil {
+		a.log.Warn("flush tracing spans", "err", err)
+	}
 }
 
 // Health reports whether the store answers.

@@ -22,6 +22,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/oklog/ulid/v2"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	oteltrace "go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -58,6 +62,8 @@ type Options struct {
 	// MaxArgBytes bounds the encoded arguments of one call; zero means
 	// [DefaultMaxArgBytes].
 	MaxArgBytes int
+	// Tracer exports each call as an OpenTelemetry span; nil means none.
+	Tracer oteltrace.Tracer
 }
 
 // Pipeline runs tool calls.
@@ -67,6 +73,7 @@ type Pipeline struct {
 	sessions Sessions
 	log      *slog.Logger
 	maxArgs  int
+	tracer   oteltrace.Tracer
 
 	// transports maps a surface's transport session (an MCP session) to the
 	// conversation its unnamed calls belong to.
@@ -89,6 +96,10 @@ func New(o Options) *Pipeline {
 	}
 	if p.maxArgs <= 0 {
 		p.maxArgs = DefaultMaxArgBytes
+	}
+	p.tracer = o.Tracer
+	if p.tracer == nil {
+		p.tracer = noop.NewTracerProvider().Tracer("")
 	}
 	return p
 }
@@ -130,8 +141,11 @@ var workspacePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$`
 // Call runs one tool call through the pipeline.
 func (p *Pipeline) Call(ctx context.Context, req Request) *Outcome {
 	start := time.Now()
+	ctx, span := p.tracer.Start(ctx, "tools/call "+req.Tool, oteltrace.WithSpanKind(oteltrace.SpanKindServer))
+	defer span.End()
 	o := &Outcome{RequestID: ulid.Make().String(), Workspace: DefaultWorkspace}
 	o.Err = p.run(ctx, req, o)
+	defer p.annotate(span, req, o)
 	if o.Err != nil && o.Err.Code == errs.Internal {
 		p.log.Error("tool call failed", "tool", req.Tool, "request_id", o.RequestID, "err", o.Err)
 		o.Err = &errs.Error{Code: errs.Internal, Message: fmt.Sprintf("internal error (request %s)", o.RequestID), Err: o.Err.Err}
@@ -154,6 +168,39 @@ func (p *Pipeline) Call(ctx context.Context, req Request) *Outcome {
 		p.traces.Record(rec)
 	}
 	return o
+}
+
+// annotate records the call on its span: the tool, where it runs, the
+// session and workspace, the outcome.
+func (p *Pipeline) annotate(span oteltrace.Span, req Request, o *Outcome) {
+	if !span.IsRecording() {
+		return
+	}
+	attrs := []attribute.KeyValue{
+		attribute.String("mcp.method.name", "tools/call"),
+		attribute.String("gen_ai.tool.name", req.Tool),
+		attribute.String("nexus.surface", req.Surface),
+		attribute.String("nexus.request_id", o.RequestID),
+		attribute.String("nexus.workspace", o.Workspace),
+		attribute.Int("nexus.args_bytes", len(req.Args)),
+		attribute.Int("nexus.result_bytes", len(o.Result)),
+	}
+	if o.SessionID != "" {
+		attrs = append(attrs, attribute.String("mcp.session.id", o.SessionID))
+	}
+	if t := o.Tool; t != nil {
+		attrs = append(attrs, attribute.String("nexus.toolbox", t.ID.Toolbox), attribute.String("nexus.server", t.ID.Server),
+			attribute.String("nexus.tool", t.ID.Tool), attribute.String("nexus.source", string(t.Source)))
+	}
+	switch {
+	case o.Err != nil:
+		attrs = append(attrs, attribute.String("error.type", string(o.Err.Code)))
+		span.SetStatus(codes.Error, o.Err.Message)
+	case o.MCP != nil && o.MCP.IsError:
+		attrs = append(attrs, attribute.String("error.type", "tool_error"))
+		span.SetStatus(codes.Error, "the tool returned isError")
+	}
+	span.SetAttributes(attrs...)
 }
 
 func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.Error) {

@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -291,5 +295,37 @@ func TestEveryCallGetsASession(t *testing.T) {
 	}
 	if o := p.Call(ctx, pipeline.Request{Tool: "echo", Args: json.RawMessage(`{"name":"a","sessionId":5}`)}); o.Err == nil || !strings.Contains(o.Err.Message, "sessionId: must be a string") {
 		t.Fatalf("numeric sessionId: %v", o.Err)
+	}
+}
+
+func TestCallsAreSpans(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	reg := registry.New()
+	reg.Add(registry.Tool{
+		ID: registry.ID{Toolbox: registry.BuiltinToolbox, Server: "test", Tool: "echo"}, Source: registry.Local, Family: registry.Valence,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+		Handler:     func(context.Context, *registry.Call) (any, error) { return map[string]any{"success": true}, nil },
+	})
+	p := pipeline.New(pipeline.Options{Registry: reg, Tracer: tp.Tracer("test")})
+	p.Call(context.Background(), pipeline.Request{Tool: "echo", Surface: "test", Args: json.RawMessage(`{"name":"a","context":{"sessionId":"s1","workspaceId":"w1"}}`)})
+	p.Call(context.Background(), pipeline.Request{Tool: "echo", Surface: "test", Args: json.RawMessage(`{}`)})
+	spans := rec.Ended()
+	if len(spans) != 2 {
+		t.Fatalf("%d spans", len(spans))
+	}
+	attrs := func(s sdktrace.ReadOnlySpan) map[string]string {
+		m := map[string]string{}
+		for _, kv := range s.Attributes() {
+			m[string(kv.Key)] = kv.Value.Emit()
+		}
+		return m
+	}
+	ok, bad := spans[0], spans[1]
+	if a := attrs(ok); ok.Name() != "tools/call echo" || a["nexus.server"] != "test" || a["mcp.session.id"] != "s1" || a["nexus.workspace"] != "w1" || a["nexus.source"] != "local" || ok.Status().Code != codes.Unset {
+		t.Fatalf("success span: %s %v %v", ok.Name(), a, ok.Status())
+	}
+	if a := attrs(bad); a["error.type"] != "BAD_REQUEST" || bad.Status().Code != codes.Error {
+		t.Fatalf("error span: %v %v", a, bad.Status())
 	}
 }
