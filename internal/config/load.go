@@ -85,12 +85,30 @@ func (e *Error) Error() string {
 
 // Load reads the configuration file at path, expanding ${VAR} from the
 // process environment. See Parse.
+//
+// A relative cwd of a server is taken from the file's directory, so that a
+// configuration means the same wherever Nexus is started.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(path, data, os.LookupEnv)
+	cfg, err := Parse(path, data, os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	for _, tb := range cfg.Toolboxes {
+		for _, srv := range tb.Servers {
+			if srv.Cwd != "" && !filepath.IsAbs(srv.Cwd) {
+				srv.Cwd = filepath.Join(dir, srv.Cwd)
+			}
+		}
+	}
+	return cfg, nil
 }
 
 // Parse reads a configuration from data; path names the file in errors (and

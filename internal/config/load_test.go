@@ -906,3 +906,21 @@ toolboxes:
 	// dev docs streamable-http 2m0s
 	// nexus.yaml:9:45: toolboxes.dev.mcpServers.github.env.GITHUB_PERSONAL_ACCESS_TOKEN: environment variable GITHUB_TOKEN is not set (write ${GITHUB_TOKEN:-default} to give a default)
 }
+
+func TestLoadResolvesRelativeCwdFromTheFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "nexus.yaml")
+	if err := os.WriteFile(path, []byte("toolboxes:\n  dev:\n    mcpServers:\n      a: {command: srv, cwd: tools}\n      b: {command: srv, cwd: /abs}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Toolboxes["dev"].Servers["a"].Cwd; got != filepath.Join(dir, "tools") {
+		t.Errorf("relative cwd = %q", got)
+	}
+	if got := cfg.Toolboxes["dev"].Servers["b"].Cwd; got != "/abs" {
+		t.Errorf("absolute cwd = %q", got)
+	}
+}
