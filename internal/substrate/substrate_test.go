@@ -10,78 +10,31 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/pipeline/pipelinetest"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
 	"github.com/nexus-mcp/nexus/internal/substrate"
 )
 
-// harness calls substrate tools through the real pipeline on a real store.
-type harness struct {
-	t  *testing.T
-	st *store.Store
-	p  *pipeline.Pipeline
-}
-
-func newHarness(t *testing.T, st *store.Store) *harness {
+// newHarness calls substrate tools through the real pipeline on st.
+func newHarness(t *testing.T, st *store.Store) pipelinetest.Valence {
 	reg := registry.New()
 	if err := substrate.New(st, nil).Register(reg); err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, st: st, p: pipeline.New(pipeline.Options{Registry: reg})}
+	return pipelinetest.Valence{T: t, St: st, P: pipeline.New(pipeline.Options{Registry: reg})}
 }
 
-// call runs tool in workspace ws and decodes the result into a map; it fails
-// the test on a tool error.
-func (h *harness) call(ws, tool string, args map[string]any) map[string]any {
-	h.t.Helper()
-	out, err := h.try(ws, tool, args)
-	if err != nil {
-		h.t.Fatalf("%s: %v", tool, err)
-	}
-	return out
-}
-
-func (h *harness) try(ws, tool string, args map[string]any) (map[string]any, *errs.Error) {
-	h.t.Helper()
-	if ws != "" {
-		args["workspaceContext"] = map[string]any{"workspaceId": ws}
-	}
-	raw, _ := json.Marshal(args)
-	o := h.p.Call(context.Background(), pipeline.Request{Tool: tool, Args: raw, Surface: "test"})
-	body, isErr := o.Body()
-	var out map[string]any
-	if err := json.Unmarshal(body, &out); err != nil {
-		h.t.Fatalf("%s: body is not JSON: %s", tool, body)
-	}
-	if isErr {
-		if out["success"] != false || out["error_code"] == nil || out["error_message"] == nil {
-			h.t.Fatalf("%s: error body not in valence shape: %s", tool, body)
-		}
-		return out, o.Err
-	}
-	if out["success"] != true {
-		h.t.Fatalf("%s: success body without success=true: %s", tool, body)
-	}
-	return out, nil
-}
-
-func (h *harness) count(table string) int {
-	h.t.Helper()
-	var n int
-	if err := h.st.DB().QueryRow("SELECT COUNT(*) FROM " + table).Scan(&n); err != nil {
-		h.t.Fatal(err)
-	}
-	return n
-}
-
-func obj(v any) map[string]any { return v.(map[string]any) }
-func arr(v any) []any          { return v.([]any) }
+var (
+	obj = pipelinetest.Obj
+	arr = pipelinetest.Arr
+)
 
 func TestBeliefLifecycle(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		h := newHarness(t, st)
-		created := h.call("", "belief_create", map[string]any{
+		created := h.Call("belief_create", map[string]any{
 			"content":     "PostgreSQL is the production database for Nexus",
 			"confidence":  map[string]any{"source_reliability": 0.9, "corroboration": 0.7},
 			"domain_path": []string{"tech", "database"},
@@ -104,24 +57,24 @@ func TestBeliefLifecycle(t *testing.T) {
 		}
 
 		// Entities are found by name and alias, and reused, not duplicated.
-		es := h.call("", "entity_search", map[string]any{"query": "postgres"})
+		es := h.Call("entity_search", map[string]any{"query": "postgres"})
 		ents := arr(es["entities"])
 		if len(ents) != 1 || obj(ents[0])["name"] != "PostgreSQL" {
 			t.Fatalf("entity_search by alias: %v", es)
 		}
 		pgID := obj(ents[0])["id"].(string)
-		h.call("", "belief_create", map[string]any{"content": "Postgres backups run nightly at 02:00 UTC",
+		h.Call("belief_create", map[string]any{"content": "Postgres backups run nightly at 02:00 UTC",
 			"entities": []map[string]any{{"name": "postgres", "role": "subject"}}})
-		if n := h.count("entities"); n != 2 {
+		if n := h.Count("entities"); n != 2 {
 			t.Fatalf("entities after reuse by alias: %d, want 2", n)
 		}
-		eg := h.call("", "entity_get", map[string]any{"entity_id": pgID, "include_beliefs": true})
+		eg := h.Call("entity_get", map[string]any{"entity_id": pgID, "include_beliefs": true})
 		if obj(eg["entity"])["belief_count"] != 2.0 || len(arr(eg["beliefs"])) != 2 {
 			t.Fatalf("entity_get: %v", eg)
 		}
 
 		// Query by content, with domain and entity filters.
-		q := h.call("", "belief_query", map[string]any{"query": "which database runs production?"})
+		q := h.Call("belief_query", map[string]any{"query": "which database runs production?"})
 		bs := arr(q["beliefs"])
 		if len(bs) == 0 || obj(bs[0])["id"] != id || obj(bs[0])["relevance_score"] == nil {
 			t.Fatalf("belief_query: %v", q)
@@ -137,14 +90,14 @@ func TestBeliefLifecycle(t *testing.T) {
 			{map[string]any{"query": "postgres backups nightly", "entity_id": pgID}, 1},
 			{map[string]any{"query": "postgresql", "entity_id": pgID}, 1},
 		} {
-			got := h.call("", "belief_query", tc.args)
+			got := h.Call("belief_query", tc.args)
 			if n := len(arr(got["beliefs"])); n != tc.want || int(got["total_count"].(float64)) != tc.want {
 				t.Errorf("belief_query %v: %d results (total %v), want %d", tc.args, n, got["total_count"], tc.want)
 			}
 		}
 
 		// Supersession chain.
-		s1 := h.call("", "belief_supersede", map[string]any{"old_belief_id": id, "new_content": "PostgreSQL 16 is the production database for Nexus", "reason": "version pinned"})
+		s1 := h.Call("belief_supersede", map[string]any{"old_belief_id": id, "new_content": "PostgreSQL 16 is the production database for Nexus", "reason": "version pinned"})
 		id2 := obj(s1["new_belief"])["id"].(string)
 		if obj(s1["old_belief"])["status"] != "superseded" || obj(s1["old_belief"])["superseded_by"] != id2 {
 			t.Fatalf("old belief after supersede: %v", s1["old_belief"])
@@ -152,27 +105,27 @@ func TestBeliefLifecycle(t *testing.T) {
 		if nb := obj(s1["new_belief"]); nb["supersedes"] != id || len(arr(nb["entities"])) != 2 || len(arr(nb["domain_path"])) != 2 {
 			t.Fatalf("new belief must inherit entities and domain: %v", nb)
 		}
-		s2 := h.call("", "belief_supersede", map[string]any{"old_belief_id": id2, "new_content": "PostgreSQL 17 is the production database for Nexus", "reason": "upgrade"})
+		s2 := h.Call("belief_supersede", map[string]any{"old_belief_id": id2, "new_content": "PostgreSQL 17 is the production database for Nexus", "reason": "upgrade"})
 		id3 := obj(s2["new_belief"])["id"].(string)
 		for _, from := range []string{id, id2, id3} {
-			g := h.call("", "belief_get", map[string]any{"belief_id": from, "include_history": true})
+			g := h.Call("belief_get", map[string]any{"belief_id": from, "include_history": true})
 			hist := arr(g["history"])
 			if len(hist) != 3 || obj(hist[0])["id"] != id || obj(hist[1])["id"] != id2 || obj(hist[2])["id"] != id3 {
 				t.Fatalf("history from %s: %v", from, hist)
 			}
 		}
 		// Superseded beliefs leave queries unless asked for.
-		q1 := h.call("", "belief_query", map[string]any{"query": "production database nexus"})
-		q2 := h.call("", "belief_query", map[string]any{"query": "production database nexus", "include_superseded": true})
+		q1 := h.Call("belief_query", map[string]any{"query": "production database nexus"})
+		q2 := h.Call("belief_query", map[string]any{"query": "production database nexus", "include_superseded": true})
 		if len(arr(q1["beliefs"])) != 1 || len(arr(q2["beliefs"])) != 3 {
 			t.Fatalf("include_superseded: %d vs %d", len(arr(q1["beliefs"])), len(arr(q2["beliefs"])))
 		}
 		// Superseding a superseded belief is a conflict and writes nothing.
-		before := h.count("beliefs")
-		if _, err := h.try("", "belief_supersede", map[string]any{"old_belief_id": id, "new_content": "x", "reason": "y"}); err == nil || err.Code != errs.Conflict {
+		before := h.Count("beliefs")
+		if _, err := h.Try("belief_supersede", map[string]any{"old_belief_id": id, "new_content": "x", "reason": "y"}); err == nil || err.Code != errs.Conflict {
 			t.Fatalf("supersede of superseded: %v", err)
 		}
-		if h.count("beliefs") != before {
+		if h.Count("beliefs") != before {
 			t.Fatal("failed supersede wrote a belief")
 		}
 	})
@@ -182,11 +135,11 @@ func TestTensionDetectionAndResolution(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		h := newHarness(t, st)
 		ents := []map[string]any{{"name": "Nexus", "type": "project"}}
-		a := h.call("", "belief_create", map[string]any{"content": "The default port of Nexus is 7777", "entities": ents, "confidence": map[string]any{"overall": 0.9}})
+		a := h.Call("belief_create", map[string]any{"content": "The default port of Nexus is 7777", "entities": ents, "confidence": map[string]any{"overall": 0.9}})
 		if n := len(arr(a["tensions"])); n != 0 {
 			t.Fatalf("first belief has %d tensions", n)
 		}
-		b := h.call("", "belief_create", map[string]any{"content": "The default port of Nexus is 8080", "entities": ents, "confidence": map[string]any{"overall": 0.9}})
+		b := h.Call("belief_create", map[string]any{"content": "The default port of Nexus is 8080", "entities": ents, "confidence": map[string]any{"overall": 0.9}})
 		ts := arr(b["tensions"])
 		if len(ts) != 1 {
 			t.Fatalf("want one tension, got %v", b["tensions"])
@@ -196,32 +149,32 @@ func TestTensionDetectionAndResolution(t *testing.T) {
 			t.Fatalf("tension: %v", tn)
 		}
 		// Unrelated beliefs raise nothing.
-		c := h.call("", "belief_create", map[string]any{"content": "Nexus is written in Go", "entities": ents})
+		c := h.Call("belief_create", map[string]any{"content": "Nexus is written in Go", "entities": ents})
 		if n := len(arr(c["tensions"])); n != 0 {
 			t.Fatalf("unrelated belief raised %d tensions: %v", n, c["tensions"])
 		}
 
 		entityID := obj(arr(obj(a["belief"])["entities"])[0])["id"].(string)
-		list := h.call("", "tension_list", map[string]any{"entity_id": entityID, "status": "detected"})
+		list := h.Call("tension_list", map[string]any{"entity_id": entityID, "status": "detected"})
 		if len(arr(list["tensions"])) != 1 {
 			t.Fatalf("tension_list by entity: %v", list)
 		}
-		if got := h.call("", "tension_list", map[string]any{"severity": "critical"}); len(arr(got["tensions"])) != 0 && obj(arr(got["tensions"])[0])["severity"] != "critical" {
+		if got := h.Call("tension_list", map[string]any{"severity": "critical"}); len(arr(got["tensions"])) != 0 && obj(arr(got["tensions"])[0])["severity"] != "critical" {
 			t.Fatalf("severity filter: %v", got)
 		}
-		g := h.call("", "belief_get", map[string]any{"belief_id": obj(b["belief"])["id"], "include_tensions": true})
+		g := h.Call("belief_get", map[string]any{"belief_id": obj(b["belief"])["id"], "include_tensions": true})
 		if len(arr(g["tensions"])) != 1 {
 			t.Fatalf("belief_get include_tensions: %v", g)
 		}
 
 		tid := tn["id"].(string)
-		res := h.call("", "tension_resolve", map[string]any{"tension_id": tid, "resolution": "8080 was the old default", "action": "supersede_b"})
+		res := h.Call("tension_resolve", map[string]any{"tension_id": tid, "resolution": "8080 was the old default", "action": "supersede_b"})
 		rt := obj(res["tension"])
 		if rt["status"] != "resolved" || obj(rt["belief_b"])["status"] != "superseded" || obj(rt["belief_a"])["status"] != "active" {
 			t.Fatalf("resolved tension: %v", rt)
 		}
 		// Resolving twice is a conflict.
-		if _, err := h.try("", "tension_resolve", map[string]any{"tension_id": tid, "resolution": "again", "action": "keep_both"}); err == nil || err.Code != errs.Conflict {
+		if _, err := h.Try("tension_resolve", map[string]any{"tension_id": tid, "resolution": "again", "action": "keep_both"}); err == nil || err.Code != errs.Conflict {
 			t.Fatalf("second resolve: %v", err)
 		}
 	})
@@ -231,8 +184,8 @@ func TestTensionResolveIsAtomic(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		h := newHarness(t, st)
 		ents := []map[string]any{{"name": "Nexus"}}
-		a := h.call("", "belief_create", map[string]any{"content": "Nexus supports OAuth login", "entities": ents})
-		b := h.call("", "belief_create", map[string]any{"content": "Nexus does not support OAuth login", "entities": ents})
+		a := h.Call("belief_create", map[string]any{"content": "Nexus supports OAuth login", "entities": ents})
+		b := h.Call("belief_create", map[string]any{"content": "Nexus does not support OAuth login", "entities": ents})
 		ts := arr(b["tensions"])
 		if len(ts) != 1 {
 			t.Fatalf("tensions: %v", ts)
@@ -240,19 +193,19 @@ func TestTensionResolveIsAtomic(t *testing.T) {
 		tid := obj(ts[0])["id"].(string)
 		// Make belief b inactive behind the tension's back: archive_both must
 		// then fail as a whole and leave belief a active.
-		h.call("", "belief_supersede", map[string]any{"old_belief_id": obj(b["belief"])["id"], "new_content": "Nexus supports OAuth login since 0.2", "reason": "shipped"})
-		if _, err := h.try("", "tension_resolve", map[string]any{"tension_id": tid, "resolution": "both stale", "action": "archive_both"}); err == nil || err.Code != errs.Conflict {
+		h.Call("belief_supersede", map[string]any{"old_belief_id": obj(b["belief"])["id"], "new_content": "Nexus supports OAuth login since 0.2", "reason": "shipped"})
+		if _, err := h.Try("tension_resolve", map[string]any{"tension_id": tid, "resolution": "both stale", "action": "archive_both"}); err == nil || err.Code != errs.Conflict {
 			t.Fatalf("archive_both with an inactive belief: %v", err)
 		}
-		g := h.call("", "belief_get", map[string]any{"belief_id": obj(a["belief"])["id"]})
+		g := h.Call("belief_get", map[string]any{"belief_id": obj(a["belief"])["id"]})
 		if obj(g["belief"])["status"] != "active" {
 			t.Fatal("failed archive_both archived belief a")
 		}
-		l := h.call("", "tension_list", map[string]any{"status": "detected"})
+		l := h.Call("tension_list", map[string]any{"status": "detected"})
 		if len(arr(l["tensions"])) == 0 {
 			t.Fatal("failed resolve changed the tension")
 		}
-		r := h.call("", "tension_resolve", map[string]any{"tension_id": tid, "resolution": "both fine in context", "action": "keep_both"})
+		r := h.Call("tension_resolve", map[string]any{"tension_id": tid, "resolution": "both fine in context", "action": "keep_both"})
 		if obj(r["tension"])["status"] != "accepted" {
 			t.Fatalf("keep_both: %v", r)
 		}
@@ -262,30 +215,30 @@ func TestTensionResolveIsAtomic(t *testing.T) {
 func TestWorkspacesAreIsolated(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		h := newHarness(t, st)
-		a := h.call("team-a", "belief_create", map[string]any{"content": "The deploy window is Friday afternoon", "entities": []map[string]any{{"name": "Deploys"}}})
+		a := h.In("team-a").Call("belief_create", map[string]any{"content": "The deploy window is Friday afternoon", "entities": []map[string]any{{"name": "Deploys"}}})
 		id := obj(a["belief"])["id"].(string)
 		eid := obj(arr(obj(a["belief"])["entities"])[0])["id"].(string)
-		if _, err := h.try("team-b", "belief_get", map[string]any{"belief_id": id}); err == nil || err.Code != errs.NotFound {
+		if _, err := h.In("team-b").Try("belief_get", map[string]any{"belief_id": id}); err == nil || err.Code != errs.NotFound {
 			t.Fatalf("belief visible across workspaces: %v", err)
 		}
-		if q := h.call("team-b", "belief_query", map[string]any{"query": "deploy window"}); len(arr(q["beliefs"])) != 0 {
+		if q := h.In("team-b").Call("belief_query", map[string]any{"query": "deploy window"}); len(arr(q["beliefs"])) != 0 {
 			t.Fatalf("query crosses workspaces: %v", q)
 		}
-		if _, err := h.try("team-b", "entity_get", map[string]any{"entity_id": eid}); err == nil || err.Code != errs.NotFound {
+		if _, err := h.In("team-b").Try("entity_get", map[string]any{"entity_id": eid}); err == nil || err.Code != errs.NotFound {
 			t.Fatalf("entity visible across workspaces: %v", err)
 		}
-		if e := h.call("team-b", "entity_search", map[string]any{"query": "deploys"}); len(arr(e["entities"])) != 0 {
+		if e := h.In("team-b").Call("entity_search", map[string]any{"query": "deploys"}); len(arr(e["entities"])) != 0 {
 			t.Fatalf("entity_search crosses workspaces: %v", e)
 		}
 		// The same content in B does not raise a tension with A's belief.
-		b := h.call("team-b", "belief_create", map[string]any{"content": "The deploy window is not Friday afternoon", "entities": []map[string]any{{"name": "Deploys"}}})
+		b := h.In("team-b").Call("belief_create", map[string]any{"content": "The deploy window is not Friday afternoon", "entities": []map[string]any{{"name": "Deploys"}}})
 		if n := len(arr(b["tensions"])); n != 0 {
 			t.Fatalf("tension across workspaces: %v", b["tensions"])
 		}
-		if q := h.call("team-a", "belief_query", map[string]any{"query": "deploy window"}); len(arr(q["beliefs"])) != 1 {
+		if q := h.In("team-a").Call("belief_query", map[string]any{"query": "deploy window"}); len(arr(q["beliefs"])) != 1 {
 			t.Fatalf("team-a sees %d beliefs", len(arr(q["beliefs"])))
 		}
-		if n := h.count("entities"); n != 2 {
+		if n := h.Count("entities"); n != 2 {
 			t.Fatalf("entities are per workspace: %d, want 2", n)
 		}
 	})
@@ -327,14 +280,13 @@ func TestBadInputWritesNothing(t *testing.T) {
 		}
 		for i, tt := range tests {
 			t.Run(fmt.Sprintf("%02d_%s", i, tt.tool), func(t *testing.T) {
-				hh := *h
-				hh.t = t
-				before := [3]int{hh.count("beliefs"), hh.count("entities"), hh.count("tensions")}
-				_, err := hh.try("", tt.tool, tt.args)
+				hh := h.With(t)
+				before := [3]int{hh.Count("beliefs"), hh.Count("entities"), hh.Count("tensions")}
+				_, err := hh.Try(tt.tool, tt.args)
 				if err == nil || err.Code != tt.code || !strings.Contains(err.Message, tt.msg) {
 					t.Fatalf("got %v, want %s containing %q", err, tt.code, tt.msg)
 				}
-				if after := [3]int{hh.count("beliefs"), hh.count("entities"), hh.count("tensions")}; after != before {
+				if after := [3]int{hh.Count("beliefs"), hh.Count("entities"), hh.Count("tensions")}; after != before {
 					t.Fatalf("rows changed on bad input: %v -> %v", before, after)
 				}
 			})
@@ -352,7 +304,7 @@ func TestConcurrentCreatesShareEntities(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				raw, _ := json.Marshal(map[string]any{"content": fmt.Sprintf("Fact number %d about the shared service", i), "entities": []map[string]any{{"name": "Shared Service", "type": "service"}}})
-				o := h.p.Call(context.Background(), pipeline.Request{Tool: "belief_create", Args: raw})
+				o := h.P.Call(context.Background(), pipeline.Request{Tool: "belief_create", Args: raw})
 				if o.Err != nil {
 					errc <- o.Err
 				}
@@ -363,10 +315,10 @@ func TestConcurrentCreatesShareEntities(t *testing.T) {
 		for err := range errc {
 			t.Error(err)
 		}
-		if n := h.count("entities"); n != 1 {
+		if n := h.Count("entities"); n != 1 {
 			t.Fatalf("concurrent creators made %d entities, want 1", n)
 		}
-		if n := h.count("belief_entities"); n != 16 {
+		if n := h.Count("belief_entities"); n != 16 {
 			t.Fatalf("links: %d, want 16", n)
 		}
 	})
@@ -377,14 +329,13 @@ func FuzzQueryTerms(f *testing.F) {
 		f.Add(s)
 	}
 	st := storetest.OpenTestSQLite(f)
-	h := &harness{st: st}
 	reg := registry.New()
 	substrate.New(st, nil).Register(reg)
-	h.p = pipeline.New(pipeline.Options{Registry: reg})
-	h.p.Call(context.Background(), pipeline.Request{Tool: "belief_create", Args: json.RawMessage(`{"content":"seed belief about databases and SFU CMPT 120"}`)})
+	p := pipeline.New(pipeline.Options{Registry: reg})
+	p.Call(context.Background(), pipeline.Request{Tool: "belief_create", Args: json.RawMessage(`{"content":"seed belief about databases and SFU CMPT 120"}`)})
 	f.Fuzz(func(t *testing.T, q string) {
 		raw, _ := json.Marshal(map[string]any{"query": q})
-		o := h.p.Call(context.Background(), pipeline.Request{Tool: "belief_query", Args: raw})
+		o := p.Call(context.Background(), pipeline.Request{Tool: "belief_query", Args: raw})
 		if o.Err != nil && o.Err.Code != errs.BadRequest {
 			t.Fatalf("query %q: %v", q, o.Err)
 		}
