@@ -28,11 +28,11 @@ var Beliefs = []substrate.CreateInput{
 	{Content: "The default HTTP address of nexus serve is 127.0.0.1:7777.",
 		DomainPath: []string{"nexus", "operations"}, SourceType: "document", SourceRef: "README.md",
 		Confidence: conf(0.95),
-		Entities: []ent{{Name: "Nexus", Type: "project", Role: "subject"}}},
+		Entities:   []ent{{Name: "Nexus", Type: "project", Role: "subject"}}},
 	{Content: "The default HTTP address of nexus serve is 127.0.0.1:8080.",
 		DomainPath: []string{"nexus", "operations"}, SourceType: "inference", SourceRef: "an outdated blog post",
 		Confidence: conf(0.3),
-		Entities: []ent{{Name: "Nexus", Type: "project", Role: "subject"}}},
+		Entities:   []ent{{Name: "Nexus", Type: "project", Role: "subject"}}},
 }
 
 func conf(overall float64) *substrate.ConfidenceInput {

@@ -326,7 +326,7 @@ func TestTensionPairsPrecisionRecall(t *testing.T) {
 	// first implemented, the rest ("dev") alongside them; docs/tensions.md
 	// tells their history. Each is also reported on its own.
 	type counts struct{ tp, fp, fn, tn, typeOK int }
-	held := map[string]*counts{"dev": {}, "ho-": {}, "h2-": {}}
+	held := map[string]*counts{"dev": {}, "ho-": {}, "h2-": {}, "h3-": {}}
 	for _, p := range pairs {
 		if seen[p.ID] {
 			t.Errorf("duplicate id %s", p.ID)
@@ -391,7 +391,7 @@ func TestTensionPairsPrecisionRecall(t *testing.T) {
 		types[TensionTypeScopeConflict], types[TensionTypePartialOverlap], fp+tn)
 	t.Logf("TP=%d FP=%d FN=%d TN=%d precision=%.3f recall=%.3f type_accuracy=%.3f (%d/%d)",
 		tp, fp, fn, tn, precision, recall, typeAcc, typeOK, tp)
-	for _, prefix := range []string{"dev", "ho-", "h2-"} {
+	for _, prefix := range []string{"dev", "ho-", "h2-", "h3-"} {
 		c := held[prefix]
 		t.Logf("subset %s: pairs=%d TP=%d FP=%d FN=%d TN=%d precision=%.3f recall=%.3f type_accuracy=%.3f",
 			prefix, c.tp+c.fp+c.fn+c.tn, c.tp, c.fp, c.fn, c.tn, ratio(c.tp, c.tp+c.fp), ratio(c.tp, c.tp+c.fn), ratio(c.typeOK, c.tp))
