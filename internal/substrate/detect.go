@@ -459,6 +459,12 @@ func tnTerms(lx []tnLex) []tnTerm {
 			out = append(out, tnTerm{key: w, disp: w, kind: tnStop})
 			continue
 		}
+		if w == "on" && tnParticle(lx, i) {
+			// "turned on in production", "logging is on": the particle
+			// is opposable to "off", so it is a content word here.
+			out = append(out, tnTerm{key: w, disp: w, kind: tnWord})
+			continue
+		}
 		if tnStopWords[w] {
 			out = append(out, tnTerm{key: w, disp: w, kind: tnStop})
 			continue
@@ -493,7 +499,7 @@ func tnTerms(lx []tnLex) []tnTerm {
 			out = append(out, tnTerm{key: d, disp: w, kind: tnValue, class: tnDaypart})
 			continue
 		}
-		if f, ok := tnFreqWords[w]; ok {
+		if f, ok := tnFreqWords[w]; ok && !(strings.HasSuffix(w, "ly") && tnBeforeNoun(lx, i)) {
 			out = append(out, tnTerm{key: f, disp: w, kind: tnValue, class: tnFreq})
 			continue
 		}
@@ -514,6 +520,31 @@ func tnTerms(lx []tnLex) []tnTerm {
 		out = append(out, t)
 	}
 	return out
+}
+
+// tnBeforeNoun reports whether lx[i] is directly followed by a content word,
+// so an adjective there names a kind ("the weekly backup") rather than
+// stating a value ("the backup runs weekly").
+func tnBeforeNoun(lx []tnLex, i int) bool {
+	if i+1 >= len(lx) {
+		return false
+	}
+	n := lx[i+1]
+	if n.brk || n.num || n.neg || n.poss {
+		return false
+	}
+	w := n.s
+	return !tnStopWords[w] && !tnNegWords[w] && !tnBreakWords[w]
+}
+
+// tnParticle reports whether the preposition at lx[i] stands alone as a
+// particle: it ends the clause or is directly followed by another
+// preposition or a conjunction ("is on", "turned on in staging").
+func tnParticle(lx []tnLex, i int) bool {
+	if i+1 >= len(lx) || lx[i+1].brk {
+		return true
+	}
+	return tnAfterParticle[lx[i+1].s]
 }
 
 // tnMayIsMonth reports whether "may" at lx[i] is the month.
@@ -768,6 +799,7 @@ type tnEvidence struct {
 	directional   string      // cue of a reversed relation, or ""
 	scopeDiff     bool        // scope qualifiers or top-level domains differ
 	subjectDiff   bool        // the leading noun phrases name different things
+	subjectNarrow bool        // one leading noun phrase refines the other by inserted words
 }
 
 // tnAlign computes the evidence used by the rules.
@@ -882,6 +914,9 @@ func tnAlign(x, y *tnBelief) tnEvidence {
 		}
 	}
 	ev.subjectDiff = tnSubjectDiff(x, y, &ev)
+	if !ev.subjectDiff {
+		ev.subjectNarrow = tnSubjectNarrow(x, y, &ev)
+	}
 	if len(ev.resA) == 0 && len(ev.resB) == 0 && len(ev.antA) == 0 && len(ev.conflicts) == 0 && !ev.flip {
 		ev.directional = tnReversed(x, y)
 	}
@@ -925,6 +960,40 @@ func tnSubjectDiff(x, y *tnBelief, ev *tnEvidence) bool {
 		return false
 	}
 	return tnSubjectExtra(x, sx, y, sy, ev.antA, ev, true) && tnSubjectExtra(y, sy, x, sx, ev.antB, ev, false)
+}
+
+// tnSubjectNarrow reports whether one leading subject is the other's plus
+// inserted words that the other belief does not use at all ("Nexus logs
+// ..." vs "Nexus audit logs ..."): the narrower claim may be an exception,
+// so differing values are not a conflict.
+func tnSubjectNarrow(x, y *tnBelief, ev *tnEvidence) bool {
+	sx, sy := tnSubject(x), tnSubject(y)
+	if len(sx) == 0 || len(sy) == 0 || len(sx) == len(sy) {
+		return false
+	}
+	if len(sx) < len(sy) {
+		x, y, sx, sy = y, x, sy, sx
+		return tnSubjectRefines(x, sx, y, sy, ev.resB)
+	}
+	return tnSubjectRefines(x, sx, y, sy, ev.resA)
+}
+
+// tnSubjectRefines reports whether the longer subject sx of x contains
+// every term of the shorter subject sy of y, in order, and its other terms
+// are residual words of x (res).
+func tnSubjectRefines(x *tnBelief, sx []int, y *tnBelief, sy []int, res []string) bool {
+	k := 0
+	for _, i := range sx {
+		t := &x.seq[i]
+		if k < len(sy) && y.seq[sy[k]].kind == t.kind && y.seq[sy[k]].key == t.key {
+			k++
+			continue
+		}
+		if t.kind != tnWord || !tnHas(res, t.key) {
+			return false
+		}
+	}
+	return k == len(sy)
 }
 
 // tnSubjectExtra reports whether subject sx of x has a term missing from
@@ -1103,7 +1172,7 @@ func tnFrameCopulaBefore(x *tnBelief, s [2]int) bool {
 func tnFrameCue(x *tnBelief, s [2]int, shared []string) string {
 	for k := 0; k < s[0]; k++ {
 		t := &x.seq[x.core[k]]
-		if t.kind == tnWord && tnCueWords[t.key] && tnHas(shared, t.key) {
+		if t.kind == tnWord && tnCueWords[t.key] && !tnCueVerbs[t.disp] && tnHas(shared, t.key) {
 			return t.key
 		}
 	}
@@ -1228,6 +1297,11 @@ func tnDecide(a, b TensionInput, x, y *tnBelief, ev *tnEvidence) (TensionFinding
 		rule = tnRuleSlot
 	case ev.subjectDiff && (ev.flip || len(ev.conflicts) > 0):
 		// Same words, different subjects: likewise.
+	case ev.subjectNarrow && !ev.flip && len(ev.conflicts) > 0:
+		// A narrower subject with another value may be an exception.
+	case ev.flip && ev.otherConflict:
+		// Opposite polarity under different values of one class ("closed
+		// on Mondays" vs "opens on Tuesdays") describes two situations.
 	case ev.flip && len(ev.antA) > 0 && !ev.negA && !ev.negB:
 		rule = tnRuleOpposed
 	case ev.flip:
@@ -1559,6 +1633,10 @@ var (
 		"got", "well", "one's", "whether", "within", "across", "instead", "usually", "typically",
 		"generally", "always")
 
+	// tnAfterParticle are the words after which "on" is a particle.
+	tnAfterParticle = tnSet("in", "for", "at", "by", "during", "since", "until", "when", "and",
+		"or", "but", "after", "before", "across", "within", "from", "except", "unless")
+
 	// tnConjunctions split a negation's scope into conjuncts.
 	tnConjunctions = tnSet("and", "or", "nor")
 
@@ -1594,7 +1672,12 @@ var (
 	// tnCueWords name single-valued attributes (frame C).
 	tnCueWords = tnStemSet("written", "implemented", "headquartered", "located", "based", "born",
 		"lives", "transfers", "default", "primary", "favorite", "preferred", "official", "capital",
-		"timezone", "owner")
+		"timezone", "owner", "licensed")
+
+	// tnCueVerbs are surface forms whose stem is a cue word but which are
+	// multi-valued verbs: one can prefer many things ("prefers dark mode in
+	// her editor" and "... in her terminal"). They are not cues.
+	tnCueVerbs = tnSet("prefer", "prefers", "preferring")
 
 	// tnDirCues are relations whose direction matters (frame for the
 	// reversed-relation rule). Keys are stems, or raw stop words.
@@ -1641,6 +1724,8 @@ var (
 		"daily": "day", "week": "week", "weeks": "week", "weekly": "week", "month": "month",
 		"months": "month", "monthly": "month", "quarter": "quarter", "quarterly": "quarter",
 		"year": "year", "years": "year", "yearly": "year", "annually": "year", "annual": "year",
+		"nightly": "day", "biweekly": "fortnight", "fortnightly": "fortnight",
+		"semiannual": "halfyear", "semiannually": "halfyear",
 	}
 
 	tnUnits = func() map[string]struct {
@@ -1714,6 +1799,15 @@ var (
 			{"win", "lose"}, {"gain", "loss"}, {"profit", "loss"}, {"inclusive", "exclusive"},
 			{"stateless", "stateful"}, {"lazy", "eager"}, {"ascending", "descending"},
 			{"internal", "external"}, {"valid", "invalid"}, {"supported", "unsupported"},
+			{"exponential", "linear"}, {"float", "integer"}, {"decimal", "integer"},
+			{"shared", "dedicated"}, {"shared", "isolated"}, {"soft", "hard"},
+			{"inbound", "outbound"}, {"ingress", "egress"}, {"horizontal", "vertical"},
+			{"uppercase", "lowercase"}, {"explicit", "implicit"}, {"absolute", "relative"},
+			{"push", "pull"}, {"oldest", "newest"}, {"free", "paid"}, {"monolith", "microservices"},
+			{"physical", "virtual"}, {"remote", "onsite"}, {"remote", "inperson"},
+			{"full", "partial"}, {"full", "empty"}, {"permanent", "temporary"},
+			{"fulltime", "parttime"}, {"major", "minor"}, {"lossy", "lossless"},
+			{"signed", "unsigned"}, {"strong", "eventual"}, {"optimistic", "pessimistic"},
 		}
 		m := make(map[string][]string, 2*len(pairs))
 		for _, p := range pairs {

@@ -191,6 +191,20 @@ func TestDetectTensionRules(t *testing.T) {
 		{"partial-too-short", tnIn("Alice likes Python"), tnIn("Alice likes Go"), "", ""},
 		{"partial-subject", tnIn("Alice reviews pull requests for the CLI"), tnIn("Bob reviews pull requests for the CLI"), "", ""},
 		{"partial-paraphrase", tnIn("Nexus runs on PostgreSQL 16"), tnIn("Nexus uses PostgreSQL 16"), "", ""},
+
+		// Added with the h3 block (see docs/tensions.md).
+		{"opposed-new", tnIn("Webhooks are retried with exponential backoff"), tnIn("Webhooks are retried with linear backoff"), TensionTypeContradiction, `opposed terms: "exponential" vs "linear"`},
+		{"opposed-particle", tnIn("Email notifications are turned off in staging"), tnIn("Email notifications are turned on in staging"), TensionTypeContradiction, `opposed terms: "off" vs "on"`},
+		{"particle-not-preposition", tnIn("The worker runs on Linux"), tnIn("The worker runs on Windows"), "", ""},
+		{"freq-nightly", tnIn("The search index is rebuilt nightly"), tnIn("The search index is rebuilt weekly"), TensionTypeContradiction, `"nightly" vs "weekly"`},
+		{"freq-biweekly", tnIn("The on-call rotation is weekly"), tnIn("The on-call rotation is biweekly"), TensionTypeContradiction, "different values"},
+		{"freq-attributive", tnIn("The nightly backup runs at 02:00 UTC"), tnIn("The weekly backup runs at 04:00 UTC"), "", ""},
+		{"prefers-multi-valued", tnIn("Dana prefers short reviews over long meetings"), tnIn("Dana prefers written notes over long meetings"), "", ""},
+		{"cue-licensed", tnIn("Nexus is licensed under MIT"), tnIn("Nexus is licensed under GPL"), TensionTypeContradiction, "single-valued slot"},
+		{"subject-narrower", tnIn("Nexus logs are kept for 14 days"), tnIn("Nexus audit logs are kept for 1 year"), "", ""},
+		{"subject-narrower-negation", tnIn("Nexus logs are encrypted"), tnIn("Nexus logs are not encrypted"), TensionTypeContradiction, "negation"},
+		{"polarity-under-values", tnIn("The office is closed on Mondays"), tnIn("The office is open on Tuesdays"), "", ""},
+		{"polarity-under-values", tnIn("Nexus 1.0 supports Windows"), tnIn("Nexus 2.0 does not support Windows"), "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.rule, func(t *testing.T) {
