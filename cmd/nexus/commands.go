@@ -118,7 +118,7 @@ func newSurfaces(a *app.App, transport string, log *slog.Logger) surfaces {
 }
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "nexus serve [--addr HOST:PORT] [--data-dir DIR] [--db URL]", stderr)
+	fs := newFlagSet("serve", "nexus serve [--addr HOST:PORT] [--config FILE] [--data-dir DIR] [--db URL]", stderr)
 	var c common
 	c.register(fs)
 	addr := fs.String("addr", envOr("NEXUS_ADDR", DefaultAddr), "listen address (env NEXUS_ADDR)")
@@ -158,6 +158,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	log.Info("nexus serving", "mcp", "http://"+ln.Addr().String()+"/mcp", "store", a.Store.Dialect(), "tools", len(a.Registry.List()))
+	if !httpapi.IsLoopbackAddr(*addr) {
+		log.Warn("listening beyond loopback without authentication: anyone who can reach this address can call every tool", "addr", *addr)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -183,7 +186,7 @@ func splitList(s string) []string {
 }
 
 func cmdStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("stdio", "nexus stdio [--surface flat|agents|bounded] [--data-dir DIR] [--db URL]", stderr)
+	fs := newFlagSet("stdio", "nexus stdio [--surface flat|agents|bounded] [--config FILE] [--data-dir DIR] [--db URL]", stderr)
 	var c common
 	c.register(fs)
 	surface := fs.String("surface", envOr("NEXUS_SURFACE", "flat"), "MCP surface: flat (every tool by name), agents (one tool per agent with a mode) or bounded (get_tools, open_toolbox, use_tool) (env NEXUS_SURFACE)")
