@@ -31,6 +31,10 @@ import (
 // DefaultAddr is where nexus serve listens by default.
 const DefaultAddr = "127.0.0.1:7777"
 
+// MaxStdioMessage bounds one JSON-RPC message on stdio (4 MiB); a larger one
+// ends the connection, since the stream cannot be resynchronized.
+const MaxStdioMessage = 4 << 20
+
 func versionString() string { return app.Version }
 
 // common holds the flags every command shares.
@@ -210,7 +214,7 @@ func cmdStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	case "bounded":
 		srv = sf.bounded.NewServer()
 	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}, MaxLineLength: MaxStdioMessage}
 	if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		return err
 	}
