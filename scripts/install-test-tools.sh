@@ -68,81 +68,57 @@ EOF
 	[[ $got == "v$NODE_VERSION" ]] || die "installed node reports '$got', want v$NODE_VERSION"
 fi
 
-# --- @modelcontextprotocol/conformance ---------------------------------------
-CONF_DIR=$TOOLS/conformance
-CONF_PKG=$CONF_DIR/node_modules/@modelcontextprotocol/conformance
-CONF_JS=$CONF_PKG/dist/index.js
-STAMP=$CONF_DIR/.installed
-
-[[ -f $CONF_SRC/package.json && -f $CONF_SRC/package-lock.json ]] ||
-	die "missing $CONF_SRC/package.json or package-lock.json"
-
-want_version=$(
-	"$NODE_BIN" -e 'const p=require(process.argv[1]); process.stdout.write(p.dependencies["@modelcontextprotocol/conformance"])' \
-		"$CONF_SRC/package.json"
-)
-# The stamp records what was installed: the lock file's checksum and the node
-# it was installed with. Anything else (a half-done npm ci, a new pin) reinstalls.
-want_stamp="$(sha256sum "$CONF_SRC/package-lock.json" | cut -d' ' -f1) node-v$NODE_VERSION"
-installed_version() {
-	[[ -f $CONF_PKG/package.json ]] || return 0
-	"$NODE_BIN" -e 'process.stdout.write(require(process.argv[1]).version)' "$CONF_PKG/package.json" 2>/dev/null || true
+# --- npm packages pinned by a lock file --------------------------------------
+# npm_ci_pinned SRC DEST PKG installs the package.json and package-lock.json of
+# SRC into DEST with npm ci under Node 22, unless DEST already holds exactly
+# that: a stamp records the lock file's checksum and the node it was installed
+# with, and PKG's installed version must equal its pin. Anything else (a
+# half-done npm ci, a new pin) reinstalls from scratch.
+npm_ci_pinned() {
+	local src=$1 dest=$2 pkg=$3
+	local pkg_dir=$dest/node_modules/$pkg stamp=$dest/.installed
+	[[ -f $src/package.json && -f $src/package-lock.json ]] ||
+		die "missing $src/package.json or package-lock.json"
+	local want want_stamp got
+	want=$("$NODE_BIN" -e 'process.stdout.write(require(process.argv[1]).dependencies[process.argv[2]])' "$src/package.json" "$pkg")
+	want_stamp="$(sha256sum "$src/package-lock.json" | cut -d' ' -f1) node-v$NODE_VERSION"
+	if [[ -f $stamp && "$(cat "$stamp")" == "$want_stamp" && "$(pkg_version "$pkg_dir")" == "$want" ]]; then
+		log "$pkg@$want already installed"
+		return
+	fi
+	log "installing $pkg@$want into $dest (npm ci)"
+	rm -rf "$dest"
+	mkdir -p "$dest"
+	cp "$src/package.json" "$src/package-lock.json" "$dest/"
+	# Run npm under Node 22 so engine checks and install scripts see the
+	# runtime the package will run on.
+	(cd "$dest" && PATH="$NODE_DIR/node_modules/.bin:$PATH" npm ci "${NPM_FLAGS[@]}")
+	got=$(pkg_version "$pkg_dir")
+	[[ $got == "$want" ]] || die "$pkg install incomplete (version '$got', want $want)"
+	printf '%s\n' "$want_stamp" >"$stamp"
 }
 
-if [[ -f $STAMP && "$(cat "$STAMP")" == "$want_stamp" && -f $CONF_JS && "$(installed_version)" == "$want_version" ]]; then
-	log "@modelcontextprotocol/conformance@$want_version already installed"
-else
-	log "installing @modelcontextprotocol/conformance@$want_version into $CONF_DIR (npm ci)"
-	rm -rf "$CONF_DIR"
-	mkdir -p "$CONF_DIR"
-	cp "$CONF_SRC/package.json" "$CONF_SRC/package-lock.json" "$CONF_DIR/"
-	# Run npm under Node 22 so engine checks and install scripts see the
-	# runtime the suite will run on.
-	(cd "$CONF_DIR" && PATH="$NODE_DIR/node_modules/.bin:$PATH" npm ci "${NPM_FLAGS[@]}")
-	got=$(installed_version)
-	[[ $got == "$want_version" && -f $CONF_JS ]] ||
-		die "conformance install incomplete (version '$got', want $want_version)"
-	printf '%s\n' "$want_stamp" >"$STAMP"
-fi
+# pkg_version DIR prints the version of the installed package in DIR, if any.
+pkg_version() {
+	[[ -f $1/package.json ]] || return 0
+	"$NODE_BIN" -e 'process.stdout.write(require(process.argv[1]).version)' "$1/package.json" 2>/dev/null || true
+}
 
+CONF_PKG=$TOOLS/conformance/node_modules/@modelcontextprotocol/conformance
+CONF_JS=$CONF_PKG/dist/index.js
+npm_ci_pinned "$CONF_SRC" "$TOOLS/conformance" @modelcontextprotocol/conformance
+[[ -f $CONF_JS ]] || die "conformance install has no $CONF_JS"
 "$NODE_BIN" "$CONF_JS" --version >/dev/null || die "conformance CLI does not start under $NODE_BIN"
 
-# --- npm MCP servers for the workbench tests ---------------------------------
-PEERS_DIR=$TOOLS/peers
-MEMORY_PKG=$PEERS_DIR/node_modules/@modelcontextprotocol/server-memory
+# MCP servers from npm for the workbench and gateway tests.
+MEMORY_PKG=$TOOLS/peers/node_modules/@modelcontextprotocol/server-memory
 MEMORY_JS=$MEMORY_PKG/dist/index.js
-PEERS_STAMP=$PEERS_DIR/.installed
-
-[[ -f $PEERS_SRC/package.json && -f $PEERS_SRC/package-lock.json ]] ||
-	die "missing $PEERS_SRC/package.json or package-lock.json"
-
-want_memory=$(
-	"$NODE_BIN" -e 'const p=require(process.argv[1]); process.stdout.write(p.dependencies["@modelcontextprotocol/server-memory"])' \
-		"$PEERS_SRC/package.json"
-)
-want_peers_stamp="$(sha256sum "$PEERS_SRC/package-lock.json" | cut -d' ' -f1) node-v$NODE_VERSION"
-installed_memory() {
-	[[ -f $MEMORY_PKG/package.json ]] || return 0
-	"$NODE_BIN" -e 'process.stdout.write(require(process.argv[1]).version)' "$MEMORY_PKG/package.json" 2>/dev/null || true
-}
-
-if [[ -f $PEERS_STAMP && "$(cat "$PEERS_STAMP")" == "$want_peers_stamp" && -f $MEMORY_JS && "$(installed_memory)" == "$want_memory" ]]; then
-	log "@modelcontextprotocol/server-memory@$want_memory already installed"
-else
-	log "installing test peers (@modelcontextprotocol/server-memory@$want_memory) into $PEERS_DIR (npm ci)"
-	rm -rf "$PEERS_DIR"
-	mkdir -p "$PEERS_DIR"
-	cp "$PEERS_SRC/package.json" "$PEERS_SRC/package-lock.json" "$PEERS_DIR/"
-	(cd "$PEERS_DIR" && PATH="$NODE_DIR/node_modules/.bin:$PATH" npm ci "${NPM_FLAGS[@]}")
-	got=$(installed_memory)
-	[[ $got == "$want_memory" && -f $MEMORY_JS ]] ||
-		die "test peers install incomplete (server-memory version '$got', want $want_memory)"
-	printf '%s\n' "$want_peers_stamp" >"$PEERS_STAMP"
-fi
+npm_ci_pinned "$PEERS_SRC" "$TOOLS/peers" @modelcontextprotocol/server-memory
+[[ -f $MEMORY_JS ]] || die "server-memory install has no $MEMORY_JS"
 
 cat <<EOF
 NEXUS_TOOLS_DIR=$TOOLS
 node=$NODE_BIN ($("$NODE_BIN" --version))
 conformance=$CONF_JS ($("$NODE_BIN" "$CONF_JS" --version))
-server-memory=$MEMORY_JS ($(installed_memory))
+server-memory=$MEMORY_JS ($(pkg_version "$MEMORY_PKG"))
 EOF
