@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +16,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
+	"github.com/nexus-mcp/nexus/internal/store/storetest"
 )
 
 // Benchmarks of belief_query and belief_create on a knowledge base built from
@@ -156,42 +155,7 @@ func benchSize() int {
 func benchStore(b *testing.B, dialect store.Dialect, n int) *store.Store {
 	b.Helper()
 	ctx := context.Background()
-	var st *store.Store
-	var err error
-	switch dialect {
-	case store.SQLite:
-		dir := os.Getenv("NEXUS_BENCH_DIR")
-		if dir == "" {
-			dir = filepath.Join(os.TempDir(), "nexus-bench")
-		}
-		st, err = store.Open(ctx, store.Options{DataDir: filepath.Join(dir, fmt.Sprintf("sqlite-%d", n))})
-	case store.Postgres:
-		base := os.Getenv("NEXUS_TEST_POSTGRES_URL")
-		if base == "" {
-			b.Skip("NEXUS_TEST_POSTGRES_URL not set")
-		}
-		schema := fmt.Sprintf("nexus_bench_%d", n)
-		admin, err := sql.Open("pgx", base)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := admin.Exec("CREATE SCHEMA IF NOT EXISTS " + schema); err != nil {
-			b.Fatal(err)
-		}
-		admin.Close()
-		u, _ := url.Parse(base)
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		st, err = store.Open(ctx, store.Options{URL: u.String()})
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
+	st := storetest.OpenBench(b, dialect, fmt.Sprintf("beliefs-%d", n))
 	var have int
 	if err := st.DB().QueryRow(`SELECT COUNT(*) FROM beliefs`).Scan(&have); err != nil {
 		b.Fatal(err)
@@ -249,14 +213,6 @@ var benchQueries = []string{
 	"film studies", "nursing clinical practice", "SFU CMPT 120", "transfer to UVIC generic credit 1XX",
 }
 
-// reportLatencies reports p50 and p99 of ds in milliseconds.
-func reportLatencies(b *testing.B, ds []time.Duration) {
-	slices.Sort(ds)
-	p := func(q float64) float64 { return float64(ds[int(q*float64(len(ds)-1))].Microseconds()) / 1000 }
-	b.ReportMetric(p(0.50), "p50-ms")
-	b.ReportMetric(p(0.99), "p99-ms")
-}
-
 func BenchmarkBeliefQuery(b *testing.B) {
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		b.Run(string(d), func(b *testing.B) {
@@ -275,7 +231,7 @@ func BenchmarkBeliefQuery(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			reportLatencies(b, ds)
+			storetest.ReportLatencies(b, ds)
 		})
 	}
 }
@@ -309,7 +265,7 @@ func BenchmarkBeliefCreate(b *testing.B) {
 				tensions += len(res.Tensions)
 			}
 			b.StopTimer()
-			reportLatencies(b, ds)
+			storetest.ReportLatencies(b, ds)
 			b.ReportMetric(float64(tensions)/float64(b.N), "tensions/op")
 		})
 	}

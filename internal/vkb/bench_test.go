@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,6 +19,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
+	"github.com/nexus-mcp/nexus/internal/store/storetest"
 	"github.com/nexus-mcp/nexus/internal/substrate"
 	"github.com/nexus-mcp/nexus/internal/vkb"
 )
@@ -67,41 +66,7 @@ func turnTexts(b *testing.B) []string {
 }
 
 func openBenchStore(b *testing.B, d store.Dialect) *store.Store {
-	ctx := context.Background()
-	n := benchExchanges()
-	switch d {
-	case store.Postgres:
-		base := os.Getenv("NEXUS_TEST_POSTGRES_URL")
-		if base == "" {
-			b.Skip("NEXUS_TEST_POSTGRES_URL not set")
-		}
-		schema := fmt.Sprintf("nexus_bench_exchanges_%d", n)
-		admin, err := sql.Open("pgx", base)
-		if err != nil {
-			b.Fatal(err)
-		}
-		admin.Exec("CREATE SCHEMA IF NOT EXISTS " + schema)
-		admin.Close()
-		u, _ := url.Parse(base)
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		st, err := store.Open(ctx, store.Options{URL: u.String()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return st
-	default:
-		dir := os.Getenv("NEXUS_BENCH_DIR")
-		if dir == "" {
-			dir = filepath.Join(os.TempDir(), "nexus-bench")
-		}
-		st, err := store.Open(ctx, store.Options{DataDir: filepath.Join(dir, fmt.Sprintf("exchanges-%d", n))})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return st
-	}
+	return storetest.OpenBench(b, d, fmt.Sprintf("exchanges-%d", benchExchanges()))
 }
 
 // loadExchanges fills the store with n exchanges over benchConversations
@@ -169,18 +134,10 @@ func benchVKB(b *testing.B, st *store.Store) *pipeline.Pipeline {
 	return pipeline.New(pipeline.Options{Registry: reg, Sessions: conv})
 }
 
-func report(b *testing.B, ds []time.Duration) {
-	slices.Sort(ds)
-	p := func(q float64) float64 { return float64(ds[int(q*float64(len(ds)-1))].Microseconds()) / 1000 }
-	b.ReportMetric(p(0.5), "p50-ms")
-	b.ReportMetric(p(0.99), "p99-ms")
-}
-
 func BenchmarkExchanges(b *testing.B) {
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		b.Run(string(d), func(b *testing.B) {
 			st := openBenchStore(b, d)
-			defer st.Close()
 			ids := loadExchanges(b, st)
 			p := benchVKB(b, st)
 			texts := turnTexts(b)
@@ -201,15 +158,15 @@ func BenchmarkExchanges(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					ds = append(ds, call("exchange_add", map[string]any{"session_id": ids[rng.IntN(len(ids))], "role": "user", "content": texts[rng.IntN(len(texts))]}))
 				}
-				report(b, ds)
+				storetest.ReportLatencies(b, ds)
 			})
 			b.Run("exchange_list", func(b *testing.B) {
 				per := benchExchanges() / benchConversations
 				ds := make([]time.Duration, 0, b.N)
 				for i := 0; i < b.N; i++ {
-					ds = append(ds, call("exchange_list", map[string]any{"session_id": ids[rng.IntN(len(ids))], "limit": 50, "offset": rng.IntN(per - 50)}))
+					ds = append(ds, call("exchange_list", map[string]any{"session_id": ids[rng.IntN(len(ids))], "limit": 50, "offset": rng.IntN(max(1, per-50))}))
 				}
-				report(b, ds)
+				storetest.ReportLatencies(b, ds)
 			})
 		})
 	}

@@ -9,7 +9,11 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/nexus-mcp/nexus/internal/store"
 )
@@ -84,6 +88,12 @@ func PostgresURL(tb testing.TB) string {
 		admin.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE")
 		admin.Close()
 	})
+	return schemaURL(tb, base, schema)
+}
+
+// schemaURL is base with a search_path selecting schema.
+func schemaURL(tb testing.TB, base, schema string) string {
+	tb.Helper()
 	u, err := url.Parse(base)
 	if err != nil {
 		tb.Fatalf("parse %s: %v", TestPostgresEnv, err)
@@ -92,4 +102,57 @@ func PostgresURL(tb testing.TB) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// OpenBench opens the benchmark database called name, which is kept between
+// runs so that a large data set is loaded once: SQLite in
+// $NEXUS_BENCH_DIR/name (default under the temporary directory), or
+// PostgreSQL schema nexus_bench_<name> at NEXUS_TEST_POSTGRES_URL (the
+// benchmark is skipped without it).
+func OpenBench(b *testing.B, d store.Dialect, name string) *store.Store {
+	b.Helper()
+	ctx := context.Background()
+	opts := store.Options{}
+	switch d {
+	case store.Postgres:
+		base := os.Getenv(TestPostgresEnv)
+		if base == "" {
+			b.Skipf("%s not set", TestPostgresEnv)
+		}
+		schema := "nexus_bench_" + strings.NewReplacer("-", "_").Replace(name)
+		admin, err := sql.Open("pgx", base)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = admin.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+schema)
+		admin.Close()
+		if err != nil {
+			b.Fatalf("create schema %s: %v", schema, err)
+		}
+		opts.URL = schemaURL(b, base, schema)
+	default:
+		dir := os.Getenv("NEXUS_BENCH_DIR")
+		if dir == "" {
+			dir = filepath.Join(os.TempDir(), "nexus-bench")
+		}
+		opts.DataDir = filepath.Join(dir, name)
+	}
+	st, err := store.Open(ctx, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return st
+}
+
+// ReportLatencies reports the median and 99th percentile of ds in
+// milliseconds (metrics p50-ms and p99-ms).
+func ReportLatencies(b *testing.B, ds []time.Duration) {
+	if len(ds) == 0 {
+		return
+	}
+	slices.Sort(ds)
+	p := func(q float64) float64 { return float64(ds[int(q*float64(len(ds)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(p(0.50), "p50-ms")
+	b.ReportMetric(p(0.99), "p99-ms")
 }
