@@ -110,9 +110,19 @@ type Tool struct {
 	// exact error texts); the pipeline only checks that they are an object.
 	SelfValidating bool
 
-	input  *jsonschema.Resolved // nil: the schema could not be compiled; only "object" is checked
-	listed map[string]any
+	input    *jsonschema.Resolved // nil: the schema could not be compiled; only "object" is checked
+	listed   map[string]any
+	declared map[string]bool // which of ContextNames the tool's own schema declares
 }
+
+// ContextNames are the arguments seed 000 adds to every tool: Nexus reads
+// and removes them, unless the tool's own schema declares them.
+var ContextNames = []string{"context", "workspaceContext", "sessionId"}
+
+// Declares reports whether the tool's own input schema declares the
+// top-level property name (one of [ContextNames]); such a property belongs
+// to the tool and is forwarded to it unchanged.
+func (t *Tool) Declares(name string) bool { return t.declared[name] }
 
 // Validate checks args (a decoded JSON object) against the tool's own input
 // schema after applying its defaults in place.
@@ -202,10 +212,24 @@ func prepare(t *Tool) error {
 		props = map[string]any{}
 		listed["properties"] = props
 	}
-	props["context"] = ContextSchema()
-	props["workspaceContext"] = WorkspaceContextSchema()
-	props["sessionId"] = map[string]any{"type": "string", "maxLength": 200,
-		"description": "Session of the call (seed 000, legacy); context.sessionId takes precedence."}
+	// A tool that declares one of the context names owns it: the property is
+	// listed with the tool's own definition and forwarded unchanged.
+	t.declared = map[string]bool{}
+	for _, name := range ContextNames {
+		if _, ok := props[name]; ok {
+			t.declared[name] = true
+		}
+	}
+	for name, schema := range map[string]map[string]any{
+		"context":          ContextSchema(),
+		"workspaceContext": WorkspaceContextSchema(),
+		"sessionId": {"type": "string", "maxLength": 200,
+			"description": "Session of the call (seed 000, legacy); context.sessionId takes precedence."},
+	} {
+		if !t.declared[name] {
+			props[name] = schema
+		}
+	}
 	t.listed = listed
 	return nil
 }
