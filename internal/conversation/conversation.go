@@ -167,7 +167,11 @@ func (s *Store) Ensure(ctx context.Context, id, workspace string) (string, error
 }
 
 // Workspace returns the workspace of conversation id, if it exists.
+// An id that is not a valid session id is a BAD_REQUEST.
 func (s *Store) Workspace(ctx context.Context, id string) (string, bool, error) {
+	if !ValidID(id) {
+		return "", false, errs.Invalid("context.sessionId", "%q is not a valid session id (1-128 letters, digits and . _ : @ -)", id)
+	}
 	s.mu.Lock()
 	ws, ok := s.known[id]
 	s.mu.Unlock()

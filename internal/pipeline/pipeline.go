@@ -10,10 +10,12 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,8 +42,10 @@ const DefaultWorkspace = "default"
 
 // Sessions are the conversations calls belong to (SPEC section 3, "One
 // conversation model"). The pipeline gives every call a session: the one the
-// caller names (created if it does not exist yet), else the one bound to the
-// caller's transport session, else a new one.
+// caller names, else the one bound to the caller's transport session (in the
+// call's workspace), else a new one. A session is stored by the first call
+// that succeeds and may write (a tool not marked ReadOnly); reads and failed
+// calls store nothing.
 type Sessions interface {
 	// Workspace returns the workspace session id is bound to (seed 000,
 	// precedence step 3); ok is false when the session does not exist.
@@ -49,8 +53,6 @@ type Sessions interface {
 	// Ensure returns the workspace of session id, creating the session in
 	// workspace when it does not exist.
 	Ensure(ctx context.Context, id, workspace string) (string, error)
-	// NewSession starts a session in workspace and returns its id.
-	NewSession(ctx context.Context, workspace string) (string, error)
 }
 
 // Options configure a [Pipeline].
@@ -64,6 +66,11 @@ type Options struct {
 	MaxArgBytes int
 	// Tracer exports each call as an OpenTelemetry span; nil means none.
 	Tracer oteltrace.Tracer
+	// Resolve is called when a tool name is not in the registry, so that a
+	// configured toolbox still opening can add it (the workbench waits for
+	// it, bounded by its connect timeout). After a nil error the pipeline
+	// looks the name up again; an error is the call's error.
+	Resolve func(ctx context.Context, tool string) error
 }
 
 // Pipeline runs tool calls.
@@ -74,23 +81,28 @@ type Pipeline struct {
 	log      *slog.Logger
 	maxArgs  int
 	tracer   oteltrace.Tracer
+	resolve  func(ctx context.Context, tool string) error
 
 	// transports maps a surface's transport session (an MCP session) to the
-	// conversation its unnamed calls belong to.
+	// conversations its calls without a named session belong to, one per
+	// workspace. An entry lives as long as its transport session: the
+	// surface ends it with [Pipeline.EndTransport], and the surfaces bound
+	// the number of live transport sessions.
 	mu         sync.Mutex
-	transports map[string]boundSession
+	transports map[string][]boundSession
 }
 
-// boundSession is the session of a transport and the workspace it is bound to.
-type boundSession struct{ id, workspace string }
-
-// maxTransports bounds the transport-to-session map.
-const maxTransports = 100000
+// boundSession is a session of a transport: its id, its workspace and
+// whether it is stored yet.
+type boundSession struct {
+	id, workspace string
+	stored        bool
+}
 
 // New returns a pipeline.
 func New(o Options) *Pipeline {
 	p := &Pipeline{reg: o.Registry, traces: o.Traces, sessions: o.Sessions, log: o.Logger, maxArgs: o.MaxArgBytes,
-		transports: map[string]boundSession{}}
+		resolve: o.Resolve, transports: map[string][]boundSession{}}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -119,6 +131,33 @@ type Request struct {
 	// server session), so that its calls without a named session share
 	// one. Empty means every such call starts a new session.
 	Transport string
+	// Context is the call's context given outside its arguments (an MCP
+	// request's _meta, or use_tool passing on its own call's context). The
+	// arguments' context, where the tool does not declare those names
+	// itself, takes precedence.
+	Context *CallContext
+}
+
+// CallContext is a call's session and workspace given outside its
+// arguments.
+type CallContext struct {
+	SessionID   string
+	WorkspaceID string
+}
+
+// Transports reports how many transport sessions have sessions bound.
+func (p *Pipeline) Transports() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.transports)
+}
+
+// EndTransport forgets the sessions bound to transport; surfaces call it when
+// their transport session ends.
+func (p *Pipeline) EndTransport(transport string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.transports, transport)
 }
 
 // Outcome is the result of a call, ready to render.
@@ -205,6 +244,12 @@ func (p *Pipeline) annotate(span oteltrace.Span, req Request, o *Outcome) {
 
 func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.Error) {
 	t, ok := p.reg.Lookup(req.Tool)
+	if !ok && p.resolve != nil {
+		if err := p.resolve(ctx, req.Tool); err != nil {
+			return errs.From(err)
+		}
+		t, ok = p.reg.Lookup(req.Tool)
+	}
 	if !ok {
 		return errs.E(errs.NotFound, "unknown tool %q", req.Tool)
 	}
@@ -213,7 +258,16 @@ func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.
 	if e != nil {
 		return e
 	}
-	explicitWS, e := p.resolveContext(ctx, args, o)
+	if t.Source == registry.Local {
+		// PostgreSQL cannot store NUL in text; both stores refuse it alike.
+		if field, bad := findNUL(args, ""); bad {
+			if field == "" {
+				field = "arguments"
+			}
+			return errs.Invalid(field, "contains a NUL character (\\u0000), which Nexus does not store")
+		}
+	}
+	explicitWS, e := p.resolveContext(ctx, t, req.Context, args, o)
 	if e != nil {
 		return e
 	}
@@ -222,8 +276,8 @@ func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.
 	} else if verr := t.Validate(args); verr != nil {
 		return errs.E(errs.BadRequest, "invalid arguments for %s: %s", req.Tool, schemaMessage(verr))
 	}
-	// Only valid calls create sessions: bad input writes nothing.
-	if e := p.bindSession(ctx, req.Transport, explicitWS, o); e != nil {
+	store, e := p.bindSession(ctx, req.Transport, explicitWS, o)
+	if e != nil {
 		return e
 	}
 	raw, merr := json.Marshal(args)
@@ -241,6 +295,14 @@ func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.
 	}
 	if r, ok := value.(*mcp.CallToolResult); ok {
 		o.MCP = r
+	}
+	// The session is stored by the first successful call that may write;
+	// reads and failures store nothing.
+	if store != nil && !t.ReadOnly && !t.Meta && (o.MCP == nil || !o.MCP.IsError) {
+		if err := store(ctx); err != nil {
+			// The call itself succeeded; its session is stored by a later one.
+			p.log.Error("store session", "tool", req.Tool, "request_id", o.RequestID, "err", err)
+		}
 	}
 	body, merr := json.Marshal(value)
 	if merr != nil {
@@ -339,33 +401,50 @@ func hasLoneSurrogate(raw []byte) bool {
 }
 
 // resolveContext removes seed 000's "context", "workspaceContext" and
-// top-level "sessionId" from args and resolves the named session and the
-// workspace with seed 000's precedence: workspaceContext.workspaceId,
-// context.workspaceId, the session's workspace, then "default". It only
-// reads; explicit reports whether the caller named the workspace.
-func (p *Pipeline) resolveContext(ctx context.Context, args map[string]any, o *Outcome) (explicit bool, _ *errs.Error) {
-	cctx, e := contextObject(args, "context")
-	if e != nil {
-		return false, e
+// top-level "sessionId" from args (unless the tool declares them itself; then
+// they are the tool's) and resolves the named session and the workspace with
+// seed 000's precedence: workspaceContext.workspaceId, context.workspaceId,
+// the context given outside the arguments, the session's workspace, then
+// "default". A named session that exists in another workspace than the one
+// the call names is an error. It only reads; explicit reports whether the
+// caller named the workspace.
+func (p *Pipeline) resolveContext(ctx context.Context, t *registry.Tool, given *CallContext, args map[string]any, o *Outcome) (explicit bool, _ *errs.Error) {
+	var cctx, wctx map[string]any
+	var top string
+	var e *errs.Error
+	if !t.Declares("context") {
+		if cctx, e = contextObject(args, "context"); e != nil {
+			return false, e
+		}
+		delete(args, "context")
 	}
-	wctx, e := contextObject(args, "workspaceContext")
-	if e != nil {
-		return false, e
+	if !t.Declares("workspaceContext") {
+		if wctx, e = contextObject(args, "workspaceContext"); e != nil {
+			return false, e
+		}
+		delete(args, "workspaceContext")
 	}
-	top, e := stringField(args, "", "sessionId")
-	if e != nil {
-		return false, e
+	if !t.Declares("sessionId") {
+		if top, e = stringField(args, "", "sessionId"); e != nil {
+			return false, e
+		}
+		delete(args, "sessionId")
 	}
-	delete(args, "context")
-	delete(args, "workspaceContext")
-	delete(args, "sessionId")
+	if given == nil {
+		given = &CallContext{}
+	}
 
 	sid, e := stringField(cctx, "context", "sessionId")
 	if e != nil {
 		return false, e
 	}
-	if sid == "" {
-		sid = top
+	sidField := "context.sessionId"
+	switch {
+	case sid != "":
+	case top != "":
+		sid, sidField = top, "sessionId"
+	default:
+		sid, sidField = given.SessionID, "_meta session"
 	}
 	o.SessionID = sid
 	ws, e := stringField(wctx, "workspaceContext", "workspaceId")
@@ -374,73 +453,100 @@ func (p *Pipeline) resolveContext(ctx context.Context, args map[string]any, o *O
 	}
 	field := "workspaceContext.workspaceId"
 	if ws == "" {
-		ws, e = stringField(cctx, "context", "workspaceId")
-		if e != nil {
+		if ws, e = stringField(cctx, "context", "workspaceId"); e != nil {
 			return false, e
 		}
 		field = "context.workspaceId"
 	}
+	if ws == "" {
+		ws, field = given.WorkspaceID, "_meta workspace"
+	}
 	explicit = ws != ""
-	if ws == "" && sid != "" && p.sessions != nil {
+	if ws != "" && !workspacePattern.MatchString(ws) {
+		return false, errs.Invalid(field, "workspace id %q must be 1-128 characters of letters, digits and . _ : @ - starting with a letter or digit", ws)
+	}
+	if sid != "" && p.sessions != nil {
 		sws, ok, err := p.sessions.Workspace(ctx, sid)
 		if err != nil {
+			var ee *errs.Error
+			if errors.As(err, &ee) && ee.Code == errs.BadRequest {
+				return false, errs.Invalid(sidField, "%s", strings.TrimPrefix(ee.Message, ee.Field+": "))
+			}
 			return false, errs.From(fmt.Errorf("look up session workspace: %w", err))
 		}
-		if ok {
+		switch {
+		case ok && explicit && sws != ws:
+			return false, errs.E(errs.Conflict, "session %q belongs to workspace %q, but this call names workspace %q (%s); "+
+				"name a session of workspace %q, or leave the workspace out to use the session's", sid, sws, ws, field, ws)
+		case ok:
 			ws = sws
 		}
 	}
 	if ws == "" {
 		ws = DefaultWorkspace
 	}
-	if !workspacePattern.MatchString(ws) {
-		return false, errs.Invalid(field, "workspace id %q must be 1-128 characters of letters, digits and . _ : @ - starting with a letter or digit", ws)
-	}
 	o.Workspace = ws
 	return explicit, nil
 }
 
-// bindSession gives the call its session: the named one (created in the
-// call's workspace if missing), else the transport's, else a new one.
-func (p *Pipeline) bindSession(ctx context.Context, transport string, explicitWS bool, o *Outcome) *errs.Error {
+// bindSession gives the call its session: the named one, else the
+// transport's (the one bound to the call's workspace when the call names one,
+// else the transport's first), else a new one. It stores nothing; the
+// returned function stores the session, to be called once the call has
+// succeeded (nil when there is nothing to store).
+func (p *Pipeline) bindSession(_ context.Context, transport string, explicitWS bool, o *Outcome) (func(context.Context) error, *errs.Error) {
 	if p.sessions == nil {
-		return nil
+		return nil, nil
 	}
-	if o.SessionID != "" {
-		ws, err := p.sessions.Ensure(ctx, o.SessionID, o.Workspace)
-		if err != nil {
-			return errs.From(err)
+	if o.SessionID != "" || transport == "" {
+		if o.SessionID == "" {
+			o.SessionID = ulid.Make().String()
 		}
-		if !explicitWS {
-			o.Workspace = ws
-		}
-		return nil
-	}
-	if transport == "" {
-		id, err := p.sessions.NewSession(ctx, o.Workspace)
-		if err != nil {
-			return errs.From(fmt.Errorf("start session: %w", err))
-		}
-		o.SessionID = id
-		return nil
+		id, ws := o.SessionID, o.Workspace
+		return func(ctx context.Context) error { return p.ensure(ctx, id, ws) }, nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	bs, ok := p.transports[transport]
-	if !ok {
-		id, err := p.sessions.NewSession(ctx, o.Workspace)
-		if err != nil {
-			return errs.From(fmt.Errorf("start session: %w", err))
-		}
-		if len(p.transports) >= maxTransports {
-			clear(p.transports)
-		}
-		bs = boundSession{id: id, workspace: o.Workspace}
-		p.transports[transport] = bs
+	list := p.transports[transport]
+	i := slices.IndexFunc(list, func(b boundSession) bool { return b.workspace == o.Workspace })
+	if !explicitWS && len(list) > 0 {
+		i = 0 // seed 000 step 3: the transport session's workspace
 	}
-	o.SessionID = bs.id
-	if !explicitWS {
-		o.Workspace = bs.workspace // seed 000 step 3: the session's workspace
+	if i < 0 {
+		list = append(list, boundSession{id: ulid.Make().String(), workspace: o.Workspace})
+		p.transports[transport] = list
+		i = len(list) - 1
+	}
+	bs := list[i]
+	o.SessionID, o.Workspace = bs.id, bs.workspace
+	if bs.stored {
+		return nil, nil
+	}
+	return func(ctx context.Context) error {
+		if err := p.ensure(ctx, bs.id, bs.workspace); err != nil {
+			return err
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for j := range p.transports[transport] {
+			if p.transports[transport][j].id == bs.id {
+				p.transports[transport][j].stored = true
+			}
+		}
+		return nil
+	}, nil
+}
+
+// ensure stores session id in workspace unless it exists.
+func (p *Pipeline) ensure(ctx context.Context, id, workspace string) error {
+	ws, err := p.sessions.Ensure(ctx, id, workspace)
+	if err != nil {
+		return err
+	}
+	if ws != workspace {
+		// Another call created the session in another workspace between
+		// this call's check and its write.
+		p.log.Warn("session created concurrently in another workspace", "workspace", ws, "call_workspace", workspace)
 	}
 	return nil
 }
@@ -488,4 +594,33 @@ func jsonKind(v any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// findNUL reports the path of the first string or key in v that contains a
+// NUL character.
+func findNUL(v any, path string) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return path, strings.IndexByte(v, 0) >= 0
+	case map[string]any:
+		for k, x := range v {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if strings.IndexByte(k, 0) >= 0 {
+				return p, true
+			}
+			if f, bad := findNUL(x, p); bad {
+				return f, true
+			}
+		}
+	case []any:
+		for i, x := range v {
+			if f, bad := findNUL(x, fmt.Sprintf("%s[%d]", path, i)); bad {
+				return f, true
+			}
+		}
+	}
+	return "", false
 }

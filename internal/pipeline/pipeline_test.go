@@ -145,8 +145,9 @@ func TestWorkspacePrecedence(t *testing.T) {
 		name, args, want string
 	}{
 		{"nothing", `{"name":"a"}`, "default"},
-		{"workspaceContext wins", `{"name":"a","workspaceContext":{"workspaceId":"wc"},"context":{"workspaceId":"c","sessionId":"s"}}`, "wc"},
-		{"context next", `{"name":"a","context":{"workspaceId":"c","sessionId":"s"}}`, "c"},
+		{"workspaceContext wins", `{"name":"a","workspaceContext":{"workspaceId":"wc"},"context":{"workspaceId":"c","sessionId":"new"}}`, "wc"},
+		{"context next", `{"name":"a","context":{"workspaceId":"c","sessionId":"new"}}`, "c"},
+		{"a session's own workspace named explicitly", `{"name":"a","context":{"workspaceId":"from-session","sessionId":"s"}}`, "from-session"},
 		{"session next", `{"name":"a","context":{"sessionId":"s"}}`, "from-session"},
 		{"unknown session", `{"name":"a","context":{"sessionId":"other"}}`, "default"},
 		{"empty values fall through", `{"name":"a","workspaceContext":{"workspaceId":""},"context":{"workspaceId":"","sessionId":"s"}}`, "from-session"},

@@ -101,9 +101,14 @@ func TestSessionLifecycle(t *testing.T) {
 func TestPipelineSessionsAreConversations(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		h := newHarness(t, st)
-		// A call naming a session that does not exist creates it, in the
-		// call's workspace; the vkb sees the same record.
+		// A read naming a session that does not exist does not create it.
 		h.Call("belief_query", map[string]any{"query": "x", "context": map[string]any{"sessionId": "chat-42", "workspaceId": "team"}})
+		if _, err := h.Try("session_get", map[string]any{"session_id": "chat-42", "workspaceContext": map[string]any{"workspaceId": "team"}}); err == nil || err.Code != errs.NotFound {
+			t.Fatalf("a read created its session: %v", err)
+		}
+		// The first call that writes creates it, in the call's workspace;
+		// the vkb sees the same record.
+		h.Call("belief_create", map[string]any{"content": "x", "context": map[string]any{"sessionId": "chat-42", "workspaceId": "team"}})
 		g := h.Call("session_get", map[string]any{"session_id": "chat-42", "workspaceContext": map[string]any{"workspaceId": "team"}})
 		if s := obj(g["session"]); s["workspace"] != "team" || s["status"] != "active" {
 			t.Fatalf("implicit session: %v", s)
