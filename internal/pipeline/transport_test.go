@@ -81,7 +81,10 @@ func TestDeclaredContextBelongsToTheTool(t *testing.T) {
 		ID:          registry.ID{Toolbox: registry.BuiltinToolbox, Server: "test", Tool: "own"},
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"context":{"type":"string"},"sessionId":{"type":"string"},"workspaceContext":{"type":"object"},"x":{"type":"integer"}},"additionalProperties":false}`),
 		Source:      registry.Local, Family: registry.Valence,
-		Handler: func(_ context.Context, c *registry.Call) (any, error) { got = c; return map[string]any{"success": true}, nil },
+		Handler: func(_ context.Context, c *registry.Call) (any, error) {
+			got = c
+			return map[string]any{"success": true}, nil
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
