@@ -43,6 +43,7 @@ func NewServer(p *pipeline.Pipeline, cat *Catalog, o Options) *mcp.Server {
 	sy := &syncer{s: s, p: p, cat: cat, surface: o.Surface, instance: instance, listed: map[string]string{}}
 	p.Registry().OnChange(sy.sync)
 	sy.sync()
+	mcpserver.Track(s, p, instance, nil)
 	s.AddReceivingMiddleware(legacyNames(cat))
 	return s
 }
@@ -174,11 +175,8 @@ func (sy *syncer) handler(a Agent) mcp.ToolHandler {
 		}
 		delete(args, "mode")
 		raw, _ := json.Marshal(args)
-		transport := sy.instance
-		if req.Session != nil {
-			transport += "/" + req.Session.ID()
-		}
-		o := sy.p.Call(ctx, pipeline.Request{Tool: t.ID.Name(), Args: raw, Surface: sy.surface, Transport: transport})
+		o := sy.p.Call(ctx, pipeline.Request{Tool: t.ID.Name(), Args: raw, Surface: sy.surface,
+			Transport: mcpserver.TransportKey(sy.instance, req.Session), Context: mcpserver.CallContext(req.Params.Meta)})
 		return mcpserver.Result(o), nil
 	}
 }

@@ -5,8 +5,9 @@
 // toolbox and lists its tools, use_tool calls any tool by its structured id.
 //
 // The meta-tools are registry tools (marked Meta, so only this surface lists
-// them), called through the one pipeline like every other tool; each MCP
-// session has its own server so that discovered tools are per session.
+// them), called through the one pipeline like every other tool. All sessions
+// share one MCP server; the tools a session discovers are its own, listed
+// and routed by a middleware.
 package bounded
 
 import (
@@ -14,7 +15,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -38,29 +41,42 @@ type Options struct {
 
 // Surface is the bounded surface.
 type Surface struct {
-	p        *pipeline.Pipeline
-	cat      *agents.Catalog
-	o        Options
-	template *mcp.Server // answers requests of existing sessions' protocol checks
+	p   *pipeline.Pipeline
+	cat *agents.Catalog
+	o   Options
+
+	// server is the one MCP server of every session of the surface; the
+	// tools a session discovers are listed and routed per session by a
+	// middleware, so a session costs no more than a flat one.
+	mu       sync.Mutex
+	server   *mcp.Server
+	instance string
+	sessions map[*mcp.ServerSession]*session
 }
 
 // New registers the meta-tools in p's registry and returns the surface.
 func New(p *pipeline.Pipeline, cat *agents.Catalog, o Options) (*Surface, error) {
-	s := &Surface{p: p, cat: cat, o: o}
+	s := &Surface{p: p, cat: cat, o: o, sessions: map[*mcp.ServerSession]*session{}}
 	if err := s.register(); err != nil {
 		return nil, err
 	}
-	s.template = s.NewServer()
+	s.server = s.build()
 	return s, nil
 }
 
-// session is the state of one MCP session of the surface.
+// session is the state of one MCP session of the surface: the tools it
+// discovered, by the name it calls them.
 type session struct {
-	server    *mcp.Server
 	transport string
 
 	mu         sync.Mutex
-	discovered map[string]bool
+	discovered map[string]*discoveredTool
+}
+
+// discoveredTool is a tool a session discovered with get_tools.
+type discoveredTool struct {
+	listing *mcp.Tool
+	flat    string
 }
 
 type sessionKey struct{}
@@ -70,62 +86,134 @@ func sessionFrom(ctx context.Context) *session {
 	return s
 }
 
-// NewServer returns a server for one MCP session (HTTP) or connection
-// (stdio): the meta-tools, plus the tools the session discovers.
-func (s *Surface) NewServer() *mcp.Server {
+// Sessions reports how many sessions have state on the surface.
+func (s *Surface) Sessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}
+
+// state returns the state of session ss, creating it on first use.
+func (s *Surface) state(ss *mcp.ServerSession) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.sessions[ss]
+	if st == nil {
+		st = &session{transport: mcpserver.TransportKey(s.instance, ss), discovered: map[string]*discoveredTool{}}
+		s.sessions[ss] = st
+	}
+	return st
+}
+
+func (s *Surface) build() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: s.o.Name, Version: s.o.Version}, &mcp.ServerOptions{
 		Instructions: s.o.Instructions,
 		Logger:       s.o.Logger,
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
-	sess := &session{server: srv, transport: ulid.Make().String(), discovered: map[string]bool{}}
+	s.instance = ulid.Make().String()
 	for _, t := range s.p.Registry().List() {
 		if t.Meta && t.ID.Server == ServerName {
-			srv.AddTool(mcpserver.Tool(t), s.metaHandler(sess))
+			srv.AddTool(mcpserver.Tool(t), s.metaHandler)
 		}
 	}
+	srv.AddReceivingMiddleware(s.perSession)
+	mcpserver.Track(srv, s.p, s.instance, func(ss *mcp.ServerSession) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.sessions, ss)
+	})
 	return srv
 }
 
-// SetInstructions sets the instructions new sessions' servers send at
-// initialize (they list the toolboxes, known only once the app is wired).
+// NewServer returns the surface's server, for any number of sessions over
+// any transport (stdio, in-memory, Streamable HTTP).
+func (s *Surface) NewServer() *mcp.Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.server
+}
+
+// SetInstructions sets the instructions sent at initialize (they list the
+// toolboxes, known only once the app is wired). Call it before serving.
 func (s *Surface) SetInstructions(text string) {
 	s.o.Instructions = text
-	s.template = s.NewServer()
+	srv := s.build()
+	s.mu.Lock()
+	s.server = srv
+	s.mu.Unlock()
 }
 
-// HTTPServer is the getServer function for mcp.NewStreamableHTTPHandler: a
-// new server for each new session.
-func (s *Surface) HTTPServer(r *http.Request) *mcp.Server {
-	if r.Header.Get("Mcp-Session-Id") != "" {
-		return s.template // existing session: the SDK only reads its versions
+// HTTPServer is the getServer function for mcp.NewStreamableHTTPHandler.
+func (s *Surface) HTTPServer(*http.Request) *mcp.Server { return s.NewServer() }
+
+func (s *Surface) metaHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	sess := s.state(req.Session)
+	ctx = context.WithValue(ctx, sessionKey{}, sess)
+	o := s.p.Call(ctx, pipeline.Request{Tool: req.Params.Name, Args: req.Params.Arguments, Surface: s.o.Surface,
+		Transport: sess.transport, Context: mcpserver.CallContext(req.Params.Meta)})
+	return mcpserver.Result(o), nil
+}
+
+// perSession lists a session's discovered tools after the meta-tools and
+// routes calls of them through the pipeline.
+func (s *Surface) perSession(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		switch method {
+		case "tools/list":
+			res, err := next(ctx, method, req)
+			lt, ok := res.(*mcp.ListToolsResult)
+			if err != nil || !ok || ss == nil || lt.NextCursor != "" {
+				return res, err
+			}
+			sess := s.state(ss)
+			sess.mu.Lock()
+			names := slices.Sorted(maps.Keys(sess.discovered))
+			for _, n := range names {
+				lt.Tools = append(lt.Tools, sess.discovered[n].listing)
+			}
+			sess.mu.Unlock()
+			return lt, nil
+		case "tools/call":
+			p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+			if !ok || ss == nil {
+				break
+			}
+			sess := s.state(ss)
+			sess.mu.Lock()
+			d := sess.discovered[p.Name]
+			sess.mu.Unlock()
+			if d == nil {
+				break
+			}
+			o := s.p.Call(ctx, pipeline.Request{Tool: d.flat, Args: p.Arguments, Surface: s.o.Surface,
+				Transport: sess.transport, Context: mcpserver.CallContext(p.Meta)})
+			return mcpserver.Result(o), nil
+		}
+		return next(ctx, method, req)
 	}
-	return s.NewServer()
 }
 
-func (s *Surface) metaHandler(sess *session) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ctx = context.WithValue(ctx, sessionKey{}, sess)
-		o := s.p.Call(ctx, pipeline.Request{Tool: req.Params.Name, Args: req.Params.Arguments, Surface: s.o.Surface, Transport: sess.transport})
-		return mcpserver.Result(o), nil
-	}
-}
-
-// discover makes tool t callable in the session as name.
+// discover makes tool t callable in the session as name, and tells clients
+// their tool list changed.
 func (s *Surface) discover(sess *session, name string, t *registry.Tool) {
 	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if sess.discovered[name] {
+	if _, ok := sess.discovered[name]; ok {
+		sess.mu.Unlock()
 		return
 	}
-	sess.discovered[name] = true
 	mt := mcpserver.Tool(t)
 	mt.Name = name
-	flat := t.ID.Name()
-	sess.server.AddTool(mt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		o := s.p.Call(ctx, pipeline.Request{Tool: flat, Args: req.Params.Arguments, Surface: s.o.Surface, Transport: sess.transport})
-		return mcpserver.Result(o), nil
-	})
+	sess.discovered[name] = &discoveredTool{listing: mt, flat: t.ID.Name()}
+	sess.mu.Unlock()
+	// The SDK notifies list changes to every session of a server, not one:
+	// re-adding a meta-tool (unchanged) sends notifications/tools/list_changed,
+	// debounced by the SDK; sessions that did not discover anything list the
+	// same tools again.
+	if gt, ok := s.p.Registry().LookupID(registry.ID{Toolbox: registry.BuiltinToolbox, Server: ServerName, Tool: "get_tools"}); ok {
+		s.NewServer().AddTool(mcpserver.Tool(gt), s.metaHandler)
+	}
 }
 
 func (s *Surface) register() error {

@@ -10,6 +10,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sync"
 
@@ -56,7 +57,67 @@ func New(p *pipeline.Pipeline, o Options) *mcp.Server {
 	sy := &syncer{s: s, p: p, surface: o.Surface, instance: instance, listed: map[string]*registry.Tool{}}
 	p.Registry().OnChange(sy.sync)
 	sy.sync()
+	Track(s, p, instance, nil)
 	return s
+}
+
+// TransportKey is the pipeline's name for the transport session of an MCP
+// request: the server instance and the SDK session. Sessions without an id
+// (stdio, in-memory) are told apart by their address while they live.
+func TransportKey(instance string, ss *mcp.ServerSession) string {
+	switch {
+	case ss == nil:
+		return instance
+	case ss.ID() == "":
+		return fmt.Sprintf("%s/%p", instance, ss)
+	}
+	return instance + "/" + ss.ID()
+}
+
+// Track ends the pipeline's binding of each session of s when the session
+// ends (closed by the client, timed out or evicted), and then calls onEnd
+// if it is not nil, so that no state of a session outlives it. A session is
+// watched from its first request (initialize, or server/discover for
+// clients of newer protocol versions).
+func Track(s *mcp.Server, p *pipeline.Pipeline, instance string, onEnd func(*mcp.ServerSession)) {
+	var mu sync.Mutex
+	watched := map[*mcp.ServerSession]bool{}
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+				mu.Lock()
+				first := !watched[ss]
+				watched[ss] = true
+				mu.Unlock()
+				if first {
+					go func() {
+						ss.Wait()
+						p.EndTransport(TransportKey(instance, ss))
+						if onEnd != nil {
+							onEnd(ss)
+						}
+						mu.Lock()
+						delete(watched, ss)
+						mu.Unlock()
+					}()
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+}
+
+// CallContext is the call context a client put in a tools/call request's
+// _meta ("io.nexus/sessionId", "io.nexus/workspaceId"): the way to give
+// Nexus a session or workspace for a tool that declares "context",
+// "sessionId" or "workspaceContext" arguments of its own. Nil when absent.
+func CallContext(meta mcp.Meta) *pipeline.CallContext {
+	sid, _ := meta[MetaSession].(string)
+	ws, _ := meta[MetaWorkspace].(string)
+	if sid == "" && ws == "" {
+		return nil
+	}
+	return &pipeline.CallContext{SessionID: sid, WorkspaceID: ws}
 }
 
 // syncer keeps an MCP server's tools equal to the registry's.
@@ -117,11 +178,8 @@ func Tool(t *registry.Tool) *mcp.Tool {
 // session that name no session of their own share one conversation.
 func Handler(p *pipeline.Pipeline, surface, instance string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		transport := instance
-		if req.Session != nil {
-			transport += "/" + req.Session.ID()
-		}
-		o := p.Call(ctx, pipeline.Request{Tool: req.Params.Name, Args: req.Params.Arguments, Surface: surface, Transport: transport})
+		o := p.Call(ctx, pipeline.Request{Tool: req.Params.Name, Args: req.Params.Arguments, Surface: surface,
+			Transport: TransportKey(instance, req.Session), Context: CallContext(req.Params.Meta)})
 		return Result(o), nil
 	}
 }

@@ -1,0 +1,111 @@
+package bounded_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/agents"
+	"github.com/nexus-mcp/nexus/internal/bounded"
+	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/registry"
+)
+
+// TestSessionStateEndsWithTheSession: all sessions share one server, each
+// keeps its own discoveries, and when a session ends its state on the
+// surface and its binding in the pipeline go with it.
+func TestSessionStateEndsWithTheSession(t *testing.T) {
+	reg := registry.New()
+	err := reg.Add(registry.Tool{
+		ID: registry.ID{Toolbox: registry.BuiltinToolbox, Server: "notes", Tool: "write"}, Source: registry.Local, Family: registry.Workbench,
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler:     func(context.Context, *registry.Call) (any, error) { return "ok", nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pipeline.New(pipeline.Options{Registry: reg, Sessions: &memSessions{m: map[string]string{}}})
+	s, err := bounded.New(p, &agents.Catalog{Registry: reg}, bounded.Options{Name: "nexus", Version: "t", Surface: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const n = 20
+	var clients []*mcp.ClientSession
+	for i := range n {
+		ct, st := mcp.NewInMemoryTransports()
+		if s.NewServer() != s.HTTPServer(nil) {
+			t.Fatal("sessions do not share one server")
+		}
+		if _, err := s.NewServer().Connect(ctx, st, nil); err != nil {
+			t.Fatal(err)
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, cs)
+		if i%2 == 0 { // half of them discover notes_write
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_tools", Arguments: map[string]any{"tools": map[string]any{"notes": []string{"write"}}}})
+			if err != nil || res.IsError {
+				t.Fatalf("get_tools: %v %v", err, res)
+			}
+		}
+	}
+	for i, cs := range clients {
+		lt, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 3 + 1 - i%2; len(lt.Tools) != want {
+			t.Fatalf("session %d lists %d tools, want %d", i, len(lt.Tools), want)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes_write", Arguments: map[string]any{}})
+		if i%2 == 0 && (err != nil || res.IsError) {
+			t.Fatalf("session %d: its discovered tool: %v %v", i, err, res)
+		}
+		if i%2 == 1 && err == nil && !res.IsError {
+			t.Fatalf("session %d called a tool another session discovered", i)
+		}
+	}
+	if s.Sessions() != n || p.Transports() != n/2 { // only sessions that called a tool are bound
+		t.Fatalf("%d session states and %d pipeline bindings for %d sessions", s.Sessions(), p.Transports(), n)
+	}
+	for _, cs := range clients {
+		cs.Close()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for (s.Sessions() > 0 || p.Transports() > 0) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s.Sessions() != 0 || p.Transports() != 0 {
+		t.Fatalf("after every session ended: %d session states, %d pipeline bindings", s.Sessions(), p.Transports())
+	}
+}
+
+// memSessions is an in-memory pipeline.Sessions.
+type memSessions struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (s *memSessions) Workspace(_ context.Context, id string) (string, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ws, ok := s.m[id]
+	return ws, ok, nil
+}
+
+func (s *memSessions) Ensure(_ context.Context, id, ws string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if got, ok := s.m[id]; ok {
+		return got, nil
+	}
+	s.m[id] = ws
+	return ws, nil
+}

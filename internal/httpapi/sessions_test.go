@@ -1,0 +1,99 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/httpapi"
+)
+
+// TestSessionCapEvictsTheOldestIdle: live MCP sessions are capped over all
+// MCP endpoints; a new session closes the one idle the longest, whose next
+// request gets 404 (the client starts over), while the others keep working.
+func TestSessionCapEvictsTheOldestIdle(t *testing.T) {
+	ts := serve(t, httpapi.Options{MaxSessions: 3})
+	open := func(path string) string {
+		resp, body := do(t, ts, "POST", path, "", nil)
+		id := resp.Header.Get("Mcp-Session-Id")
+		if resp.StatusCode != http.StatusOK || id == "" {
+			t.Fatalf("initialize on %s: %s %s", path, resp.Status, body)
+		}
+		return id
+	}
+	ping := func(path, id string) int {
+		req, _ := http.NewRequest("POST", ts.URL+path, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	a := open("/mcp")
+	time.Sleep(5 * time.Millisecond)
+	b := open("/mcp/bounded")
+	time.Sleep(5 * time.Millisecond)
+	c := open("/mcp/agents")
+	time.Sleep(5 * time.Millisecond)
+	if ping("/mcp", a) != http.StatusOK { // a is now the most recently used
+		t.Fatal("ping a")
+	}
+	d := open("/mcp") // evicts b, idle the longest
+	for _, s := range []struct{ path, id, name string }{{"/mcp", a, "a"}, {"/mcp/agents", c, "c"}, {"/mcp", d, "d"}} {
+		if code := ping(s.path, s.id); code != http.StatusOK {
+			t.Fatalf("session %s after the eviction: %d", s.name, code)
+		}
+	}
+	if code := ping("/mcp/bounded", b); code != http.StatusNotFound {
+		t.Fatalf("evicted session b: %d, want 404", code)
+	}
+	// A closed session frees its place without an eviction.
+	req, _ := http.NewRequest("DELETE", ts.URL+"/mcp", nil)
+	req.Header.Set("Mcp-Session-Id", a)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	if resp, err := ts.Client().Do(req); err != nil || resp.StatusCode/100 != 2 {
+		t.Fatalf("DELETE: %v %v", resp, err)
+	}
+	open("/mcp")
+	if code := ping("/mcp/agents", c); code != http.StatusOK {
+		t.Fatalf("session c after a DELETE made room: %d", code)
+	}
+}
+
+// TestSessionCapWithSDKClients: a real SDK client whose session was evicted
+// gets an error, and a new client works.
+func TestSessionCapWithSDKClients(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	ts := serve(t, httpapi.Options{MCP: srv, MaxSessions: 2})
+	ctx := context.Background()
+	connect := func() *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	first := connect()
+	connect()
+	connect()
+	if err := first.Ping(ctx, nil); err == nil {
+		t.Fatal("the evicted session still answers")
+	}
+	n := 0
+	for range srv.Sessions() {
+		n++
+	}
+	if n > 2 {
+		t.Fatalf("%d live sessions with a cap of 2", n)
+	}
+}
