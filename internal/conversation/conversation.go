@@ -81,7 +81,7 @@ const maxKnown = 100000
 
 // New returns a conversation store over st.
 func New(st *store.Store) *Store {
-	return &Store{st: st, now: func() time.Time { return time.Now().UTC() }, known: map[string]string{}}
+	return &Store{st: st, now: store.Now, known: map[string]string{}}
 }
 
 func (s *Store) remember(id, ws string) {

@@ -226,6 +226,11 @@ func (s *Store) migrate(ctx context.Context, log *slog.Logger) error {
 // Micros converts t to the stored representation (Unix microseconds, UTC).
 func Micros(t time.Time) int64 { return t.UnixMicro() }
 
+// Now is the current time in UTC at the precision the stores keep
+// (microseconds), so that an object returned when it is created carries the
+// same timestamps as when it is read back.
+func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
 // FromMicros converts a stored timestamp to time.Time in UTC.
 func FromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 

@@ -86,7 +86,7 @@ type Belief struct {
 	Content         string       `json:"content"`
 	Confidence      Confidence   `json:"confidence"`
 	DomainPath      []string     `json:"domain_path"`
-	Source          Source       `json:"source"`
+	Source          Source       `json:"source,omitzero"` // omitted when no source was given
 	Entities        []EntityLink `json:"entities"`
 	Status          string       `json:"status"`
 	ValidFrom       *time.Time   `json:"valid_from,omitempty"`
@@ -189,7 +189,7 @@ func parseTime(field, v string) (*time.Time, error) {
 	if err != nil {
 		return nil, errs.Invalid(field, "%q is not an RFC 3339 date-time (e.g. 2025-01-15T10:30:00Z)", v)
 	}
-	t = t.UTC()
+	t = t.UTC().Truncate(time.Microsecond) // the stores' precision
 	return &t, nil
 }
 

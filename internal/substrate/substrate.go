@@ -38,7 +38,7 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{st: st, log: log, now: func() time.Time { return time.Now().UTC() }, stats: textsearch.NewStats(statsTTL, maxStats, log)}
+	return &Server{st: st, log: log, now: store.Now, stats: textsearch.NewStats(statsTTL, maxStats, log)}
 }
 
 type toolDef struct {

@@ -130,3 +130,40 @@ func TestSessionAndWorkspaceMustAgree(t *testing.T) {
 		}
 	})
 }
+
+// TestCreateAndReadAgree: an object returned when it is created carries the
+// same timestamp strings as when it is read back (one precision
+// everywhere), and a belief without a source has no "source" at all.
+func TestCreateAndReadAgree(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		h := newHarness(t, st)
+		created := obj(h.Call("belief_create", map[string]any{"content": "precision", "valid_from": "2026-01-02T03:04:05.123456789Z"})["belief"])
+		read := obj(h.Call("belief_get", map[string]any{"belief_id": created["id"]})["belief"])
+		for _, k := range []string{"created_at", "updated_at", "valid_from"} {
+			if created[k] != read[k] || created[k] == nil {
+				t.Fatalf("belief %s: created %v, read %v", k, created[k], read[k])
+			}
+		}
+		if _, ok := created["source"]; ok {
+			t.Fatalf("belief without a source returned source: %v", created["source"])
+		}
+		if _, ok := read["source"]; ok {
+			t.Fatalf("belief without a source read back with source: %v", read["source"])
+		}
+		withSource := obj(h.Call("belief_create", map[string]any{"content": "sourced", "source_type": "document", "source_ref": "r"})["belief"])
+		if obj(withSource["source"])["type"] != "document" {
+			t.Fatalf("a given source: %v", withSource["source"])
+		}
+
+		s := obj(h.Call("session_start", map[string]any{"platform": "api"})["session"])
+		g := obj(h.Call("session_get", map[string]any{"session_id": s["id"]})["session"])
+		if s["created_at"] != g["created_at"] || s["updated_at"] != g["updated_at"] {
+			t.Fatalf("session: created %v/%v, read %v/%v", s["created_at"], s["updated_at"], g["created_at"], g["updated_at"])
+		}
+		ex := obj(h.Call("exchange_add", map[string]any{"session_id": s["id"], "role": "user", "content": "hi"})["exchange"])
+		list := arr(h.Call("exchange_list", map[string]any{"session_id": s["id"]})["exchanges"])
+		if ex["created_at"] != obj(list[0])["created_at"] {
+			t.Fatalf("exchange: created %v, listed %v", ex["created_at"], obj(list[0])["created_at"])
+		}
+	})
+}

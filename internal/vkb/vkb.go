@@ -42,7 +42,7 @@ func New(st *store.Store, conv *conversation.Store, sub *substrate.Server, log *
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{st: st, conv: conv, sub: sub, log: log, now: func() time.Time { return time.Now().UTC() }}
+	return &Server{st: st, conv: conv, sub: sub, log: log, now: store.Now}
 }
 
 // Register adds the vkb tools to reg.
