@@ -189,6 +189,7 @@ func (p *Pipeline) Call(ctx context.Context, req Request) *Outcome {
 		p.log.Error("tool call failed", "tool", req.Tool, "request_id", o.RequestID, "err", o.Err)
 		o.Err = &errs.Error{Code: errs.Internal, Message: fmt.Sprintf("internal error (request %s)", o.RequestID), Err: o.Err.Err}
 	}
+	p.logCall(ctx, req, o, time.Since(start))
 	if p.traces != nil {
 		rec := trace.Record{
 			RequestID: o.RequestID, Surface: req.Surface, Tool: req.Tool,
@@ -207,6 +208,23 @@ func (p *Pipeline) Call(ctx context.Context, req Request) *Outcome {
 		p.traces.Record(rec)
 	}
 	return o
+}
+
+// logCall writes one debug line per call: the tool, the surface, the
+// outcome and the duration; never the arguments or the result.
+func (p *Pipeline) logCall(ctx context.Context, req Request, o *Outcome, d time.Duration) {
+	if !p.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	outcome := "ok"
+	switch {
+	case o.Err != nil:
+		outcome = string(o.Err.Code)
+	case o.MCP != nil && o.MCP.IsError:
+		outcome = "TOOL_ERROR"
+	}
+	p.log.LogAttrs(ctx, slog.LevelDebug, "tool call", slog.String("tool", req.Tool), slog.String("surface", req.Surface),
+		slog.String("outcome", outcome), slog.Duration("duration", d), slog.String("request_id", o.RequestID))
 }
 
 // annotate records the call on its span: the tool, where it runs, the
