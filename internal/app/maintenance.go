@@ -1,0 +1,82 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nexus-mcp/nexus/internal/trace"
+)
+
+// MaintenanceInterval is how often "nexus serve" runs maintenance.
+const MaintenanceInterval = time.Hour
+
+// Maintain deletes the traces older than retention (0 keeps them all) and
+// returns how many it deleted.
+func (a *App) Maintain(ctx context.Context, retention time.Duration) (int64, error) {
+	if retention <= 0 {
+		return 0, nil
+	}
+	a.Traces.Flush()
+	n, err := trace.Prune(ctx, a.Store, time.Now().Add(-retention))
+	if err != nil {
+		return n, err
+	}
+	if n > 0 {
+		a.log.Info("deleted old traces", "count", n, "retention", FormatRetention(retention))
+	}
+	return n, nil
+}
+
+// ScheduleMaintenance runs [App.Maintain] now and then every interval until
+// ctx ends; failures are logged and retried at the next interval.
+func (a *App) ScheduleMaintenance(ctx context.Context, retention, interval time.Duration) {
+	if retention <= 0 {
+		return
+	}
+	for {
+		if _, err := a.Maintain(ctx, retention); err != nil && ctx.Err() == nil {
+			a.log.Warn("maintenance", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}
+
+// ParseRetention reads a retention setting: a number of days ("30d"), a Go
+// duration ("720h"), or "0" / "forever" to keep everything.
+func ParseRetention(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	switch s {
+	case "0", "forever", "off":
+		return 0, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("%q is not a retention: give days (30d), a duration (720h) or 0 to keep everything", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q is not a retention: give days (30d), a duration (720h) or 0 to keep everything", s)
+	}
+	return d, nil
+}
+
+// FormatRetention writes a retention the way [ParseRetention] reads it.
+func FormatRetention(d time.Duration) string {
+	if d <= 0 {
+		return "forever"
+	}
+	if d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return d.String()
+}
