@@ -18,7 +18,7 @@ func TestPruneDeletesOnlyOldTraces(t *testing.T) {
 		const n = 12000 // more than two batches
 		seed(t, st, n, base)
 		cutoff := base.Add(11000 * time.Second) // records 0..10999 are older
-		var before, older int64 // the writer may drop records under load
+		var before, older int64                 // the writer may drop records under load
 		st.DB().QueryRow(`SELECT COUNT(*) FROM traces`).Scan(&before)
 		st.DB().QueryRow(st.Q(`SELECT COUNT(*) FROM traces WHERE started_at < ?`), store.Micros(cutoff)).Scan(&older)
 		if older < 10000 {
