@@ -309,13 +309,7 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer a.Close()
-	if _, local := a.Registry.Lookup(tool); !local && a.Workbench != nil {
-		if toolbox, _, ok := strings.Cut(tool, "__"); ok {
-			if _, err := a.Workbench.Open(ctx, toolbox); err != nil {
-				return err
-			}
-		}
-	}
+	// A downstream tool's toolbox opens on the call (pipeline.Options.Resolve).
 	o := a.Pipeline.Call(ctx, pipeline.Request{Tool: tool, Args: raw, Surface: "cli"})
 	body, isErr := o.Body()
 	if o.IsJSON() {

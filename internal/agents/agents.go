@@ -26,8 +26,13 @@ type Toolbox struct {
 // Opened reports the result of opening a toolbox.
 type Opened struct {
 	Toolbox, Description string
-	ServersConnected     []string
-	ServerErrors         map[string]string
+	// ServersConnected are the names of the servers connected, in
+	// configuration order.
+	ServersConnected []string
+	ServerErrors     map[string]string
+	// Tools are the toolbox's tools: by server in configuration order, then
+	// in the order the server listed them.
+	Tools []*registry.Tool
 }
 
 // Toolboxes is what the surfaces need of the workbench (downstream
@@ -36,7 +41,9 @@ type Toolboxes interface {
 	// List returns the configured toolboxes, in configuration order.
 	List() []Toolbox
 	// Open connects a toolbox's servers and registers their tools; it is
-	// idempotent. An unknown toolbox is a NOT_FOUND error.
+	// idempotent. An unknown toolbox is a NOT_FOUND error (and no Opened);
+	// a toolbox none of whose servers connects is an error beside its
+	// Opened.
 	Open(ctx context.Context, name string) (*Opened, error)
 	// OpenAll opens every toolbox.
 	OpenAll(ctx context.Context)

@@ -26,25 +26,24 @@ type Options struct {
 
 // NewServer returns the agents MCP server. Its tools follow the registry;
 // when a client initializes, every configured toolbox is opened so that
-// downstream agents appear (announced with tools/list_changed).
+// downstream agents appear (announced with tools/list_changed), and the
+// session's tools/list requests wait for that opening
+// (mcpserver.OpenOnInitialize), so that the first lists them.
 func NewServer(p *pipeline.Pipeline, cat *Catalog, o Options) *mcp.Server {
 	instance := ulid.Make().String()
-	var s *mcp.Server
-	s = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
+	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
 		Logger:       o.Logger,
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
-		InitializedHandler: func(ctx context.Context, _ *mcp.InitializedRequest) {
-			if cat.Toolboxes != nil {
-				go cat.Toolboxes.OpenAll(context.WithoutCancel(ctx))
-			}
-		},
 	})
 	sy := &syncer{s: s, p: p, cat: cat, surface: o.Surface, instance: instance, listed: map[string]string{}}
 	p.Registry().OnChange(sy.sync)
 	sy.sync()
 	mcpserver.Track(s, p, instance, nil)
 	s.AddReceivingMiddleware(legacyNames(cat))
+	if cat.Toolboxes != nil {
+		s.AddReceivingMiddleware(mcpserver.OpenOnInitialize(cat.Toolboxes.OpenAll))
+	}
 	return s
 }
 

@@ -109,7 +109,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	tw := trace.NewWriter(st, log)
 	a := &App{Store: st, Registry: reg, Substrate: sub, Conversations: conv, Traces: tw, Telemetry: tel, log: log}
 	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: a.Conversations, Logger: log,
-		Tracer: tel.Tracer("github.com/nexus-mcp/nexus/internal/pipeline")})
+		Tracer: tel.Tracer("github.com/nexus-mcp/nexus/internal/pipeline"), Resolve: a.resolve})
 	a.Catalog = &agents.Catalog{Registry: reg}
 	if conf != nil {
 		a.Config = conf
@@ -131,6 +131,15 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		log.Info("loaded demo knowledge base", "workspace", pipeline.DefaultWorkspace)
 	}
 	return a, nil
+}
+
+// resolve lets a call of a configured toolbox's tool that is not registered
+// yet wait for the toolbox's opening (see workbench.Manager.Resolve).
+func (a *App) resolve(ctx context.Context, tool string) error {
+	if a.Workbench == nil {
+		return nil
+	}
+	return a.Workbench.Resolve(ctx, tool)
 }
 
 // Close disconnects downstream servers, flushes traces and closes the store.

@@ -98,13 +98,13 @@ func TestUseToolEdgeCases(t *testing.T) {
 	// open_toolbox lists original names with their servers.
 	res, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "open_toolbox", Arguments: map[string]any{"toolbox": "dev"}})
 	text := res.Content[0].(*mcp.TextContent).Text
-	for _, want := range []string{`"name":"read__file"`, `"name":"v1.list"`, `"servers_connected":["filesystem","database"]`} {
+	for _, want := range []string{`"name":"read__file"`, `"name":"v1.list"`, `"servers_connected":2`, `"server_names":["filesystem","database"]`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("open_toolbox lacks %s: %s", want, text)
 		}
 	}
 	res, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "open_toolbox", Arguments: map[string]any{"toolbox": "staging"}})
-	if got := res.Content[0].(*mcp.TextContent).Text; !res.IsError || got != "Toolbox 'staging' not found" {
+	if got := res.Content[0].(*mcp.TextContent).Text; !res.IsError || got != "Toolbox 'staging' not found. Available toolboxes: nexus, dev, prod" {
 		t.Errorf("unknown toolbox: %q", got)
 	}
 }

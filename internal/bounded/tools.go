@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/mcpserver"
@@ -202,18 +204,31 @@ func parseWanted(raw json.RawMessage) ([]want, error) {
 
 // --- open_toolbox ------------------------------------------------------------
 
+// openedTool is a tool as open_toolbox lists it: the tool as its server
+// lists it (its own name, title, description, schemas, annotations, icons
+// and _meta; the input schema as every surface lists it, see
+// registry.Tool.ListedSchema), plus where it is.
 type openedTool struct {
-	Name        string         `json:"name"`
-	Toolbox     string         `json:"toolbox"`
-	Server      string         `json:"server"`
-	Description string         `json:"description"`
-	InputSchema map[string]any `json:"inputSchema"`
+	Name         string               `json:"name"`
+	Title        string               `json:"title,omitempty"`
+	Description  string               `json:"description"`
+	InputSchema  map[string]any       `json:"inputSchema"`
+	OutputSchema json.RawMessage      `json:"outputSchema,omitempty"`
+	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	Icons        []mcp.Icon           `json:"icons,omitempty"`
+	Meta         mcp.Meta             `json:"_meta,omitempty"`
+	Toolbox      string               `json:"toolbox"`
+	Server       string               `json:"server"`
 }
 
+// openResult is open_toolbox's result: the MCP Workbench's, where
+// servers_connected is the number of servers connected, plus their names
+// (server_names) and why the others are not (server_errors).
 type openResult struct {
 	Toolbox          string            `json:"toolbox"`
 	Description      string            `json:"description"`
-	ServersConnected []string          `json:"servers_connected"`
+	ServersConnected int               `json:"servers_connected"`
+	ServerNames      []string          `json:"server_names"`
 	ServerErrors     map[string]string `json:"server_errors,omitempty"`
 	Tools            []openedTool      `json:"tools"`
 }
@@ -223,30 +238,54 @@ func (s *Surface) openToolbox(ctx context.Context, c *registry.Call) (any, error
 		Toolbox string `json:"toolbox"`
 	}
 	json.Unmarshal(c.Args, &in)
-	res := &openResult{Toolbox: in.Toolbox, ServersConnected: []string{}, Tools: []openedTool{}}
+	res := &openResult{Toolbox: in.Toolbox, ServerNames: []string{}, Tools: []openedTool{}}
+	var tools []*registry.Tool
 	if in.Toolbox == registry.BuiltinToolbox {
 		b := s.builtin()
-		res.Description, res.ServersConnected = b.Description, b.Servers
+		res.Description, res.ServerNames = b.Description, b.Servers
+		for _, t := range s.p.Registry().List() {
+			if t.ID.Toolbox == registry.BuiltinToolbox && !t.Meta {
+				tools = append(tools, t)
+			}
+		}
 	} else {
-		if s.cat.Toolboxes == nil {
-			return nil, errs.E(errs.NotFound, "Toolbox '%s' not found", in.Toolbox)
+		if !s.configured(in.Toolbox) {
+			var names []string
+			for _, tb := range s.Toolboxes() {
+				names = append(names, tb.Name)
+			}
+			return nil, errs.E(errs.NotFound, "Toolbox '%s' not found. Available toolboxes: %s", in.Toolbox, strings.Join(names, ", "))
 		}
 		o, err := s.cat.Toolboxes.Open(ctx, in.Toolbox)
 		if err != nil {
+			// Unknown, or none of its servers connects.
 			return nil, err
 		}
-		res.Description, res.ServersConnected, res.ServerErrors = o.Description, o.ServersConnected, o.ServerErrors
+		res.Description, res.ServerNames, res.ServerErrors, tools = o.Description, o.ServersConnected, o.ServerErrors, o.Tools
 	}
-	for _, t := range s.p.Registry().List() {
-		if t.ID.Toolbox == in.Toolbox && !t.Meta {
-			res.Tools = append(res.Tools, openedTool{Name: t.ID.Tool, Toolbox: t.ID.Toolbox, Server: t.ID.Server,
-				Description: t.Description, InputSchema: t.ListedSchema()})
-		}
+	if res.ServerNames == nil {
+		res.ServerNames = []string{}
 	}
-	if res.ServersConnected == nil {
-		res.ServersConnected = []string{}
+	res.ServersConnected = len(res.ServerNames)
+	for _, t := range tools {
+		res.Tools = append(res.Tools, openedTool{Name: t.ID.Tool, Title: t.Title, Description: t.Description,
+			InputSchema: t.ListedSchema(), OutputSchema: t.OutputSchema, Annotations: t.Annotations, Icons: t.Icons, Meta: t.ToolMeta,
+			Toolbox: t.ID.Toolbox, Server: t.ID.Server})
 	}
 	return res, nil
+}
+
+// configured reports whether name is a configured (downstream) toolbox.
+func (s *Surface) configured(name string) bool {
+	if s.cat.Toolboxes == nil {
+		return false
+	}
+	for _, tb := range s.cat.Toolboxes.List() {
+		if tb.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // --- use_tool ----------------------------------------------------------------
@@ -259,13 +298,7 @@ func (s *Surface) useTool(ctx context.Context, c *registry.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	known := id.Toolbox == registry.BuiltinToolbox
-	if !known && s.cat.Toolboxes != nil {
-		for _, tb := range s.cat.Toolboxes.List() {
-			known = known || tb.Name == id.Toolbox
-		}
-	}
-	if !known {
+	if id.Toolbox != registry.BuiltinToolbox && !s.configured(id.Toolbox) {
 		return nil, errs.E(errs.NotFound, "Toolbox '%s' not found", id.Toolbox)
 	}
 	var servers []string
@@ -293,20 +326,19 @@ func (s *Surface) useTool(ctx context.Context, c *registry.Call) (any, error) {
 		return nil, errs.E(errs.NotFound, "Tool '%s' not found in server '%s' (toolbox '%s')", id.Tool, id.Server, id.Toolbox)
 	}
 	// The tool's own call goes through the pipeline too (and is traced), in
-	// this call's session and workspace.
-	if args == nil {
-		args = map[string]any{}
-	}
-	args["context"] = map[string]any{"sessionId": c.SessionID, "workspaceId": c.Workspace}
-	raw, _ := json.Marshal(args)
-	o := s.p.Call(ctx, pipeline.Request{Tool: t.ID.Name(), Args: raw, Surface: "use_tool"})
+	// this call's session and workspace, given beside the arguments: the
+	// arguments reach the tool as given (a "context" the tool declares is
+	// its own).
+	o := s.p.Call(ctx, pipeline.Request{Tool: t.ID.Name(), Args: args, Surface: "use_tool",
+		Context: &pipeline.CallContext{SessionID: c.SessionID, WorkspaceID: c.Workspace}})
 	// The tool's result (or error, in its family's shape) is use_tool's
 	// result, unmodified.
 	return mcpserver.Result(o), nil
 }
 
-// parseUseTool checks use_tool's arguments with seed 003's messages.
-func parseUseTool(raw json.RawMessage) (registry.ID, map[string]any, error) {
+// parseUseTool checks use_tool's arguments with seed 003's messages and
+// returns the tool's id and its arguments as sent (nil when absent).
+func parseUseTool(raw json.RawMessage) (registry.ID, json.RawMessage, error) {
 	var root map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &root); err != nil {
 		return registry.ID{}, nil, errs.E(errs.BadRequest, "Invalid parameters: expected an object")
@@ -364,11 +396,13 @@ func parseUseTool(raw json.RawMessage) (registry.ID, map[string]any, error) {
 			return id, nil, errs.E(errs.BadRequest, "Invalid tool identifier: %s cannot be empty", f.field)
 		}
 	}
-	var args map[string]any
+	var args json.RawMessage
 	if a, ok := root["arguments"]; ok && string(a) != "null" {
-		if err := json.Unmarshal(a, &args); err != nil || args == nil {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(a, &obj); err != nil || obj == nil {
 			return id, nil, errs.E(errs.BadRequest, "Invalid parameters: 'arguments' must be an object")
 		}
+		args = a
 	}
 	return id, args, nil
 }

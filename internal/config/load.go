@@ -510,6 +510,16 @@ func editDistance(a, b string) int {
 // Names of toolboxes and servers.
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
 
+// BuiltinToolbox is the name of Nexus's own toolbox (its local servers),
+// reserved: a configured toolbox cannot take it. It equals
+// registry.BuiltinToolbox.
+const BuiltinToolbox = "nexus"
+
+// checkName checks a toolbox or server name. Together with the registry's
+// rules for tool names, the rules make every flat name toolbox__server__tool
+// name exactly one tool: a name holds no "__" and neither starts nor ends
+// with "_", so the first "__" of a flat name ends the toolbox and the next
+// one the server.
 func (l *loader) checkName(f field, p, what string) bool {
 	switch {
 	case strings.Contains(f.name, "__"):
@@ -517,6 +527,13 @@ func (l *loader) checkName(f field, p, what string) bool {
 		return false
 	case !nameRE.MatchString(f.name):
 		l.fail(f.key, p, "%s name %q is not valid: use 1 to 63 letters, digits, '_', '.' or '-', starting with a letter or digit", what, f.name)
+		return false
+	case strings.HasSuffix(f.name, "_"):
+		l.fail(f.key, p, "%s name %q ends with \"_\": Nexus names flat tools toolbox__server__tool, and a name ending with \"_\" would make tool names ambiguous "+
+			"(server \"b_\" with tool \"c\" and server \"b\" with tool \"_c\" would both be a__b___c)", what, f.name)
+		return false
+	case what == "toolbox" && f.name == BuiltinToolbox:
+		l.fail(f.key, p, "toolbox name %q is reserved: it is the built-in toolbox of Nexus's own servers (substrate, vkb); choose another name", f.name)
 		return false
 	}
 	return true

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/registry"
 )
 
 var update = flag.Bool("update", false, "rewrite the .golden files of testdata/invalid")
@@ -530,6 +533,12 @@ func TestErrors(t *testing.T) {
 			want: []string{`c.yaml:2:3: toolboxes.my__box: toolbox name "my__box" contains "__": Nexus names flat tools toolbox__server__tool, so "__" inside a toolbox or server name would make tool names ambiguous`}},
 		{name: "__ in a server name", src: "toolboxes:\n  dev:\n    mcpServers:\n      git__hub: {command: x}\n",
 			want: []string{`c.yaml:4:7: toolboxes.dev.mcpServers.git__hub: server name "git__hub" contains "__": Nexus names flat tools toolbox__server__tool, so "__" inside a toolbox or server name would make tool names ambiguous`}},
+		{name: "reserved toolbox name", src: "toolboxes:\n  nexus:\n    mcpServers:\n      substrate: {command: x}\n",
+			want: []string{`c.yaml:2:3: toolboxes.nexus: toolbox name "nexus" is reserved: it is the built-in toolbox of Nexus's own servers (substrate, vkb); choose another name`}},
+		{name: "toolbox name ending with _", src: "toolboxes:\n  dev_:\n    mcpServers: {}\n",
+			want: []string{`c.yaml:2:3: toolboxes.dev_: toolbox name "dev_" ends with "_": Nexus names flat tools toolbox__server__tool, and a name ending with "_" would make tool names ambiguous (server "b_" with tool "c" and server "b" with tool "_c" would both be a__b___c)`}},
+		{name: "server name ending with _", file: "mcp.json", src: `{"mcpServers": {"github_": {"command": "x"}}}`,
+			want: []string{`mcp.json:1:17: mcpServers.github_: server name "github_" ends with "_": Nexus names flat tools toolbox__server__tool, and a name ending with "_" would make tool names ambiguous (server "b_" with tool "c" and server "b" with tool "_c" would both be a__b___c)`}},
 		{name: "space in a toolbox name", src: "toolboxes:\n  my box:\n    mcpServers: {}\n",
 			want: []string{`c.yaml:2:3: toolboxes["my box"]: toolbox name "my box" is not valid: use 1 to 63 letters, digits, '_', '.' or '-', starting with a letter or digit`}},
 		{name: "leading dash in a server name", file: "mcp.json", src: `{"mcpServers": {"-x": {"command": "x"}}}`,
@@ -824,6 +833,35 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
+func TestBuiltinToolboxIsTheRegistrys(t *testing.T) {
+	if BuiltinToolbox != registry.BuiltinToolbox {
+		t.Fatalf("config reserves %q, the registry's built-in toolbox is %q", BuiltinToolbox, registry.BuiltinToolbox)
+	}
+}
+
+// FuzzNamesMakeUniqueFlatNames: every toolbox and server name the loader
+// accepts is one the registry accepts in a flat name (SPEC section 2: flat
+// names are unique for every config; registry.FuzzFlatNamesUnique proves
+// the registry's side), and the built-in toolbox name is refused.
+func FuzzNamesMakeUniqueFlatNames(f *testing.F) {
+	for _, s := range [][2]string{
+		{"a", "b"}, {"a__b", "c"}, {"a", "b__c"}, {"a_", "b"}, {"a", "b_"}, {"_a", "b"}, {"a", "_b"},
+		{"nexus", "substrate"}, {"Nexus", "substrate"}, {"NEXUS", "vkb"}, {"dev.v1", "api-2"}, {"a-", "b."},
+		{strings.Repeat("t", 63), strings.Repeat("s", 63)}, {strings.Repeat("t", 64), "s"}, {"a_b", "c_d"}, {"default", "x"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, toolbox, server string) {
+		src, _ := json.Marshal(map[string]any{"toolboxes": map[string]any{
+			toolbox: map[string]any{"mcpServers": map[string]any{server: map[string]any{"command": "x"}}}}})
+		cfg, err := Parse("fuzz.json", src, nil)
+		if err != nil {
+			return
+		}
+		checkConfig(t, cfg)
+	})
+}
+
 // checkConfig checks the invariants of a config Parse returned.
 func checkConfig(t *testing.T, cfg *Config) {
 	t.Helper()
@@ -832,7 +870,7 @@ func checkConfig(t *testing.T, cfg *Config) {
 	}
 	for _, name := range cfg.Order {
 		tb := cfg.Toolboxes[name]
-		if tb == nil || tb.Name != name || !nameRE.MatchString(name) || strings.Contains(name, "__") {
+		if tb == nil || tb.Name != name || !nameRE.MatchString(name) || registry.CheckName("toolbox", name) != nil || name == registry.BuiltinToolbox {
 			t.Fatalf("toolbox %q: %+v", name, tb)
 		}
 		if len(tb.Order) != len(tb.Servers) {
@@ -840,7 +878,7 @@ func checkConfig(t *testing.T, cfg *Config) {
 		}
 		for _, sname := range tb.Order {
 			s := tb.Servers[sname]
-			if s == nil || s.Name != sname || !nameRE.MatchString(sname) || strings.Contains(sname, "__") {
+			if s == nil || s.Name != sname || !nameRE.MatchString(sname) || (registry.ID{Toolbox: name, Server: sname, Tool: "t"}).Check() != nil {
 				t.Fatalf("server %q: %+v", sname, s)
 			}
 			switch s.Transport {

@@ -30,9 +30,10 @@ type Options struct {
 	// Instructions are sent to clients at initialize.
 	Instructions string
 	Logger       *slog.Logger
-	// OnInitialized runs (in the background) when a client has initialized;
+	// OnInitialized runs (in the background) when a client initializes;
 	// the flat surface uses it to open every toolbox, so that downstream
-	// servers connect lazily, on first use.
+	// servers connect lazily, on first use. The session's tools/list
+	// requests wait for it (see [OpenOnInitialize]).
 	OnInitialized func(context.Context)
 }
 
@@ -48,16 +49,16 @@ func New(p *pipeline.Pipeline, o Options) *mcp.Server {
 		Logger:       o.Logger,
 		// Advertise tools (with list_changed) even while no tool is listed.
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
-		InitializedHandler: func(ctx context.Context, _ *mcp.InitializedRequest) {
-			if o.OnInitialized != nil {
-				go o.OnInitialized(context.WithoutCancel(ctx))
-			}
-		},
 	})
 	sy := &syncer{s: s, p: p, surface: o.Surface, instance: instance, listed: map[string]*registry.Tool{}}
 	p.Registry().OnChange(sy.sync)
 	sy.sync()
 	Track(s, p, instance, nil)
+	// Toolboxes still opening (toolboxes.go).
+	s.AddReceivingMiddleware(sy.unlisted)
+	if o.OnInitialized != nil {
+		s.AddReceivingMiddleware(OpenOnInitialize(o.OnInitialized))
+	}
 	return s
 }
 
@@ -164,6 +165,8 @@ func Tool(t *registry.Tool) *mcp.Tool {
 		Description: t.Description,
 		InputSchema: t.ListedSchema(),
 		Annotations: t.Annotations,
+		Icons:       t.Icons,
+		Meta:        t.ToolMeta,
 	}
 	if len(t.OutputSchema) > 0 {
 		mt.OutputSchema = t.OutputSchema

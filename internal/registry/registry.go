@@ -39,7 +39,8 @@ const (
 	Workbench Family = "workbench" // meta-tools: plain text with the seed's wording
 )
 
-// BuiltinToolbox is the toolbox that holds Nexus's own local servers.
+// BuiltinToolbox is the toolbox that holds Nexus's own local servers. The
+// name is reserved: no downstream tool can be registered in it.
 const BuiltinToolbox = "nexus"
 
 // ID identifies a tool: the toolbox, the server in it and the tool's own name.
@@ -51,11 +52,55 @@ type ID struct {
 
 // Name is the tool's name on the flat surface: local tools keep their own
 // name, downstream tools are "toolbox__server__tool".
+//
+// Name is one-to-one on the IDs [ID.Check] accepts: a toolbox or server name
+// holds no "__" and neither starts nor ends with "_", so the first "__" of a
+// flat name ends the toolbox and the next one ends the server (without that
+// rule server "b" with tool "_c" and server "b_" with tool "c" would both be
+// "a__b___c"); the built-in toolbox's tool names hold no "__", which every
+// other flat name does.
 func (id ID) Name() string {
 	if id.Toolbox == BuiltinToolbox {
 		return id.Tool
 	}
 	return id.Toolbox + "__" + id.Server + "__" + id.Tool
+}
+
+// Check reports why id cannot be registered: a toolbox or server name that
+// is empty, holds "__", or starts or ends with "_"; an empty tool name; a
+// built-in tool name with "__". Together they make flat names unique (see
+// [ID.Name]). The MCP name rules of the flat name are checked on their own.
+func (id ID) Check() error {
+	if id.Tool == "" {
+		return fmt.Errorf("registry: tool %+v has an empty name", id)
+	}
+	if id.Toolbox == BuiltinToolbox {
+		if strings.Contains(id.Tool, "__") {
+			return fmt.Errorf("registry: built-in tool name %q contains \"__\", which only downstream tools' flat names (toolbox__server__tool) hold", id.Tool)
+		}
+		return nil
+	}
+	for _, part := range []struct{ what, name string }{{"toolbox", id.Toolbox}, {"server", id.Server}} {
+		if err := CheckName(part.what, part.name); err != nil {
+			return fmt.Errorf("registry: tool %q of toolbox %q, server %q: %w", id.Tool, id.Toolbox, id.Server, err)
+		}
+	}
+	return nil
+}
+
+// CheckName reports why name cannot be the name of a toolbox or server
+// (what says which) in a flat name toolbox__server__tool: it is empty,
+// holds "__", or starts or ends with "_".
+func CheckName(what, name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%s name is empty", what)
+	case strings.Contains(name, "__"):
+		return fmt.Errorf("%s name %q contains \"__\"", what, name)
+	case strings.HasPrefix(name, "_") || strings.HasSuffix(name, "_"):
+		return fmt.Errorf("%s name %q starts or ends with \"_\"", what, name)
+	}
+	return nil
 }
 
 // Call is what a handler receives: arguments already validated against the
@@ -100,9 +145,12 @@ type Tool struct {
 	Family       Family
 	ReadOnly     bool
 	Handler      Handler
-	// Title and Annotations are listed as given (downstream tools keep theirs).
+	// Title, Annotations, Icons and ToolMeta (the listing's _meta) are listed
+	// as given (downstream tools keep theirs).
 	Title       string
 	Annotations *mcp.ToolAnnotations
+	Icons       []mcp.Icon
+	ToolMeta    mcp.Meta
 	// Meta marks a surface meta-tool (get_tools, open_toolbox, use_tool):
 	// only the bounded surface lists it.
 	Meta bool
@@ -138,7 +186,8 @@ func (t *Tool) Validate(args map[string]any) error {
 
 // ListedSchema is the input schema as surfaces list it: the tool's own schema
 // plus seed 000's optional "context" and "workspaceContext" objects and the
-// legacy top-level "sessionId".
+// legacy top-level "sessionId", each where the tool's own schema does not
+// declare that name (a declared one keeps the tool's definition).
 func (t *Tool) ListedSchema() map[string]any { return t.listed }
 
 // ContextSchema is the schema of seed 000's "context" argument.
@@ -181,6 +230,12 @@ func New() *Registry { return &Registry{tools: map[string]*Tool{}} }
 // prepare checks t and compiles its schemas.
 func prepare(t *Tool) error {
 	name := t.ID.Name()
+	if err := t.ID.Check(); err != nil {
+		return err
+	}
+	if t.ID.Toolbox == BuiltinToolbox && t.Source != Local {
+		return fmt.Errorf("registry: tool %q of server %q: toolbox %q is reserved for Nexus's own (local) servers", t.ID.Tool, t.ID.Server, BuiltinToolbox)
+	}
 	if !namePattern.MatchString(name) {
 		return fmt.Errorf("registry: tool name %q does not follow the MCP name rules", name)
 	}
@@ -255,7 +310,12 @@ func (r *Registry) Add(t Tool) error {
 // ReplaceServer atomically replaces every tool of the server {toolbox,
 // server} with tools (which must all belong to it). Tools that fail
 // [Registry.Add]'s checks are left out and reported; the others are served.
+// The built-in toolbox is not a downstream one: replacing a server of it is
+// an error that changes nothing.
 func (r *Registry) ReplaceServer(toolbox, server string, tools []Tool) []error {
+	if toolbox == BuiltinToolbox {
+		return []error{fmt.Errorf("registry: toolbox %q is reserved for Nexus's own (local) servers; server %q cannot replace its tools", BuiltinToolbox, server)}
+	}
 	var errs []error
 	prepared := make(map[string]*Tool, len(tools))
 	for i := range tools {
@@ -318,7 +378,13 @@ func (r *Registry) Lookup(name string) (*Tool, bool) {
 }
 
 // LookupID returns the tool with the given identity, if any.
-func (r *Registry) LookupID(id ID) (*Tool, bool) { return r.Lookup(id.Name()) }
+func (r *Registry) LookupID(id ID) (*Tool, bool) {
+	t, ok := r.Lookup(id.Name())
+	if !ok || t.ID != id {
+		return nil, false
+	}
+	return t, true
+}
 
 // List returns every tool sorted by flat name.
 func (r *Registry) List() []*Tool {

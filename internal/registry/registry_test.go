@@ -17,11 +17,11 @@ func TestAddRejectsBadTools(t *testing.T) {
 		tool registry.Tool
 		want string
 	}{
-		{"bad name", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "has space"}, InputSchema: json.RawMessage(`{"type":"object"}`), Handler: nop}, "MCP name rules"},
-		{"no handler", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, InputSchema: json.RawMessage(`{"type":"object"}`)}, "no handler"},
-		{"not object", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, InputSchema: json.RawMessage(`{"type":"string"}`), Handler: nop}, "type object"},
+		{"bad name", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "has space"}, Source: registry.Local, InputSchema: json.RawMessage(`{"type":"object"}`), Handler: nop}, "MCP name rules"},
+		{"no handler", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, Source: registry.Local, InputSchema: json.RawMessage(`{"type":"object"}`)}, "no handler"},
+		{"not object", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, Source: registry.Local, InputSchema: json.RawMessage(`{"type":"string"}`), Handler: nop}, "type object"},
 		{"bad schema", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, Source: registry.Local, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer","default":"x"}}}`), Handler: nop}, "input schema"},
-		{"not json", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, InputSchema: json.RawMessage(`{`), Handler: nop}, "input schema"},
+		{"not json", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, Source: registry.Local, InputSchema: json.RawMessage(`{`), Handler: nop}, "input schema"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,11 +36,11 @@ func TestAddRejectsBadTools(t *testing.T) {
 func TestNamesAndListing(t *testing.T) {
 	r := registry.New()
 	for _, id := range []registry.ID{{"nexus", "substrate", "b"}, {"dev", "github", "a"}, {"nexus", "substrate", "a"}} {
-		if err := r.Add(registry.Tool{ID: id, InputSchema: json.RawMessage(`{"type":"object"}`), Handler: nop}); err != nil {
+		if err := r.Add(registry.Tool{ID: id, Source: registry.Local, InputSchema: json.RawMessage(`{"type":"object"}`), Handler: nop}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := r.Add(registry.Tool{ID: registry.ID{"nexus", "other", "a"}, InputSchema: json.RawMessage(`{"type":"object"}`), Handler: nop}); err == nil {
+	if err := r.Add(registry.Tool{ID: registry.ID{"nexus", "other", "a"}, Source: registry.Local, InputSchema: json.RawMessage(`{"type":"object"}`), Handler: nop}); err == nil {
 		t.Fatal("duplicate flat name accepted")
 	}
 	var names []string

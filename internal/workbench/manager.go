@@ -2,9 +2,11 @@ package workbench
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -230,20 +232,18 @@ func (m *Manager) toolbox(name string) *toolbox {
 // in parallel, each bounded by its ConnectTimeout), registers their tools
 // and reports the toolbox's state. It is idempotent: opening an open toolbox
 // retries only its failed servers. A server that fails is reported in
-// ServerErrors and never fails the others or the call; an unknown toolbox is
-// NOT_FOUND with seed 003's text.
+// ServerErrors and never fails the others or the call. When none of the
+// toolbox's servers is connected, Open returns the state and an
+// UNAVAILABLE error in the MCP Workbench's words, naming the first server
+// that failed: "Error opening toolbox 'NAME': Failed to connect to MCP
+// server 'SERVER': CAUSE" (a toolbox with no servers opens, empty). An
+// unknown toolbox is NOT_FOUND with seed 003's text.
 func (m *Manager) Open(ctx context.Context, name string) (*Opened, error) {
 	tb := m.toolbox(name)
 	if tb == nil {
 		return nil, errs.E(errs.NotFound, "Toolbox '%s' not found", name)
 	}
-	m.mu.Lock()
-	closed := m.closed
-	if !closed {
-		m.opened[name] = true
-	}
-	m.mu.Unlock()
-	if closed {
+	if !m.markOpened(name) {
 		return nil, errs.E(errs.Unavailable, "Toolbox '%s' cannot be opened: the workbench is shutting down", name)
 	}
 	start := time.Now()
@@ -283,7 +283,64 @@ func (m *Manager) Open(ctx context.Context, name string) (*Opened, error) {
 	}
 	m.log.InfoContext(ctx, "toolbox opened", "toolbox", tb.name, "servers", len(tb.servers),
 		"connected", len(o.ServersConnected), "tools", len(o.Tools), "duration", time.Since(start))
+	if len(tb.servers) > 0 && len(o.ServersConnected) == 0 {
+		first := tb.servers[0].name
+		return o, &errs.Error{Code: errs.Unavailable, Err: failed[0],
+			Message: fmt.Sprintf("Error opening toolbox '%s': Failed to connect to MCP server '%s': %s", tb.name, first, o.ServerErrors[first])}
+	}
 	return o, nil
+}
+
+// markOpened records that the toolbox has been opened; false once the
+// manager is closed.
+func (m *Manager) markOpened(name string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.closed {
+		m.opened[name] = true
+	}
+	return !m.closed
+}
+
+// Resolve makes the downstream tool of the flat name toolbox__server__tool
+// callable if its configured toolbox is being opened or not opened yet: it
+// starts opening the toolbox (every server, in the background) and waits
+// for the named server's connection, bounded by that server's
+// ConnectTimeout (and ctx). The pipeline calls it for a flat name the
+// registry lacks (pipeline.Options.Resolve), so that a call made right after
+// a client connects does not race the toolbox's opening.
+//
+// It returns nil when the server is connected (the pipeline looks the name
+// up again, and reports an unknown tool if the server has no such tool), or
+// when the name's server is not one of the toolbox's; a NOT_FOUND "unknown
+// tool" error, as the pipeline words it, when the name names no configured
+// toolbox; and an UNAVAILABLE error naming the server and the cause when the
+// server does not connect.
+func (m *Manager) Resolve(ctx context.Context, name string) error {
+	toolbox, rest, ok := strings.Cut(name, "__")
+	tb := m.toolbox(toolbox)
+	if !ok || tb == nil {
+		return errs.E(errs.NotFound, "unknown tool %q", name)
+	}
+	sname, _, _ := strings.Cut(rest, "__")
+	if !m.markOpened(tb.name) {
+		return errs.E(errs.Unavailable, "Toolbox '%s' cannot be opened: the workbench is shutting down", tb.name)
+	}
+	var target *server
+	for _, s := range tb.servers {
+		s.kick() // the toolbox opens as a whole, in the background
+		if s.name == sname {
+			target = s
+		}
+	}
+	if target == nil {
+		return nil
+	}
+	if err := target.ensure(ctx); err != nil {
+		return &errs.Error{Code: errs.Unavailable, Err: err,
+			Message: fmt.Sprintf("Failed to connect to MCP server '%s' (toolbox '%s'): %v", target.name, tb.name, err)}
+	}
+	return nil
 }
 
 // OpenAll opens every toolbox, in parallel (the flat surface calls it when a
@@ -296,7 +353,7 @@ func (m *Manager) OpenAll(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			o, err := m.Open(ctx, tb.name)
-			if err != nil {
+			if o == nil {
 				m.log.WarnContext(ctx, "open toolbox", "toolbox", tb.name, "err", err)
 				return
 			}

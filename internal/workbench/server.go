@@ -488,7 +488,7 @@ func (s *server) registryTool(id registry.ID, t *mcp.Tool) (registry.Tool, error
 	}
 	name := t.Name
 	return registry.Tool{
-		ID: id, Description: t.Description, Title: t.Title, Annotations: t.Annotations,
+		ID: id, Description: t.Description, Title: t.Title, Annotations: t.Annotations, Icons: t.Icons, ToolMeta: t.Meta,
 		InputSchema: in, OutputSchema: out,
 		Source: registry.MCP, Family: registry.Workbench,
 		ReadOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint,

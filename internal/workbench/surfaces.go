@@ -22,10 +22,11 @@ func (t toolboxes) List() []agents.Toolbox {
 
 func (t toolboxes) Open(ctx context.Context, name string) (*agents.Opened, error) {
 	o, err := t.m.Open(ctx, name)
-	if err != nil {
+	if o == nil {
 		return nil, err
 	}
-	return &agents.Opened{Toolbox: o.Toolbox, Description: o.Description, ServersConnected: o.ServersConnected, ServerErrors: o.ServerErrors}, nil
+	return &agents.Opened{Toolbox: o.Toolbox, Description: o.Description, ServersConnected: o.ServersConnected,
+		ServerErrors: o.ServerErrors, Tools: o.Tools}, err
 }
 
 func (t toolboxes) OpenAll(ctx context.Context) { t.m.OpenAll(ctx) }
