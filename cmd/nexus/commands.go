@@ -26,6 +26,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/proxy"
 	"github.com/nexus-mcp/nexus/internal/rest"
+	"github.com/nexus-mcp/nexus/internal/stdio"
 )
 
 // DefaultAddr is where nexus serve listens by default.
@@ -214,16 +215,13 @@ func cmdStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	case "bounded":
 		srv = sf.bounded.NewServer()
 	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}, MaxLineLength: MaxStdioMessage}
+	// Malformed messages are answered, not fatal; only one over the limit ends the connection.
+	t := &stdio.Transport{Reader: stdin, Writer: stdout, MaxMessage: MaxStdioMessage, Logger: log}
 	if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		return err
 	}
 	return nil
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "list" {

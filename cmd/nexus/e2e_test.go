@@ -217,7 +217,7 @@ func TestCLI(t *testing.T) {
 func TestStdioRejectsOversizedMessages(t *testing.T) {
 	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", MaxStdioMessage+1) + "\"}}\n"
 	_, errOut, code := runNexus(t, big, "stdio", "--data-dir", t.TempDir())
-	if code == 0 || !strings.Contains(errOut, "exceeded the configured maximum line length") {
+	if code == 0 || !strings.Contains(errOut, "longer than the 4194304-byte limit") {
 		t.Fatalf("exit %d, stderr %s", code, errOut)
 	}
 }

@@ -1,0 +1,390 @@
+// Package stdio is the MCP stdio transport of Nexus: newline-delimited
+// JSON-RPC 2.0 over a reader and a writer (standard input and output).
+//
+// Unlike the SDK's [mcp.IOTransport], a malformed message does not end the
+// connection. Every line is checked before the SDK sees it: it must be valid
+// JSON nested at most MaxDepth deep, a JSON object (batches are refused),
+// with "jsonrpc": "2.0", an id that is absent, a string or an integer, a
+// string method with object params (a request or notification) or a result
+// or error with an id (a response). A line that fails is answered with a
+// JSON-RPC error, -32700 (parse error) when it is not JSON and -32600
+// (invalid request) otherwise, carrying the message's id when it has a valid
+// one and null otherwise, and the connection goes on. Only a message longer
+// than MaxMessage ends the connection (a line that long cannot be skipped
+// without reading it all, and the stream cannot be resynchronized), after
+// an error response and a log line saying why.
+package stdio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults of [Transport].
+const (
+	// DefaultMaxMessage bounds one message (one line, without its newline).
+	DefaultMaxMessage = 4 << 20
+	// DefaultMaxDepth bounds the nesting of arrays and objects in a message.
+	DefaultMaxDepth = 512
+)
+
+// JSON-RPC error codes the transport answers with.
+const (
+	CodeParseError     = jsonrpc.CodeParseError     // -32700: not JSON
+	CodeInvalidRequest = jsonrpc.CodeInvalidRequest // -32600: JSON, but not a JSON-RPC 2.0 message
+)
+
+// ErrMessageTooLarge ends a connection whose peer sent a message longer than
+// the limit.
+var ErrMessageTooLarge = errors.New("message too large")
+
+// Transport is an [mcp.Transport] over newline-delimited JSON-RPC that
+// answers malformed messages instead of failing (see the package comment).
+type Transport struct {
+	Reader io.Reader
+	Writer io.Writer
+	// MaxMessage bounds one message in bytes; 0 means DefaultMaxMessage.
+	MaxMessage int
+	// MaxDepth bounds the nesting of a message; 0 means DefaultMaxDepth.
+	MaxDepth int
+	// Logger receives a line for each refused message; nil discards.
+	Logger *slog.Logger
+}
+
+// Connect implements [mcp.Transport]. It starts the goroutine that reads
+// lines; that goroutine ends at the end of the input (a read of standard
+// input cannot be interrupted, so Close does not wait for it).
+func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
+	c := &conn{
+		w:        t.Writer,
+		maxDepth: t.MaxDepth,
+		log:      t.Logger,
+		frames:   make(chan frame),
+		closed:   make(chan struct{}),
+	}
+	if c.maxDepth <= 0 {
+		c.maxDepth = DefaultMaxDepth
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	max := t.MaxMessage
+	if max <= 0 {
+		max = DefaultMaxMessage
+	}
+	c.max = max
+	go c.readLines(bufio.NewReaderSize(t.Reader, 64<<10), max)
+	return c, nil
+}
+
+// frame is one line read, or the error that ended the input.
+type frame struct {
+	line []byte
+	err  error
+}
+
+type conn struct {
+	w        io.Writer
+	max      int
+	maxDepth int
+	log      *slog.Logger
+	frames   chan frame
+
+	writeMu sync.Mutex // one message written at a time
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+// readLines splits the input into lines and hands them to Read; it ends at
+// the first error (the end of the input, or a line over the limit).
+func (c *conn) readLines(r *bufio.Reader, max int) {
+	for {
+		line, err := readLine(r, max)
+		if len(line) > 0 || err == nil {
+			select {
+			case c.frames <- frame{line: line}:
+			case <-c.closed:
+				return
+			}
+		}
+		if err != nil {
+			select {
+			case c.frames <- frame{err: err}:
+			case <-c.closed:
+			}
+			return
+		}
+	}
+}
+
+// tooLarge reports a line that exceeded the limit.
+type tooLarge struct{ limit int }
+
+func (e tooLarge) Error() string {
+	return fmt.Sprintf("message longer than the %d-byte limit", e.limit)
+}
+
+func (e tooLarge) Unwrap() error { return ErrMessageTooLarge }
+
+// readLine returns the next line without its line ending ("\n" or "\r\n").
+// A last line without a newline is returned with io.EOF; a line longer
+// than max is a tooLarge error, and nothing more is read.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if err == nil {
+			line = bytes.TrimSuffix(line[:len(line)-1], []byte{'\r'})
+		} else if len(line) <= max+1 && errors.Is(err, bufio.ErrBufferFull) {
+			continue // max+1: room for the "\r" of "\r\n"
+		} else if len(line) <= max+1 {
+			line = bytes.TrimSuffix(line, []byte{'\r'}) // the end of the input
+		}
+		if len(line) > max {
+			return nil, tooLarge{max}
+		}
+		return line, err
+	}
+}
+
+// Read implements [mcp.Connection]: it returns the next valid message,
+// answering every invalid one on the way.
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		var f frame
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closed:
+			return nil, io.EOF
+		case f = <-c.frames:
+		}
+		if f.err != nil {
+			var tl tooLarge
+			if errors.As(f.err, &tl) {
+				c.log.Error("stdio: closing the connection: a message is longer than the limit, and the stream cannot be resynchronized after it",
+					"limit_bytes", tl.limit)
+				c.writeError(ctx, nil, CodeInvalidRequest, fmt.Sprintf("Invalid Request: message longer than the %d-byte limit; closing the connection", tl.limit))
+			}
+			return nil, f.err
+		}
+		if len(bytes.TrimSpace(f.line)) == 0 {
+			continue // blank lines separate nothing
+		}
+		msg, id, code, reason := c.check(f.line)
+		if msg != nil {
+			return msg, nil
+		}
+		c.log.Warn("stdio: refused a malformed JSON-RPC message", "code", code, "reason", reason, "id", string(orNull(id)))
+		if err := c.writeError(ctx, id, code, reason); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// check validates one line. It returns the message, or the id to answer
+// with (nil when unknown), the error code and its message.
+func (c *conn) check(line []byte) (_ jsonrpc.Message, id json.RawMessage, code int, reason string) {
+	if d := depth(line, c.maxDepth); d > c.maxDepth {
+		return nil, nil, CodeParseError, fmt.Sprintf("Parse error: nested deeper than %d levels", c.maxDepth)
+	}
+	var raw json.RawMessage
+	if err := json.Unmarshal(line, &raw); err != nil {
+		return nil, nil, CodeParseError, "Parse error: " + err.Error()
+	}
+	switch raw = bytes.TrimSpace(raw); raw[0] {
+	case '{':
+	case '[':
+		return nil, nil, CodeInvalidRequest, "Invalid Request: batches are not supported; send one message per line"
+	default:
+		return nil, nil, CodeInvalidRequest, "Invalid Request: a message must be a JSON object"
+	}
+	var fields map[string]json.RawMessage // exact (case-sensitive) member names
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, nil, CodeInvalidRequest, "Invalid Request: " + err.Error()
+	}
+	rawID, hasID := fields["id"]
+	if hasID {
+		if err := checkID(rawID); err != nil {
+			return nil, nil, CodeInvalidRequest, "Invalid Request: " + err.Error()
+		}
+		id = rawID
+	}
+	v, ok := fields["jsonrpc"]
+	if !ok {
+		return nil, id, CodeInvalidRequest, `Invalid Request: "jsonrpc" is missing; it must be "2.0"`
+	}
+	if version := ""; json.Unmarshal(v, &version) != nil || version != "2.0" {
+		return nil, id, CodeInvalidRequest, fmt.Sprintf(`Invalid Request: "jsonrpc" is %s; it must be "2.0"`, clip(v))
+	}
+	_, hasResult := fields["result"]
+	_, hasError := fields["error"]
+	if m, ok := fields["method"]; ok {
+		var s string
+		if json.Unmarshal(m, &s) != nil {
+			return nil, id, CodeInvalidRequest, `Invalid Request: "method" must be a string`
+		}
+		if hasResult || hasError {
+			return nil, id, CodeInvalidRequest, `Invalid Request: a message has either "method" or "result"/"error", not both`
+		}
+		if p, ok := fields["params"]; ok && p[0] != '{' && string(p) != "null" {
+			return nil, id, CodeInvalidRequest, `Invalid Request: "params" must be an object`
+		}
+	} else {
+		switch {
+		case hasResult == hasError:
+			return nil, id, CodeInvalidRequest, `Invalid Request: a request needs "method"; a response needs "result" or "error" (one of them)`
+		case !hasID:
+			return nil, id, CodeInvalidRequest, `Invalid Request: a response needs an "id"`
+		}
+		if hasError && fields["error"][0] != '{' {
+			return nil, id, CodeInvalidRequest, `Invalid Request: "error" must be an object`
+		}
+	}
+	msg, err := jsonrpc.DecodeMessage(raw)
+	if err != nil {
+		return nil, id, CodeInvalidRequest, "Invalid Request: " + err.Error()
+	}
+	return msg, nil, 0, ""
+}
+
+// maxExactInt is the largest integer a float64 (the SDK's id type for
+// numbers) holds exactly.
+const maxExactInt = 1 << 53
+
+// checkID accepts a string or an integer id (MCP: never null).
+func checkID(raw json.RawMessage) error {
+	switch raw[0] {
+	case '"':
+		return nil
+	case 'n':
+		return errors.New(`"id" must not be null (MCP); omit it for a notification`)
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+			if n > maxExactInt || n < -maxExactInt {
+				return fmt.Errorf(`"id" %s is too large (at most 2^53)`, raw)
+			}
+			return nil
+		}
+		if f, err := strconv.ParseFloat(string(raw), 64); err == nil && f == math.Trunc(f) && math.Abs(f) <= maxExactInt {
+			return nil
+		}
+		return fmt.Errorf(`"id" %s is not an integer`, clip(raw))
+	}
+	return fmt.Errorf(`"id" must be a string or an integer, not %s`, clip(raw))
+}
+
+// depth returns how deep arrays and objects nest in b, counting no further
+// than limit+1 (b need not be valid JSON).
+func depth(b []byte, limit int) int {
+	d, max := 0, 0
+	inString, escaped := false, false
+	for _, ch := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case ch == '\\':
+				escaped = true
+			case ch == '"':
+				inString = false
+			}
+		case ch == '"':
+			inString = true
+		case ch == '[' || ch == '{':
+			d++
+			if d > max {
+				if max = d; max > limit {
+					return max
+				}
+			}
+		case ch == ']' || ch == '}':
+			d--
+		}
+	}
+	return max
+}
+
+// clip shortens a JSON value quoted in an error message.
+func clip(v []byte) string {
+	const n = 40
+	if len(v) > n {
+		return string(v[:n]) + "..."
+	}
+	return string(v)
+}
+
+func orNull(id json.RawMessage) json.RawMessage {
+	if id == nil {
+		return json.RawMessage("null")
+	}
+	return id
+}
+
+// writeError answers a refused message.
+func (c *conn) writeError(ctx context.Context, id json.RawMessage, code int, message string) error {
+	type wireError struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	b, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   wireError       `json:"error"`
+	}{"2.0", orNull(id), wireError{code, message}})
+	if err != nil {
+		return err
+	}
+	return c.write(ctx, b)
+}
+
+// Write implements [mcp.Connection].
+func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	b, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	return c.write(ctx, b)
+}
+
+// write writes one message and its newline, under the write lock.
+func (c *conn) write(ctx context.Context, b []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case <-c.closed:
+		return mcp.ErrConnectionClosed
+	default:
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err := c.w.Write(append(b, '\n'))
+	return err
+}
+
+// Close implements [mcp.Connection]. It unblocks Read; it closes neither
+// the reader nor the writer (standard input and output belong to the
+// process).
+func (c *conn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return nil
+}
+
+// SessionID implements [mcp.Connection]: stdio has no session id.
+func (c *conn) SessionID() string { return "" }
