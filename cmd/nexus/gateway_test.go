@@ -128,7 +128,7 @@ func TestDesktopConfigThroughEverySurface(t *testing.T) {
 		}
 		res := call(t, cs, "open_toolbox", map[string]any{"toolbox": "default"})
 		ob := res.StructuredContent.(map[string]any)
-		if connected := ob["servers_connected"].([]any); len(connected) != 2 || ob["server_errors"].(map[string]any)["broken"] == nil {
+		if ob["servers_connected"] != 2.0 || len(ob["server_names"].([]any)) != 2 || ob["server_errors"].(map[string]any)["broken"] == nil {
 			t.Fatalf("open_toolbox: %s", text(res))
 		}
 		res = call(t, cs, "use_tool", map[string]any{"tool": map[string]any{"toolbox": "default", "server": "hello", "tool": "greet"}, "arguments": map[string]any{"name": "bounded"}})

@@ -143,7 +143,7 @@ func TestBoundedSurface(t *testing.T) {
 
 	res = call(t, cs, "open_toolbox", map[string]any{"toolbox": "nexus"})
 	ob := res.StructuredContent.(map[string]any)
-	if ob["toolbox"] != "nexus" || len(ob["tools"].([]any)) != 21 || !slices.Contains(ob["servers_connected"].([]any), any("vkb")) {
+	if ob["toolbox"] != "nexus" || len(ob["tools"].([]any)) != 21 || ob["servers_connected"] != 2.0 || !slices.Contains(ob["server_names"].([]any), any("vkb")) {
 		t.Fatalf("open_toolbox: %s", text(res))
 	}
 

@@ -174,8 +174,7 @@ func (sy *syncer) handler(a Agent) mcp.ToolHandler {
 		}
 		delete(args, "mode")
 		raw, _ := json.Marshal(args)
-		o := sy.p.Call(ctx, pipeline.Request{Tool: t.ID.Name(), Args: raw, Surface: sy.surface,
-			Transport: mcpserver.TransportKey(sy.instance, req.Session), Context: mcpserver.CallContext(req.Params.Meta)})
+		o := sy.p.Call(ctx, mcpserver.CallRequest(sy.surface, sy.instance, req.Session, t.ID.Name(), raw, req.Params.Meta))
 		return mcpserver.Result(o), nil
 	}
 }

@@ -67,8 +67,6 @@ func New(p *pipeline.Pipeline, cat *agents.Catalog, o Options) (*Surface, error)
 // session is the state of one MCP session of the surface: the tools it
 // discovered, by the name it calls them.
 type session struct {
-	transport string
-
 	mu         sync.Mutex
 	discovered map[string]*discoveredTool
 }
@@ -99,7 +97,7 @@ func (s *Surface) state(ss *mcp.ServerSession) *session {
 	defer s.mu.Unlock()
 	st := s.sessions[ss]
 	if st == nil {
-		st = &session{transport: mcpserver.TransportKey(s.instance, ss), discovered: map[string]*discoveredTool{}}
+		st = &session{discovered: map[string]*discoveredTool{}}
 		s.sessions[ss] = st
 	}
 	return st
@@ -150,8 +148,7 @@ func (s *Surface) HTTPServer(*http.Request) *mcp.Server { return s.NewServer() }
 func (s *Surface) metaHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	sess := s.state(req.Session)
 	ctx = context.WithValue(ctx, sessionKey{}, sess)
-	o := s.p.Call(ctx, pipeline.Request{Tool: req.Params.Name, Args: req.Params.Arguments, Surface: s.o.Surface,
-		Transport: sess.transport, Context: mcpserver.CallContext(req.Params.Meta)})
+	o := s.p.Call(ctx, mcpserver.CallRequest(s.o.Surface, s.instance, req.Session, req.Params.Name, req.Params.Arguments, req.Params.Meta))
 	return mcpserver.Result(o), nil
 }
 
@@ -187,8 +184,7 @@ func (s *Surface) perSession(next mcp.MethodHandler) mcp.MethodHandler {
 			if d == nil {
 				break
 			}
-			o := s.p.Call(ctx, pipeline.Request{Tool: d.flat, Args: p.Arguments, Surface: s.o.Surface,
-				Transport: sess.transport, Context: mcpserver.CallContext(p.Meta)})
+			o := s.p.Call(ctx, mcpserver.CallRequest(s.o.Surface, s.instance, ss, d.flat, p.Arguments, p.Meta))
 			return mcpserver.Result(o), nil
 		}
 		return next(ctx, method, req)

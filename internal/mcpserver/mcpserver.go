@@ -108,6 +108,14 @@ func Track(s *mcp.Server, p *pipeline.Pipeline, instance string, onEnd func(*mcp
 	})
 }
 
+// CallRequest is the pipeline request of a tools/call on an MCP surface:
+// the tool (by its flat name) and arguments, the session's transport key and
+// the context in the request's _meta. Every MCP surface builds its requests
+// here.
+func CallRequest(surface, instance string, ss *mcp.ServerSession, tool string, args json.RawMessage, meta mcp.Meta) pipeline.Request {
+	return pipeline.Request{Tool: tool, Args: args, Surface: surface, Transport: TransportKey(instance, ss), Context: CallContext(meta)}
+}
+
 // CallContext is the call context a client put in a tools/call request's
 // _meta ("io.nexus/sessionId", "io.nexus/workspaceId"): the way to give
 // Nexus a session or workspace for a tool that declares "context",
@@ -181,8 +189,7 @@ func Tool(t *registry.Tool) *mcp.Tool {
 // session that name no session of their own share one conversation.
 func Handler(p *pipeline.Pipeline, surface, instance string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		o := p.Call(ctx, pipeline.Request{Tool: req.Params.Name, Args: req.Params.Arguments, Surface: surface,
-			Transport: TransportKey(instance, req.Session), Context: CallContext(req.Params.Meta)})
+		o := p.Call(ctx, CallRequest(surface, instance, req.Session, req.Params.Name, req.Params.Arguments, req.Params.Meta))
 		return Result(o), nil
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
-	"github.com/nexus-mcp/nexus/internal/pipeline"
 )
 
 // Downstream toolboxes open lazily, when a client connects, so a client's
@@ -82,8 +81,7 @@ func (sy *syncer) unlisted(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || r.Params == nil || sy.lists(r.Params.Name) {
 			return next(ctx, method, req)
 		}
-		o := sy.p.Call(ctx, pipeline.Request{Tool: r.Params.Name, Args: r.Params.Arguments, Surface: sy.surface,
-			Transport: TransportKey(sy.instance, r.Session), Context: CallContext(r.Params.Meta)})
+		o := sy.p.Call(ctx, CallRequest(sy.surface, sy.instance, r.Session, r.Params.Name, r.Params.Arguments, r.Params.Meta))
 		if o.Tool == nil && o.Err != nil && o.Err.Code == errs.NotFound {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: o.Err.Message}
 		}
