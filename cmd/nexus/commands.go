@@ -46,13 +46,16 @@ type common struct {
 
 func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.dataDir, "data-dir", os.Getenv("NEXUS_DATA_DIR"), "data directory holding the SQLite database (env NEXUS_DATA_DIR; default: the user's data directory)")
-	fs.StringVar(&c.db, "db", os.Getenv("NEXUS_DB"), "database URL: postgres://... for PostgreSQL (env NEXUS_DB; default: SQLite in the data directory)")
+	fs.StringVar(&c.db, "db", os.Getenv("NEXUS_DB"), "database: a postgres:// or postgresql:// URL for PostgreSQL, or a SQLite file path (or sqlite:PATH) (env NEXUS_DB; default: nexus.db in the data directory)")
 	fs.StringVar(&c.logLevel, "log-level", envOr("NEXUS_LOG_LEVEL", "info"), "log level: debug, info, warn or error (env NEXUS_LOG_LEVEL)")
 	fs.BoolVar(&c.noDemo, "no-demo", false, "do not load the demo knowledge base into a new database")
 	fs.StringVar(&c.config, "config", os.Getenv("NEXUS_CONFIG"), "configuration file of toolboxes of downstream MCP servers: Nexus YAML, MCP Workbench or desktop-client (mcpServers) format (env NEXUS_CONFIG)")
 }
 
 func (c *common) open(ctx context.Context, stderr io.Writer) (*app.App, *slog.Logger, error) {
+	if err := checkDB(c.db); err != nil {
+		return nil, nil, err // before anything is created
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
 		return nil, nil, fmt.Errorf("--log-level: %w", err)
@@ -74,7 +77,7 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: %s\n\nFlags:\n", synopsis)
-		fs.PrintDefaults()
+		printFlags(stderr, fs)
 	}
 	return fs
 }
@@ -90,12 +93,9 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// instructions are sent at initialize: what Nexus is and its toolboxes.
-func instructions(a *app.App) string {
-	return bounded.Instructions("Nexus serves tools over MCP: its own servers (substrate: beliefs, entities and tensions of the knowledge base; "+
-		"vkb: conversation sessions, exchanges, patterns and insights) and the MCP servers of its toolboxes. "+
-		"Every tool accepts an optional context {sessionId, workspaceId} and workspaceContext {workspaceId}.", a.Bounded.Toolboxes())
-}
+// instructions are the bounded surface's initialize instructions: what
+// Nexus is and its toolboxes (see surfaceInstructions for the others).
+func instructions(a *app.App) string { return surfaceInstructions(a, "bounded") }
 
 // openAll opens every configured toolbox (nil without a configuration).
 func openAll(a *app.App) func(context.Context) {
@@ -112,12 +112,12 @@ type surfaces struct {
 }
 
 func newSurfaces(a *app.App, transport string, log *slog.Logger) surfaces {
-	instr := instructions(a)
+	flatInstr, agentsInstr := surfaceInstructions(a, "flat"), surfaceInstructions(a, "agents")
 	return surfaces{
-		flat: mcpserver.New(a.Pipeline, mcpserver.Options{Name: "nexus", Version: app.Version, Surface: "mcp-flat-" + transport, Instructions: instr, Logger: log,
+		flat: mcpserver.New(a.Pipeline, mcpserver.Options{Name: "nexus", Version: app.Version, Surface: "mcp-flat-" + transport, Instructions: flatInstr, Logger: log,
 			OnInitialized: openAll(a)}),
 		agents: agents.NewServer(a.Pipeline, a.Catalog, agents.Options{Name: "nexus", Version: app.Version, Surface: "mcp-agents-" + transport,
-			Instructions: instr, Logger: log}),
+			Instructions: agentsInstr, Logger: log}),
 		bounded: a.Bounded,
 	}
 }
@@ -132,11 +132,20 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	a, log, err := c.open(ctx, stderr)
+	// Listen first: a busy port is reported before any database is created.
+	if err := checkDB(c.db); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	defer ln.Close()
+	a, log, err := c.openServing(ctx, stderr)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
+	defer closeServing(a, log, "serve")
 	sf := newSurfaces(a, "http", log)
 	a.Bounded.SetInstructions(instructions(a))
 	cursorKey, err := a.Store.Secret(ctx, "trace-cursor")
@@ -157,10 +166,6 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Loopback: httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log,
 		AllowedHosts: splitList(*allowHosts), AllowedOrigins: splitList(*allowOrigins),
 	})
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", *addr, err)
-	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	log.Info("nexus serving", "mcp", "http://"+ln.Addr().String()+"/mcp", "store", a.Store.Dialect(), "tools", len(a.Registry.List()))
 	if !httpapi.IsLoopbackAddr(*addr) {
@@ -201,11 +206,11 @@ func cmdStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if *surface != "flat" && *surface != "agents" && *surface != "bounded" {
 		return fmt.Errorf("--surface: %q is not one of flat, agents, bounded", *surface)
 	}
-	a, log, err := c.open(ctx, stderr)
+	a, log, err := c.openServing(ctx, stderr)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
+	defer closeServing(a, log, "stdio")
 	sf := newSurfaces(a, "stdio", log)
 	a.Bounded.SetInstructions(instructions(a))
 	srv := sf.flat
@@ -224,26 +229,25 @@ func cmdStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 }
 
 func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "--help" || args[0] == "-h" || args[0] == "-help") {
+		args = []string{"list", "--help"}
+	}
 	if len(args) == 0 || args[0] != "list" {
-		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
-			fmt.Fprintln(stdout, "Usage: nexus tools list [--json]")
-			return nil
-		}
-		fmt.Fprintln(stderr, "Usage: nexus tools list [--json]")
+		fmt.Fprintln(stderr, `Usage: nexus tools list [--json] [--config FILE]; "nexus tools list --help" lists the flags`)
 		return exitError{2}
 	}
-	fs := newFlagSet("tools list", "nexus tools list [--json]", stderr)
+	fs := newFlagSet("tools list", "nexus tools list [--json] [--config FILE]  (reads no database)", stderr)
 	var c common
 	c.register(fs)
 	asJSON := fs.Bool("json", false, "print the tools with their full input schemas as JSON")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
-	a, _, err := c.open(ctx, stderr)
+	a, done, err := c.openForListing(ctx, stderr, fs)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
+	defer done()
 	if a.Workbench != nil {
 		a.Workbench.OpenAll(ctx)
 	}
@@ -276,26 +280,20 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("call", "nexus call TOOL --args JSON [--data-dir DIR] [--db URL]", stderr)
+	fs := newFlagSet("call", "nexus call TOOL [JSON | --args JSON] [--config FILE] [--data-dir DIR] [--db URL|PATH]", stderr)
 	var c common
 	c.register(fs)
 	argsJSON := fs.String("args", "{}", "the tool's arguments as a JSON object (\"-\" reads them from standard input)")
-	tool := ""
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		tool, args = args[0], args[1:]
-	}
-	if err := parse(fs, args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
-	if tool == "" && fs.NArg() > 0 {
-		tool = fs.Arg(0)
+	tool, arguments, err := callTarget(fs, pos, *argsJSON, stderr)
+	if err != nil {
+		return err
 	}
-	if tool == "" {
-		fs.Usage()
-		return exitError{2}
-	}
-	raw := []byte(*argsJSON)
-	if *argsJSON == "-" {
+	raw := []byte(arguments)
+	if arguments == "-" {
 		b, err := io.ReadAll(io.LimitReader(os.Stdin, 16<<20))
 		if err != nil {
 			return fmt.Errorf("read arguments: %w", err)
@@ -320,6 +318,7 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if isErr {
 		fmt.Fprintln(stdout, string(body))
+		hintUnknownTool(stderr, a, tool, o)
 		return exitError{1}
 	}
 	fmt.Fprintln(stdout, string(body))

@@ -1,12 +1,11 @@
 // Command nexus is the Nexus MCP tool hub.
 //
-//	nexus serve  [--addr HOST:PORT] [--data-dir DIR] [--db URL]   MCP over Streamable HTTP at /mcp
-//	nexus stdio  [--data-dir DIR] [--db URL]                      MCP over stdin/stdout
-//	nexus tools list [--json]                                     the tools Nexus serves
-//	nexus call TOOL --args JSON                                   one call through the pipeline
+//	nexus serve [--addr HOST:PORT] ...       MCP over Streamable HTTP at /mcp, REST, OpenAPI
+//	nexus stdio [--surface NAME] ...         MCP over stdin/stdout
+//	nexus tools list [--json] ...            the tools Nexus serves
+//	nexus call TOOL [JSON | --args JSON] ... one call through the pipeline
 //
-// Every flag has an environment equivalent: NEXUS_ADDR, NEXUS_DATA_DIR,
-// NEXUS_DB, NEXUS_LOG_LEVEL.
+// "nexus --help" lists every flag and environment variable.
 package main
 
 import (
@@ -34,14 +33,46 @@ func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 const usage = `Nexus: one MCP endpoint for your tools.
 
 Usage:
-  nexus serve [--addr HOST:PORT] [--data-dir DIR] [--db URL]
-  nexus stdio [--data-dir DIR] [--db URL]
-  nexus tools list [--json] [--data-dir DIR] [--db URL]
-  nexus call TOOL --args JSON [--data-dir DIR] [--db URL]
+  nexus serve [--addr HOST:PORT] [--allow-hosts HOSTS] [--allow-origins ORIGINS] [common flags]
+        MCP over Streamable HTTP at /mcp (also /mcp/agents, /mcp/bounded), REST at /api
+  nexus stdio [--surface flat|agents|bounded] [common flags]
+        MCP over standard input and output; logs go to standard error
+  nexus tools list [--json] [--config FILE]
+        the tools Nexus serves (reads no database)
+  nexus call TOOL [JSON | --args JSON] [common flags]
+        one call through the pipeline; JSON is the tool's arguments, one object
   nexus version
 
-Run "nexus COMMAND --help" for a command's flags.
-Environment: NEXUS_ADDR, NEXUS_DATA_DIR, NEXUS_DB, NEXUS_LOG_LEVEL (debug|info|warn|error).
+Common flags:
+  --config FILE          toolboxes of downstream MCP servers: Nexus YAML, MCP Workbench
+                         or desktop-client (mcpServers) format; env NEXUS_CONFIG
+  --data-dir DIR         where the SQLite database nexus.db lives (default: the user's
+                         data directory, e.g. ~/.local/share/nexus); env NEXUS_DATA_DIR
+  --db URL|PATH          a postgres:// or postgresql:// URL for PostgreSQL, or a SQLite
+                         file path (or sqlite:PATH); default: nexus.db in the data
+                         directory; env NEXUS_DB
+  --log-level LEVEL      debug, info, warn or error (default info); env NEXUS_LOG_LEVEL
+  --no-demo              do not load the demo knowledge base into a new database
+
+serve:
+  --addr HOST:PORT       listen address (default 127.0.0.1:7777); env NEXUS_ADDR
+  --allow-hosts HOSTS    comma-separated host names clients use to reach Nexus, besides
+                         loopback ones; required beyond loopback; env NEXUS_ALLOW_HOSTS
+  --allow-origins ORIGINS
+                         comma-separated origins whose web pages may call Nexus, e.g.
+                         https://app.example.com; env NEXUS_ALLOW_ORIGINS
+stdio:
+  --surface NAME         flat (every tool by name), agents (one tool per server, with a
+                         mode) or bounded (get_tools, open_toolbox, use_tool); default
+                         flat; env NEXUS_SURFACE
+tools list:
+  --json                 the tools with their full input schemas, as JSON
+call:
+  --args JSON            the tool's arguments (default {}); "-" reads them from standard
+                         input
+
+A flag also works with one dash, and as --flag=value. "nexus COMMAND --help" prints one
+command's flags.
 `
 
 // run executes the command line and returns the process exit code.

@@ -180,4 +180,3 @@ func TestStdioOversizedMessageEndsTheConnection(t *testing.T) {
 		t.Errorf("no log line saying why the connection ended:\n%s", logs)
 	}
 }
-

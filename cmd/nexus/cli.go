@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/nexus-mcp/nexus/internal/app"
+	"github.com/nexus-mcp/nexus/internal/bounded"
+	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/store"
+)
+
+// placeholders name the value of a flag in help texts.
+var placeholders = map[string]string{
+	"addr": "HOST:PORT", "allow-hosts": "HOSTS", "allow-origins": "ORIGINS", "config": "FILE",
+	"data-dir": "DIR", "db": "URL|PATH", "log-level": "LEVEL", "surface": "NAME", "args": "JSON",
+}
+
+// printFlags prints fs's flags as --flag (the flag package would print
+// -flag; both spellings are accepted).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		if p, ok := placeholders[f.Name]; ok {
+			name = p
+		} else if name != "" {
+			name = strings.ToUpper(name)
+		}
+		head := "  --" + f.Name
+		if name != "" {
+			head += " " + name
+		}
+		if f.DefValue != "" && f.DefValue != "false" {
+			usage += fmt.Sprintf(" (default %q)", f.DefValue)
+		}
+		fmt.Fprintf(w, "%s\n      %s\n", head, usage)
+	})
+}
+
+// dbScheme matches a URL scheme of two letters or more (one letter is a
+// Windows drive, as in C:\nexus.db).
+var dbScheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]+):`)
+
+// checkDB refuses a --db that internal/store would not read as a
+// PostgreSQL URL or a SQLite file: a URL of any other scheme (mysql://,
+// http://, ...) would otherwise be taken for a file name.
+func checkDB(db string) error {
+	m := dbScheme.FindStringSubmatch(db)
+	if m == nil {
+		return nil // empty (the data directory) or a file path
+	}
+	switch m[1] { // internal/store reads the schemes in lower case only
+	case "postgres", "postgresql":
+		if !strings.HasPrefix(db, m[1]+"://") {
+			break
+		}
+		return nil
+	case "sqlite":
+		return nil
+	}
+	return fmt.Errorf("--db (env NEXUS_DB) %q: not a database Nexus can open; give a PostgreSQL URL (postgres://USER@HOST:PORT/DB or postgresql://...), "+
+		"a SQLite file path (/path/to/nexus.db, or sqlite:/path/to/nexus.db), or nothing for nexus.db in the data directory", db)
+}
+
+// databaseLocation says where the database is, for the log: the file of a
+// SQLite database, or the PostgreSQL URL without its password.
+func (c *common) databaseLocation() string {
+	db := c.db
+	switch {
+	case strings.HasPrefix(db, "postgres://"), strings.HasPrefix(db, "postgresql://"):
+		u, err := url.Parse(db)
+		if err != nil {
+			scheme, _, _ := strings.Cut(db, "://")
+			return scheme + "://(a URL that does not parse)"
+		}
+		if q := u.Query(); q.Has("password") {
+			q.Set("password", "xxxxx")
+			u.RawQuery = q.Encode()
+		}
+		return u.Redacted()
+	case db != "":
+		return strings.TrimPrefix(strings.TrimPrefix(db, "sqlite://"), "sqlite:")
+	}
+	dir := c.dataDir
+	if dir == "" {
+		d, err := app.DefaultDataDir()
+		if err != nil {
+			return "(no data directory: " + err.Error() + ")"
+		}
+		dir = d
+	}
+	return filepath.Join(dir, store.FileName)
+}
+
+// openServing opens the app for serve and stdio: it logs where the
+// database is once it is open.
+func (c *common) openServing(ctx context.Context, stderr io.Writer) (*app.App, *slog.Logger, error) {
+	a, log, err := c.open(ctx, stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	log.Info("database open", "dialect", a.Store.Dialect(), "database", c.databaseLocation())
+	return a, log, nil
+}
+
+// closeServing closes the app of serve or stdio and logs the last line.
+func closeServing(a *app.App, log *slog.Logger, command string) {
+	a.Close()
+	log.Info("nexus stopped", "command", command)
+}
+
+// openForListing opens the app for tools list, which reads no data: on a
+// temporary SQLite store, whatever --db says, so that listing the tools
+// neither creates the data directory nor migrates a database. It logs at
+// warn unless --log-level or NEXUS_LOG_LEVEL says otherwise (the temporary
+// store's migrations are nobody's business). The function returned closes
+// the app and removes the store.
+func (c *common) openForListing(ctx context.Context, stderr io.Writer, fs *flag.FlagSet) (*app.App, func(), error) {
+	if err := checkDB(c.db); err != nil {
+		return nil, nil, err
+	}
+	set := os.Getenv("NEXUS_LOG_LEVEL") != ""
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "log-level" })
+	tmp := *c
+	if !set {
+		tmp.logLevel = "warn"
+	}
+	dir, err := os.MkdirTemp("", "nexus-tools-")
+	if err != nil {
+		return nil, nil, err
+	}
+	tmp.db, tmp.dataDir, tmp.noDemo = "", dir, true
+	a, _, err := tmp.open(ctx, stderr)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return a, func() { a.Close(); os.RemoveAll(dir) }, nil
+}
+
+// parseInterspersed parses flags that may come before, between or after
+// the positional arguments (the flag package stops at the first
+// positional one) and returns the positional arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parse(fs, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil // after "--", everything is positional
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
+// callTarget reads nexus call's positional arguments: the tool, then
+// optionally its arguments as a JSON object in place of --args. It returns
+// the tool and the arguments' text ("-" for standard input).
+func callTarget(fs *flag.FlagSet, pos []string, argsFlag string, stderr io.Writer) (tool, arguments string, err error) {
+	usageError := func(format string, a ...any) (string, string, error) {
+		fmt.Fprintf(stderr, "nexus call: "+format+"\n", a...)
+		return "", "", exitError{2}
+	}
+	if len(pos) == 0 {
+		fs.Usage()
+		return "", "", exitError{2}
+	}
+	tool, arguments = pos[0], argsFlag
+	if len(pos) == 1 {
+		return tool, arguments, nil
+	}
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "args" })
+	j := strings.TrimSpace(pos[1])
+	switch {
+	case !strings.HasPrefix(j, "{") && j != "-":
+		return usageError("unexpected argument %q after the tool name: the arguments are one JSON object, "+
+			"e.g. nexus call %s '{\"name\": \"value\"}'; did you mean --args?", pos[1], tool)
+	case given:
+		return usageError("the arguments are given twice (%q and --args); give them once", pos[1])
+	case len(pos) > 2:
+		return usageError("unexpected argument %q: the arguments are one JSON object, quoted as one argument; did you mean --args '{...}'?", pos[2])
+	}
+	return tool, pos[1], nil
+}
+
+// hintUnknownTool tells the user of nexus call what to do about a tool
+// the call did not find.
+func hintUnknownTool(w io.Writer, a *app.App, tool string, o *pipeline.Outcome) {
+	if o.Tool != nil || o.Err == nil || o.Err.Code != errs.NotFound {
+		return
+	}
+	if toolbox, rest, ok := strings.Cut(tool, "__"); ok && a.Workbench != nil {
+		server, _, _ := strings.Cut(rest, "__")
+		var names []string
+		for _, tb := range a.Workbench.Toolboxes() {
+			names = append(names, tb.Name)
+			if tb.Name != toolbox {
+				continue
+			}
+			if !slices.Contains(tb.Servers, server) {
+				fmt.Fprintf(w, "nexus: toolbox %q has no server %q (its servers: %s)\n", toolbox, server, strings.Join(tb.Servers, ", "))
+			}
+			names = nil
+			break
+		}
+		if names != nil {
+			fmt.Fprintf(w, "nexus: no toolbox %q is configured (toolboxes: %s)\n", toolbox, strings.Join(names, ", "))
+		}
+	}
+	fmt.Fprintln(w, `nexus: run "nexus tools list" (with the same --config) to see the tools`)
+}
+
+// The intro of every surface's instructions.
+const instructionsIntro = "Nexus serves tools over MCP: its own servers (substrate: beliefs, entities and tensions of the knowledge base; " +
+	"vkb: conversation sessions, exchanges, patterns and insights) and the MCP servers of its toolboxes. " +
+	"Every tool accepts an optional context {sessionId, workspaceId} and workspaceContext {workspaceId}."
+
+// surfaceInstructions are the initialize instructions of the flat and
+// agents surfaces: they name only the tools those surfaces serve (the
+// bounded surface's are [instructions]).
+func surfaceInstructions(a *app.App, surface string) string {
+	if surface == "bounded" {
+		return bounded.Instructions(instructionsIntro, a.Bounded.Toolboxes())
+	}
+	var b strings.Builder
+	b.WriteString(instructionsIntro)
+	switch surface {
+	case "agents":
+		b.WriteString("\n\nEach server is one tool, an agent named after the server; its mode argument names the server's tool, " +
+			"whose own arguments go beside mode. Toolboxes and their servers:\n")
+	default:
+		b.WriteString("\n\nEvery tool is listed under its own name: the built-in toolbox's tools by their names (belief_query), " +
+			"a configured toolbox's as toolbox__server__tool. Toolboxes and their servers:\n")
+	}
+	for _, tb := range a.Bounded.Toolboxes() {
+		fmt.Fprintf(&b, "- %s: %s (servers: %s)\n", tb.Name, tb.Description, strings.Join(tb.Servers, ", "))
+	}
+	return strings.TrimSpace(b.String())
+}
