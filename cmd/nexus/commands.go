@@ -127,10 +127,16 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var c common
 	c.register(fs)
 	addr := fs.String("addr", envOr("NEXUS_ADDR", DefaultAddr), "listen address (env NEXUS_ADDR)")
-	allowHosts := fs.String("allow-hosts", os.Getenv("NEXUS_ALLOW_HOSTS"), "comma-separated extra Host names accepted on a loopback listener (env NEXUS_ALLOW_HOSTS)")
-	allowOrigins := fs.String("allow-origins", os.Getenv("NEXUS_ALLOW_ORIGINS"), "comma-separated extra Origins accepted, e.g. https://app.example.com (env NEXUS_ALLOW_ORIGINS)")
+	allowHosts := fs.String("allow-hosts", os.Getenv("NEXUS_ALLOW_HOSTS"), "comma-separated host names clients use to reach Nexus, besides loopback ones; required beyond loopback (env NEXUS_ALLOW_HOSTS)")
+	allowOrigins := fs.String("allow-origins", os.Getenv("NEXUS_ALLOW_ORIGINS"), "comma-separated origins whose web pages may call Nexus (CORS), e.g. https://app.example.com (env NEXUS_ALLOW_ORIGINS)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	hosts, origins := splitList(*allowHosts), splitList(*allowOrigins)
+	if !httpapi.IsLoopbackAddr(*addr) && len(hosts) == 0 {
+		// Refused before anything is opened or created.
+		return fmt.Errorf("serve on %s needs --allow-hosts (env NEXUS_ALLOW_HOSTS): the host names clients use to reach Nexus, "+
+			"e.g. --allow-hosts nexus.example.com; there is no authentication yet, so anyone who can reach the address can call every tool", *addr)
 	}
 	// Listen first: a busy port is reported before any database is created.
 	if err := checkDB(c.db); err != nil {
@@ -164,9 +170,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		MCP: sf.flat, Agents: sf.agents, Bounded: sf.bounded.HTTPServer,
 		Routes:   map[string]http.Handler{"/api/": api, "/openapi.json": api, "/mcp/servers/": px},
 		Loopback: httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log,
-		AllowedHosts: splitList(*allowHosts), AllowedOrigins: splitList(*allowOrigins),
+		AllowedHosts: hosts, AllowedOrigins: origins,
+		Endpoints: append(rest.Endpoints(), httpapi.Endpoint{Path: "/mcp/servers/{toolbox}/{server}", Description: "MCP, one downstream server proxied unchanged"}),
 	})
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	// No ReadTimeout or WriteTimeout: they would cut SSE streams; the
+	// handler bounds request bodies (httpapi.DefaultBodyTimeout).
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: httpapi.ReadHeaderTimeout, IdleTimeout: httpapi.IdleTimeout, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	log.Info("nexus serving", "mcp", "http://"+ln.Addr().String()+"/mcp", "store", a.Store.Dialect(), "tools", len(a.Registry.List()))
 	if !httpapi.IsLoopbackAddr(*addr) {
 		log.Warn("listening beyond loopback without authentication: anyone who can reach this address can call every tool", "addr", *addr)

@@ -1,28 +1,74 @@
 // Package httpapi is Nexus's HTTP front: the MCP surfaces over Streamable
-// HTTP (/mcp flat, /mcp/agents, /mcp/bounded), GET /healthz and whatever
-// other routes the caller mounts (REST, the per-server proxy), all behind one
-// guard that validates Host and Origin against DNS rebinding and bounds
-// request bodies.
+// HTTP (/mcp flat, /mcp/agents, /mcp/bounded), GET / (the endpoints),
+// GET /healthz and whatever other routes the caller mounts (REST, the
+// per-server proxy), all behind one guard. The guard alone decides, for
+// every route:
+//
+//   - Host: a loopback name or address, or one of Options.AllowedHosts
+//     (DNS rebinding protection; the SDK's own localhost check is off).
+//   - Origin, when sent: one of Options.AllowedOrigins, the origin of the
+//     request's (allowed) Host itself, or, on a loopback listener only, a
+//     loopback origin. An allowed Origin gets CORS headers; a preflight
+//     (OPTIONS with Access-Control-Request-Method) is answered here.
+//   - Body: read whole before the route runs, at most Options.MaxBodyBytes
+//     (413 beyond) within Options.BodyTimeout (408 and the connection closed
+//     when it stalls).
+//
+// Every error the front itself writes (403, 404, 405, 408, 413) is JSON in
+// the REST surface's one error shape ([WriteError]).
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/errs"
 )
 
 // DefaultMaxBodyBytes bounds every request body (1 MiB); a larger body gets
 // 413 and is not read.
 const DefaultMaxBodyBytes = 1 << 20
+
+// The timeouts of the HTTP server, all in one place. Nexus sets no
+// http.Server ReadTimeout or WriteTimeout: both would cut the long-lived SSE
+// streams of MCP (ReadTimeout through the server's background read once the
+// body is consumed). A request body is bounded by the guard instead.
+const (
+	// ReadHeaderTimeout bounds reading a request's headers
+	// (http.Server.ReadHeaderTimeout).
+	ReadHeaderTimeout = 10 * time.Second
+	// DefaultBodyTimeout bounds reading a request's body, from the end of
+	// its headers (Options.BodyTimeout); a body not received in time gets
+	// 408 and the connection is closed.
+	DefaultBodyTimeout = 30 * time.Second
+	// IdleTimeout bounds how long a keep-alive connection waits for its
+	// next request (http.Server.IdleTimeout).
+	IdleTimeout = 2 * time.Minute
+)
+
+// CORS: what an allowed origin may send and read.
+var (
+	corsMethods = []string{"GET", "POST", "DELETE", "OPTIONS"}
+	corsHeaders = []string{"Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID", "Authorization", "Accept"}
+	// Response headers a page may read besides the safelisted ones.
+	corsExpose = []string{"Mcp-Session-Id", "X-Request-Id", "X-Nexus-Session", "X-Nexus-Workspace", "Retry-After"}
+)
+
+// corsMaxAge is how long (seconds) a browser may cache a preflight.
+const corsMaxAge = "600"
 
 // Options configure the handler.
 type Options struct {
@@ -35,48 +81,83 @@ type Options struct {
 	Bounded func(*http.Request) *mcp.Server
 	// Routes are further handlers by ServeMux pattern (optional).
 	Routes map[string]http.Handler
-	// Loopback is true when the listener is bound to a loopback address; then
-	// only loopback Host headers (and AllowedHosts) are accepted.
+	// Endpoints are the endpoints of Routes, listed by GET / after the MCP
+	// surfaces.
+	Endpoints []Endpoint
+	// Loopback is true when the listener is bound to a loopback address;
+	// then loopback origins (http://localhost:5173) are accepted too.
 	Loopback bool
-	// AllowedHosts and AllowedOrigins extend what the guard accepts
-	// (host names, and origins such as "https://app.example.com").
-	AllowedHosts   []string
+	// AllowedHosts are the host names (ports ignored, case-insensitive)
+	// clients use to reach Nexus besides loopback names and addresses.
+	// Beyond loopback they are required: without them only loopback Host
+	// headers are accepted.
+	AllowedHosts []string
+	// AllowedOrigins are the origins (such as "https://app.example.com")
+	// whose pages may call Nexus, with CORS.
 	AllowedOrigins []string
 	// MaxBodyBytes bounds request bodies; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// BodyTimeout bounds reading a request body; zero means
+	// DefaultBodyTimeout.
+	BodyTimeout time.Duration
+	// MaxSessions caps the live MCP sessions over all MCP endpoints; zero
+	// means DefaultMaxSessions. The session idle the longest is closed to
+	// make room for a new one.
+	MaxSessions int
 	// Health reports readiness for /healthz; nil means always healthy.
 	Health func(ctx context.Context) map[string]any
+	// Logger receives the front's and the MCP SDK HTTP handler's logs (the
+	// latter through [SDKLogger]).
 	Logger *slog.Logger
+}
+
+// Endpoint is one entry of the index (GET /).
+type Endpoint struct {
+	Path        string `json:"path"`
+	Description string `json:"description"`
 }
 
 // Handler returns the HTTP handler of Nexus.
 func Handler(o Options) http.Handler {
-	if o.MaxBodyBytes == 0 {
+	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	mux := http.NewServeMux()
+	limit := newSessionLimiter(o.MaxSessions)
 	streamable := func(get func(*http.Request) *mcp.Server) http.Handler {
-		return mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
-			Logger:              o.Logger,
+		return limit.wrap(mcp.NewStreamableHTTPHandler(limit.getServer(get), &mcp.StreamableHTTPOptions{
+			Logger:              SDKLogger(o.Logger),
 			MaxRequestBodyBytes: o.MaxBodyBytes,
-			SessionTimeout:      30 * time.Minute,
-			// The guard below already enforces Host for every route.
-			DisableLocalhostProtection: !o.Loopback,
-		})
+			SessionTimeout:      SessionTimeout,
+			// The guard decides Host for every route; the SDK's own check
+			// would reject the AllowedHosts on a loopback listener.
+			DisableLocalhostProtection: true,
+		}))
 	}
+	index := []Endpoint{{"/mcp", "MCP over Streamable HTTP, flat surface: every tool by name"}}
 	mux.Handle("/mcp", streamable(func(*http.Request) *mcp.Server { return o.MCP }))
 	if o.Agents != nil {
 		mux.Handle("/mcp/agents", streamable(func(*http.Request) *mcp.Server { return o.Agents }))
+		index = append(index, Endpoint{"/mcp/agents", "MCP, agents surface: one tool per server with a mode argument"})
 	}
 	if o.Bounded != nil {
 		mux.Handle("/mcp/bounded", streamable(o.Bounded))
+		index = append(index, Endpoint{"/mcp/bounded", "MCP, bounded surface: get_tools, open_toolbox, use_tool"})
 	}
 	for pattern, h := range o.Routes {
 		mux.Handle(pattern, h)
 	}
+	index = append(index, o.Endpoints...)
+	index = append(index, Endpoint{"/healthz", "readiness: 200 when ready, 503 otherwise"})
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"name": "Nexus", "endpoints": index})
+	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		body := map[string]any{"status": "ok"}
 		if o.Health != nil {
@@ -88,41 +169,206 @@ func Handler(o Options) http.Handler {
 		}
 		writeJSON(w, status, body)
 	})
-	return guard(o, mux)
+	return guard(o, JSONMux(mux))
 }
 
-// guard rejects requests whose Host or Origin fail validation (DNS
-// rebinding protection) and bounds request bodies.
-func guard(o Options, next http.Handler) http.Handler {
+// JSONMux serves mux, answering a request no pattern matches with a JSON 404,
+// or 405 with Allow when only the method is wrong (the mux itself writes
+// text).
+func JSONMux(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o.Loopback && !isLoopbackHost(hostOnly(r.Host)) && !slices.Contains(o.AllowedHosts, hostOnly(r.Host)) {
-			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+		inner, pattern := mux.Handler(r)
+		if pattern != "" {
+			mux.ServeHTTP(w, r)
 			return
 		}
-		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(o, r, origin) {
-			http.Error(w, fmt.Sprintf("Forbidden: invalid Origin header %q", origin), http.StatusForbidden)
+		// The mux's own 404 or 405: learn which.
+		rec := &recorder{header: http.Header{}}
+		inner.ServeHTTP(rec, r)
+		if rec.status == http.StatusMethodNotAllowed {
+			allow := rec.header.Get("Allow")
+			w.Header().Set("Allow", allow)
+			WriteError(w, http.StatusMethodNotAllowed, errs.E(errs.BadRequest, "method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow))
 			return
 		}
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, o.MaxBodyBytes)
+		WriteError(w, http.StatusNotFound, errs.E(errs.NotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
+	})
+}
+
+// recorder captures the status and headers of the mux's fallback handlers.
+type recorder struct {
+	header http.Header
+	status int
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return len(b), nil
+}
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+
+// policy is what the guard accepts, normalized.
+type policy struct {
+	loopback bool
+	hosts    map[string]bool // lower case, no port, no trailing dot
+	origins  map[string]bool // lower case, no trailing slash
+	maxBody  int64
+	timeout  time.Duration
+}
+
+func normalizeHost(h string) string {
+	return strings.TrimSuffix(strings.ToLower(hostOnly(strings.TrimSpace(h))), ".")
+}
+
+func normalizeOrigin(o string) string {
+	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(o)), "/")
+}
+
+// guard validates Host and Origin (DNS rebinding protection), answers CORS
+// preflights, adds CORS headers for allowed origins, and reads request
+// bodies whole under a size and time bound.
+func guard(o Options, next http.Handler) http.Handler {
+	p := policy{loopback: o.Loopback, hosts: map[string]bool{}, origins: map[string]bool{}, maxBody: o.MaxBodyBytes, timeout: o.BodyTimeout}
+	if p.maxBody <= 0 {
+		p.maxBody = DefaultMaxBodyBytes
+	}
+	if p.timeout <= 0 {
+		p.timeout = DefaultBodyTimeout
+	}
+	for _, h := range o.AllowedHosts {
+		if h = normalizeHost(h); h != "" {
+			p.hosts[h] = true
+		}
+	}
+	for _, origin := range o.AllowedOrigins {
+		if origin = normalizeOrigin(origin); origin != "" {
+			p.origins[origin] = true
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hdr := w.Header()
+		hdr.Add("Vary", "Origin")
+		if !p.hostAllowed(r.Host) {
+			WriteError(w, http.StatusForbidden, errs.E(errs.Forbidden, "Forbidden: invalid Host header %q: not a loopback name or address, nor one of the allowed hosts (--allow-hosts)", r.Host))
+			return
+		}
+		origin := r.Header.Get("Origin")
+		if origin != "" {
+			if !p.originAllowed(origin, r.Host) {
+				WriteError(w, http.StatusForbidden, errs.E(errs.Forbidden, "Forbidden: invalid Origin header %q: not an allowed origin (--allow-origins)", origin))
+				return
+			}
+			hdr.Set("Access-Control-Allow-Origin", origin)
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				preflight(w, r)
+				return
+			}
+			hdr.Set("Access-Control-Expose-Headers", strings.Join(corsExpose, ", "))
+		}
+		if r.Body != nil && r.Body != http.NoBody && !p.readBody(w, r) {
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-func originAllowed(o Options, r *http.Request, origin string) bool {
-	if slices.Contains(o.AllowedOrigins, origin) {
+func (p *policy) hostAllowed(host string) bool {
+	h := normalizeHost(host)
+	return h != "" && (isLoopbackHost(h) || p.hosts[h])
+}
+
+// originAllowed reports whether a page of origin may call Nexus through
+// host, a Host that passed hostAllowed: a listed origin, the origin of that
+// host itself (a page Nexus served, or a same-origin page behind a proxy), or
+// on a loopback listener a loopback origin.
+func (p *policy) originAllowed(origin, host string) bool {
+	o := normalizeOrigin(origin)
+	if p.origins[o] {
 		return true
 	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
+	u, err := url.Parse(o)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return false
 	}
-	if isLoopbackHost(u.Hostname()) {
+	if p.loopback && isLoopbackHost(u.Hostname()) {
 		return true
 	}
-	// A same-origin request from a page Nexus served itself.
-	return !o.Loopback && strings.EqualFold(u.Host, r.Host)
+	return strings.EqualFold(u.Host, host)
+}
+
+// preflight answers a CORS preflight of an allowed origin: 204 with what may
+// be sent, or 403 naming what may not.
+func preflight(w http.ResponseWriter, r *http.Request) {
+	hdr := w.Header()
+	hdr.Add("Vary", "Access-Control-Request-Method")
+	hdr.Add("Vary", "Access-Control-Request-Headers")
+	if m := r.Header.Get("Access-Control-Request-Method"); !slices.Contains(corsMethods, m) {
+		hdr.Del("Access-Control-Allow-Origin")
+		WriteError(w, http.StatusForbidden, errs.E(errs.Forbidden, "CORS: method %s is not allowed; allowed: %s", m, strings.Join(corsMethods, ", ")))
+		return
+	}
+	for _, v := range r.Header.Values("Access-Control-Request-Headers") {
+		for _, name := range strings.Split(v, ",") {
+			name = strings.TrimSpace(name)
+			if name != "" && !slices.ContainsFunc(corsHeaders, func(h string) bool { return strings.EqualFold(h, name) }) {
+				hdr.Del("Access-Control-Allow-Origin")
+				WriteError(w, http.StatusForbidden, errs.E(errs.Forbidden, "CORS: header %s is not allowed; allowed: %s", name, strings.Join(corsHeaders, ", ")))
+				return
+			}
+		}
+	}
+	hdr.Set("Access-Control-Allow-Methods", strings.Join(corsMethods, ", "))
+	hdr.Set("Access-Control-Allow-Headers", strings.Join(corsHeaders, ", "))
+	hdr.Set("Access-Control-Max-Age", corsMaxAge)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// readBody replaces r.Body with its content, read whole under the read
+// deadline p.timeout from now. On failure it has answered (413, 408, 400)
+// with the connection to be closed, and reports false.
+func (p *policy) readBody(w http.ResponseWriter, r *http.Request) bool {
+	rc := http.NewResponseController(w)
+	// Set before anything is read and left in place on failure, so that
+	// nothing waits longer for this client, not even net/http discarding
+	// the rest of a body after the response. Unsupported (a
+	// ResponseRecorder, say) means no deadline: the body is read as it
+	// comes.
+	deadline := rc.SetReadDeadline(time.Now().Add(p.timeout)) == nil
+	if r.ContentLength > p.maxBody {
+		w.Header().Set("Connection", "close")
+		WriteError(w, http.StatusRequestEntityTooLarge, errs.E(errs.BadRequest, "request body is larger than %d bytes", p.maxBody))
+		return false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.maxBody))
+	if err != nil {
+		w.Header().Set("Connection", "close")
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			WriteError(w, http.StatusRequestEntityTooLarge, errs.E(errs.BadRequest, "request body is larger than %d bytes", mbe.Limit))
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			WriteError(w, http.StatusRequestTimeout, errs.E(errs.BadRequest, "request body not received within %v", p.timeout))
+		default: // the client went away, or sent a malformed chunked body
+			WriteError(w, http.StatusBadRequest, errs.E(errs.BadRequest, "read request body: %v", err))
+		}
+		return false
+	}
+	if deadline {
+		// Cleared before the route runs: a response may stream for long
+		// (SSE). (net/http also clears it when its background read starts
+		// at the end of the body; this does not depend on that.)
+		rc.SetReadDeadline(time.Time{})
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	return true
 }
 
 // hostOnly strips the port from a Host header value.

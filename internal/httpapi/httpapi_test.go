@@ -1,6 +1,11 @@
 package httpapi
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -24,9 +29,17 @@ func TestGuard(t *testing.T) {
 		{"foreign origin", Options{Loopback: true}, "127.0.0.1:7777", "https://evil.example.com", 403},
 		{"null origin", Options{Loopback: true}, "127.0.0.1:7777", "null", 403},
 		{"allowed origin", Options{Loopback: true, AllowedOrigins: []string{"https://app.example.com"}}, "127.0.0.1:7777", "https://app.example.com", 204},
-		{"public any host", Options{}, "nexus.example.com", "", 204},
-		{"public same origin", Options{}, "nexus.example.com", "https://nexus.example.com", 204},
-		{"public cross origin", Options{}, "nexus.example.com", "https://evil.example.com", 403},
+		{"allowed host, any case and trailing dot", Options{Loopback: true, AllowedHosts: []string{"Nexus.Internal."}}, "NEXUS.internal.:7777", "", 204},
+		{"allowed origin with trailing slash", Options{Loopback: true, AllowedOrigins: []string{"https://app.example.com/"}}, "127.0.0.1:7777", "https://APP.example.com", 204},
+		{"same origin as an allowed host", Options{Loopback: true, AllowedHosts: []string{"nexus.internal"}}, "nexus.internal:7777", "http://nexus.internal:7777", 204},
+		{"empty host", Options{Loopback: true}, "", "", 403},
+		{"public host not allowed", Options{}, "nexus.example.com", "", 403},
+		{"public loopback host", Options{}, "localhost:7777", "", 204},
+		{"public allowed host", Options{AllowedHosts: []string{"nexus.example.com"}}, "nexus.example.com", "", 204},
+		{"public same origin", Options{AllowedHosts: []string{"nexus.example.com"}}, "nexus.example.com", "https://nexus.example.com", 204},
+		{"public rebinding: same origin as a host not allowed", Options{AllowedHosts: []string{"nexus.example.com"}}, "attacker.example:7777", "http://attacker.example:7777", 403},
+		{"public cross origin", Options{AllowedHosts: []string{"nexus.example.com"}}, "nexus.example.com", "https://evil.example.com", 403},
+		{"public loopback origin", Options{AllowedHosts: []string{"nexus.example.com"}}, "nexus.example.com", "http://localhost:5173", 403},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,5 +65,35 @@ func TestIsLoopbackAddr(t *testing.T) {
 		if got := IsLoopbackAddr(addr); got != want {
 			t.Errorf("IsLoopbackAddr(%q) = %v", addr, got)
 		}
+	}
+}
+
+func TestSDKLoggerLevels(t *testing.T) {
+	var buf strings.Builder
+	log := SDKLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	log.Info("server session connected", "session_id", "S1")
+	log.Error("server session ended with error", "error", fmt.Errorf("read: %w", io.EOF))
+	log.Error("server run cancelled", "error", context.Canceled)
+	log.Warn("Writing close event: write tcp: broken pipe")
+	log.Error("jsonrpc2 internal error", "error", errors.New("something real"))
+	log.Warn("keepalive ping failed; tolerating below threshold", "error", errors.New("timeout"))
+	out := buf.String()
+	for _, hidden := range []string{"S1", "ended with error", "cancelled", "broken pipe"} {
+		if strings.Contains(out, hidden) {
+			t.Errorf("logged at Info or above: %q\n%s", hidden, out)
+		}
+	}
+	for _, kept := range []string{"level=ERROR msg=\"jsonrpc2 internal error\"", "level=WARN msg=\"keepalive ping failed"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("missing %q\n%s", kept, out)
+		}
+	}
+	buf.Reset()
+	debug := SDKLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	debug.With("k", "v").Info("server session connected", "session_id", "S2")
+	debug.Error("server run cancelled", "error", context.Canceled)
+	if !strings.Contains(buf.String(), `level=DEBUG msg="server session connected" k=v session_id=S2`) ||
+		!strings.Contains(buf.String(), `level=DEBUG msg="server run cancelled"`) {
+		t.Errorf("at Debug:\n%s", buf.String())
 	}
 }

@@ -2,14 +2,13 @@ package rest
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 )
 
@@ -62,17 +61,7 @@ func (h *handler) call(w http.ResponseWriter, r *http.Request) {
 		writeRaw(w, http.StatusOK, o.Result)
 		return
 	}
-	out, _ := o.Body()
-	if !o.IsJSON() {
-		b, err := json.Marshal(errorBody{Error: errorDetail{Code: o.Err.Code, Message: string(out), RequestID: o.RequestID, Field: o.Err.Field}})
-		if err != nil {
-			h.fail(w, http.StatusInternalServerError, errs.E(errs.Internal, "encode error"))
-			return
-		}
-		out = b
-	}
-	if o.Err.RetryAfter > 0 {
-		hdr.Set("Retry-After", strconv.Itoa(o.Err.RetryAfter))
-	}
-	writeRaw(w, HTTPStatus(o.Err.Code), out)
+	// The one error shape, whatever the tool's family (its own shape is
+	// for MCP results); o.Err's message is already safe to show.
+	httpapi.WriteError(w, HTTPStatus(o.Err.Code), o.Err)
 }

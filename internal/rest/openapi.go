@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/trace"
 )
@@ -19,7 +20,7 @@ func (h *handler) openapi(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, 0, &errs.Error{Code: errs.Internal, Message: "internal error", Err: err})
 		return
 	}
-	w.Header().Set("X-Request-Id", newRequestID())
+	w.Header().Set("X-Request-Id", httpapi.NewRequestID())
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -88,7 +89,6 @@ func OpenAPI(reg *registry.Registry, version string) map[string]any {
 			tagDesc = "Downstream MCP server " + t.ID.Server + " of toolbox " + t.ID.Toolbox + "."
 		}
 		tags[tag] = tagDesc
-		family := errorFamily(t.Family)
 		op := map[string]any{
 			"operationId": name,
 			"summary":     summary(t),
@@ -104,11 +104,11 @@ func OpenAPI(reg *registry.Registry, version string) map[string]any {
 					"headers":     callHeaders(),
 					"content":     map[string]any{"application/json": map[string]any{"schema": okSchema}},
 				},
-				"400":     responseRef(family + ".400"),
-				"404":     responseRef(family + ".404"),
-				"409":     responseRef(family + ".409"),
-				"500":     responseRef(family + ".500"),
-				"default": responseRef(family + ".default"),
+				"400":     responseRef("call.400"),
+				"404":     responseRef("call.404"),
+				"409":     responseRef("call.409"),
+				"500":     responseRef("call.500"),
+				"default": responseRef("call.default"),
 			},
 			"x-nexus-tool": map[string]any{
 				"toolbox": t.ID.Toolbox, "server": t.ID.Server, "tool": t.ID.Tool,
@@ -194,8 +194,8 @@ func OpenAPI(reg *registry.Registry, version string) map[string]any {
 			"title":   "Nexus",
 			"version": version,
 			"description": "REST surface of Nexus, the MCP tool hub. Every call goes through the same pipeline as MCP calls. " +
-				"Errors of a tool are rendered in its family's convention (valence: {success, error_code, error_message}; " +
-				"tutor: ADR-012 ErrorResponse; others: {error: {code, message, requestId}}); the HTTP status follows the error code. " +
+				"Every error response, of a tool or of the API itself, is {error: {code, message, details?, requestId, field?}} " +
+				"(the inner object is Tutor Nexus ADR-012's ErrorResponse); the HTTP status follows the error code. " +
 				"A downstream tool's isError result is returned with status 200.",
 		},
 		"tags":  tagList,
@@ -244,43 +244,27 @@ func queryParam(name, desc string, schema map[string]any) map[string]any {
 	return map[string]any{"name": name, "in": "query", "required": false, "description": desc, "schema": schema}
 }
 
-// errorFamily names the error shape of a tool family in components.
-func errorFamily(f registry.Family) string {
-	switch f {
-	case registry.Valence:
-		return "valence"
-	case registry.Tutor:
-		return "tutor"
-	}
-	return "text"
-}
-
-// errorResponses are the error responses of tool calls per error family
-// ("valence.404", ...) and of the surface itself ("BadRequest").
+// errorResponses are the error responses of tool calls ("call.404", ...)
+// and of the surface itself ("BadRequest"); all have the one Error shape.
 func errorResponses() map[string]any {
-	out := map[string]any{"BadRequest": jsonResponse("Invalid query parameter (field names it).", ref("Error"))}
-	for family, schema := range map[string]string{"valence": "ValenceError", "tutor": "TutorError", "text": "Error"} {
-		own := ref(schema)
-		orREST := own // errors before the tool is known (unknown tool, body too large) use Error
-		if schema != "Error" {
-			orREST = map[string]any{"anyOf": []any{ref(schema), ref("Error")}}
+	resp := func(desc string) map[string]any {
+		return map[string]any{
+			"description": desc,
+			"headers":     callHeaders(),
+			"content":     map[string]any{"application/json": map[string]any{"schema": ref("Error")}},
 		}
-		resp := func(desc string, s map[string]any) map[string]any {
-			return map[string]any{
-				"description": desc,
-				"headers":     callHeaders(),
-				"content":     map[string]any{"application/json": map[string]any{"schema": s}},
-			}
-		}
-		out[family+".400"] = resp("BAD_REQUEST: invalid arguments; the message names the field.", own)
-		out[family+".404"] = resp("NOT_FOUND: the tool, or an object the arguments name, does not exist.", orREST)
-		out[family+".409"] = resp("CONFLICT.", own)
-		out[family+".500"] = resp("INTERNAL_ERROR; the message carries the request id.", own)
-		out[family+".default"] = resp("Any other error; the status follows the code "+
-			"(UNAUTHORIZED 401, FORBIDDEN 403, UNPROCESSABLE_ENTITY 422, RATE_LIMITED 429 with Retry-After, "+
-			"SERVICE_UNAVAILABLE 503; a body over the size limit is 413).", orREST)
 	}
-	return out
+	return map[string]any{
+		"BadRequest": jsonResponse("Invalid query parameter (field names it).", ref("Error")),
+		"call.400":   resp("BAD_REQUEST: invalid arguments (not JSON, not an object, or against the schema); the message names the argument."),
+		"call.404":   resp("NOT_FOUND: the tool, or an object the arguments name, does not exist."),
+		"call.409":   resp("CONFLICT."),
+		"call.500":   resp("INTERNAL_ERROR; the message carries the request id."),
+		"call.default": resp("Any other error; the status follows the code " +
+			"(UNAUTHORIZED 401, FORBIDDEN 403, UNPROCESSABLE_ENTITY 422, RATE_LIMITED 429 with Retry-After, " +
+			"SERVICE_UNAVAILABLE 503). The HTTP front answers 413 to a body over the size limit, 408 to a body not " +
+			"received in time and 403 to a Host or Origin it does not accept, in the same shape."),
+	}
 }
 
 // baseSchemas are the schemas of the surface itself.
@@ -304,24 +288,14 @@ func baseSchemas() map[string]any {
 	}
 	return map[string]any{
 		"ErrorCode": map[string]any{"type": "string", "enum": codes, "description": "Error code (Tutor Nexus ADR-012)."},
-		"Error": object("Error of the REST surface, and of tools whose family renders errors as text.", []any{"error"}, map[string]any{
+		"Error": object("Every error response: Tutor Nexus ADR-012's ErrorResponse, plus the offending field, under error.", []any{"error"}, map[string]any{
 			"error": object("", []any{"code", "message", "requestId"}, map[string]any{
 				"code":      ref("ErrorCode"),
 				"message":   str,
-				"requestId": str,
+				"details":   object("", nil, map[string]any{"reason": str, "retryAfter": integer}),
+				"requestId": map[string]any{"type": "string", "description": "Equals the X-Request-Id header."},
 				"field":     map[string]any{"type": "string", "description": "The offending parameter or argument, when there is one."},
 			}),
-		}),
-		"ValenceError": object("Error of a substrate or vkb tool.", []any{"success", "error_code", "error_message"}, map[string]any{
-			"success":       map[string]any{"const": false},
-			"error_code":    ref("ErrorCode"),
-			"error_message": str,
-		}),
-		"TutorError": object("ADR-012 ErrorResponse of a tn_* tool.", []any{"code", "message", "requestId"}, map[string]any{
-			"code":      ref("ErrorCode"),
-			"message":   str,
-			"details":   object("", nil, map[string]any{"reason": str, "retryAfter": integer}),
-			"requestId": str,
 		}),
 		"CallToolResult": map[string]any{
 			"type":        "object",

@@ -10,21 +10,24 @@
 // rendered as follows.
 //
 //   - Success: 200 with the tool's result as JSON.
-//   - Failure: the family's error body ([pipeline.Outcome.Body]: valence
-//     {"success": false, "error_code", "error_message"}, tutor ADR-012
-//     ErrorResponse) or, for families whose errors are plain text (workbench
-//     meta-tools, unknown tools), {"error": {"code", "message", "requestId"}};
-//     the HTTP status follows the error code ([HTTPStatus]).
+//   - Failure: the one error shape (below), whatever the tool's family; the
+//     HTTP status follows the error code ([HTTPStatus]). (On MCP, errors
+//     keep their family's shape inside the tool result.)
 //   - A downstream (source "mcp") tool that reports a tool-level error
 //     (CallToolResult.isError) is a successful call at the HTTP level: 200
 //     with the downstream result unmodified, "isError": true inside. Only a
 //     failure of the call itself (bad arguments, unknown tool, server
 //     unavailable) gets a 4xx/5xx.
 //
+// Every error response, of a tool or of the surface itself (unknown route,
+// wrong method, body too large, bad query parameter or cursor) or of the
+// HTTP guard in front (403, 408, 413), has one JSON shape,
+// [httpapi.ErrorBody]: {"error": {"code", "message", "details"?,
+// "requestId", "field"?}}, the inner object being Tutor Nexus ADR-012's
+// ErrorResponse plus the offending field; never HTML or text.
+//
 // Every response carries X-Request-Id; call responses also X-Nexus-Session
-// and X-Nexus-Workspace, the session and workspace the call ran in. Errors
-// of the surface itself (unknown route, wrong method, bad query parameter)
-// are {"error": {"code", "message", "requestId", "field"?}} JSON, never HTML.
+// and X-Nexus-Workspace, the session and workspace the call ran in.
 //
 // The handler expects to sit behind the HTTP guard (package httpapi), which
 // validates Host and Origin and bounds request bodies; it bounds bodies
@@ -36,12 +39,10 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"math/big"
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
@@ -114,43 +115,21 @@ func Handler(o Options) http.Handler {
 	mux.HandleFunc("POST /api/tools/{rest}", h.call)
 	mux.HandleFunc("GET /api/traces", h.traces)
 	mux.HandleFunc("GET /openapi.json", h.openapi)
+	// Any other path or method: a JSON 404 or 405.
+	inner := httpapi.JSONMux(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
-		if _, pattern := mux.Handler(r); pattern == "" {
-			// The mux's own 404 or 405 (which writes text): learn which,
-			// and answer in JSON.
-			inner, _ := mux.Handler(r)
-			rec := &recorder{header: http.Header{}}
-			inner.ServeHTTP(rec, r)
-			if rec.status == http.StatusMethodNotAllowed {
-				w.Header().Set("Allow", rec.header.Get("Allow"))
-				h.fail(w, http.StatusMethodNotAllowed, errs.E(errs.BadRequest, "method %s is not allowed on %s; allowed: %s",
-					r.Method, r.URL.Path, rec.header.Get("Allow")))
-				return
-			}
-			h.fail(w, http.StatusNotFound, errs.E(errs.NotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
-			return
-		}
-		mux.ServeHTTP(w, r)
+		inner.ServeHTTP(w, r)
 	})
 }
 
-// recorder captures the status and headers of the mux's fallback handlers.
-type recorder struct {
-	header http.Header
-	status int
-}
-
-func (r *recorder) Header() http.Header { return r.header }
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return len(b), nil
-}
-func (r *recorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
+// Endpoints are the endpoints of the handler, for an index.
+func Endpoints() []httpapi.Endpoint {
+	return []httpapi.Endpoint{
+		{Path: "/api/tools", Description: "REST: the tools (GET)"},
+		{Path: "/api/tools/{name}:call", Description: "REST: call a tool; the body is its arguments (POST)"},
+		{Path: "/api/traces", Description: "REST: traced calls, newest first (GET)"},
+		{Path: "/openapi.json", Description: "OpenAPI 3.1 document of the REST API (GET)"},
 	}
 }
 
@@ -177,43 +156,32 @@ func HTTPStatus(c errs.Code) int {
 	return http.StatusInternalServerError
 }
 
-// errorBody is the error shape of the REST surface itself and of tool
-// families whose errors render as plain text.
-type errorBody struct {
-	Error errorDetail `json:"error"`
-}
-
-type errorDetail struct {
-	Code      errs.Code `json:"code"`
-	Message   string    `json:"message"`
-	RequestID string    `json:"requestId"`
-	Field     string    `json:"field,omitempty"`
-}
-
-// fail writes e as the REST error shape with the given status (0: from the
+// fail writes e in the one error shape with the given status (0: from the
 // code). Internal errors are logged and their message replaced.
 func (h *handler) fail(w http.ResponseWriter, status int, e *errs.Error) {
 	id := w.Header().Get("X-Request-Id")
 	if id == "" {
-		id = newRequestID()
+		id = httpapi.NewRequestID()
 		w.Header().Set("X-Request-Id", id)
 	}
 	if status == 0 {
 		status = HTTPStatus(e.Code)
 	}
-	msg := e.Message
 	if e.Code == errs.Internal {
 		h.log.Error("rest request failed", "request_id", id, "err", e)
-		msg = "internal error (request " + id + ")"
+		e = &errs.Error{Code: errs.Internal, Message: "internal error (request " + id + ")"}
 	}
-	if e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
-	}
-	writeJSON(w, status, errorBody{Error: errorDetail{Code: e.Code, Message: msg, RequestID: id, Field: e.Field}})
+	httpapi.WriteError(w, status, e)
 }
 
-// failErr writes err, a BAD_REQUEST from validation or any other error.
-func (h *handler) failErr(w http.ResponseWriter, err error) {
+// failErr writes err, a BAD_REQUEST from validation or any other error. A
+// failure because the client went away is no error: it is logged at Debug
+// and nothing is written (no one would read it).
+func (h *handler) failErr(w http.ResponseWriter, r *http.Request, err error) {
+	if ctxErr := r.Context().Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		h.log.Debug("rest request abandoned by the client", "path", r.URL.Path, "err", err)
+		return
+	}
 	var e *errs.Error
 	if errors.As(err, &e) {
 		h.fail(w, 0, e)
@@ -236,25 +204,4 @@ func writeRaw(w http.ResponseWriter, status int, body []byte) {
 	w.WriteHeader(status)
 	w.Write(body)
 	w.Write([]byte("\n"))
-}
-
-// newRequestID returns a ULID-formatted id (48-bit millisecond time, 80
-// random bits, Crockford base32) like the pipeline's request ids, for
-// responses that run no call.
-func newRequestID() string {
-	var b [16]byte
-	ms := uint64(time.Now().UnixMilli())
-	for i := range 6 {
-		b[i] = byte(ms >> (40 - 8*i))
-	}
-	rand.Read(b[6:])
-	const alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-	n := new(big.Int).SetBytes(b[:])
-	out := make([]byte, 26)
-	mask := big.NewInt(31)
-	for i := 25; i >= 0; i-- {
-		out[i] = alphabet[new(big.Int).And(n, mask).Int64()]
-		n.Rsh(n, 5)
-	}
-	return string(out)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
 
@@ -59,7 +60,7 @@ func (h *handler) listTools(w http.ResponseWriter, r *http.Request) {
 		}
 		list.Tools = append(list.Tools, Info(t))
 	}
-	w.Header().Set("X-Request-Id", newRequestID())
+	w.Header().Set("X-Request-Id", httpapi.NewRequestID())
 	writeJSON(w, http.StatusOK, list)
 }
 

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/trace"
 )
 
@@ -43,7 +44,7 @@ type TraceItem struct {
 var traceParams = []string{"tool", "source", "session", "workspace", "outcome", "limit", "cursor"}
 
 func (h *handler) traces(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("X-Request-Id", newRequestID())
+	w.Header().Set("X-Request-Id", httpapi.NewRequestID())
 	if h.st == nil {
 		h.fail(w, 0, errs.E(errs.Unavailable, "traces are not stored by this server"))
 		return
@@ -67,7 +68,7 @@ func (h *handler) traces(w http.ResponseWriter, r *http.Request) {
 	}
 	recs, next, err := trace.Query(r.Context(), h.st, h.key, f)
 	if err != nil {
-		h.failErr(w, err)
+		h.failErr(w, r, err)
 		return
 	}
 	page := TracePage{Items: make([]TraceItem, 0, len(recs)), NextCursor: next, HasMore: next != ""}
