@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/proxy"
+	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/rest"
 	"github.com/nexus-mcp/nexus/internal/stdio"
 )
@@ -70,6 +72,21 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
+}
+
+// envInt is the integer value of environment variable k, or def when it is
+// unset; a value that is not an integer becomes -1, which the command's
+// checks refuse.
+func envInt(k string, def int) int {
+	v := os.Getenv(k)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
@@ -129,8 +146,17 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", envOr("NEXUS_ADDR", DefaultAddr), "listen address (env NEXUS_ADDR)")
 	allowHosts := fs.String("allow-hosts", os.Getenv("NEXUS_ALLOW_HOSTS"), "comma-separated host names clients use to reach Nexus, besides loopback ones; required beyond loopback (env NEXUS_ALLOW_HOSTS)")
 	allowOrigins := fs.String("allow-origins", os.Getenv("NEXUS_ALLOW_ORIGINS"), "comma-separated origins whose web pages may call Nexus (CORS), e.g. https://app.example.com (env NEXUS_ALLOW_ORIGINS)")
+	maxSessions := fs.Int("max-sessions", envInt("NEXUS_MAX_SESSIONS", httpapi.DefaultMaxSessions), "live MCP sessions over HTTP, at most; the one idle the longest is closed to make room (env NEXUS_MAX_SESSIONS)")
+	retention := retentionFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	keep, err := app.ParseRetention(*retention)
+	if err != nil {
+		return fmt.Errorf("--trace-retention: %w", err)
+	}
+	if *maxSessions < 1 {
+		return fmt.Errorf("--max-sessions (env NEXUS_MAX_SESSIONS) must be a whole number of sessions, 1 or more")
 	}
 	hosts, origins := splitList(*allowHosts), splitList(*allowOrigins)
 	if !httpapi.IsLoopbackAddr(*addr) && len(hosts) == 0 {
@@ -170,13 +196,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		MCP: sf.flat, Agents: sf.agents, Bounded: sf.bounded.HTTPServer,
 		Routes:   map[string]http.Handler{"/api/": api, "/openapi.json": api, "/mcp/servers/": px},
 		Loopback: httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log,
-		AllowedHosts: hosts, AllowedOrigins: origins,
+		AllowedHosts: hosts, AllowedOrigins: origins, MaxSessions: *maxSessions,
 		Endpoints: append(rest.Endpoints(), httpapi.Endpoint{Path: "/mcp/servers/{toolbox}/{server}", Description: "MCP, one downstream server proxied unchanged"}),
 	})
 	// No ReadTimeout or WriteTimeout: they would cut SSE streams; the
 	// handler bounds request bodies (httpapi.DefaultBodyTimeout).
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: httpapi.ReadHeaderTimeout, IdleTimeout: httpapi.IdleTimeout, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	log.Info("nexus serving", "mcp", "http://"+ln.Addr().String()+"/mcp", "store", a.Store.Dialect(), "tools", len(a.Registry.List()))
+	log.Info("nexus serving", "mcp", "http://"+ln.Addr().String()+"/mcp", "store", a.Store.Dialect(), "tools", a.Health(ctx)["tools"],
+		"trace_retention", app.FormatRetention(keep))
+	go a.ScheduleMaintenance(ctx, keep, app.MaintenanceInterval)
 	if !httpapi.IsLoopbackAddr(*addr) {
 		log.Warn("listening beyond loopback without authentication: anyone who can reach this address can call every tool", "addr", *addr)
 	}
@@ -260,7 +288,14 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if a.Workbench != nil {
 		a.Workbench.OpenAll(ctx)
 	}
-	tools := a.Registry.List()
+	// The tools the flat surface (/mcp, "nexus stdio") serves: the bounded
+	// surface's meta-tools are listed by that surface only.
+	var tools []*registry.Tool
+	for _, t := range a.Registry.List() {
+		if !t.Meta {
+			tools = append(tools, t)
+		}
+	}
 	if *asJSON {
 		type entry struct {
 			Name        string         `json:"name"`

@@ -181,7 +181,7 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("tools list: %d %s", code, errOut)
 	}
 	var tools []map[string]any
-	if err := json.Unmarshal([]byte(out), &tools); err != nil || len(tools) != len(localTools)+3 { // + the bounded meta-tools
+	if err := json.Unmarshal([]byte(out), &tools); err != nil || len(tools) != len(localTools) { // the flat surface's tools, not the bounded meta-tools
 		t.Fatalf("tools list --json: %v %s", err, out)
 	}
 

@@ -41,6 +41,8 @@ Usage:
         the tools Nexus serves (reads no database)
   nexus call TOOL [JSON | --args JSON] [common flags]
         one call through the pipeline; JSON is the tool's arguments, one object
+  nexus maintenance [--trace-retention 30d] [common flags]
+        delete call traces older than the retention (serve does it every hour)
   nexus version
 
 Common flags:
@@ -61,6 +63,10 @@ serve:
   --allow-origins ORIGINS
                          comma-separated origins whose web pages may call Nexus, e.g.
                          https://app.example.com; env NEXUS_ALLOW_ORIGINS
+  --max-sessions N       live MCP sessions over HTTP, at most (default 10000); the one
+                         idle the longest is closed to make room; env NEXUS_MAX_SESSIONS
+  --trace-retention AGE  how long call traces are kept: 30d (default), 720h, or 0 to keep
+                         them all; also for maintenance; env NEXUS_TRACE_RETENTION
 stdio:
   --surface NAME         flat (every tool by name), agents (one tool per server, with a
                          mode) or bounded (get_tools, open_toolbox, use_tool); default
@@ -89,6 +95,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdStdio(ctx, rest, stdin, stdout, stderr)
 	case "tools":
 		err = cmdTools(ctx, rest, stdout, stderr)
+	case "maintenance":
+		err = cmdMaintenance(ctx, rest, stdout, stderr)
 	case "call":
 		err = cmdCall(ctx, rest, stdout, stderr)
 	case "version", "--version":

@@ -43,7 +43,7 @@ func TestREST(t *testing.T) {
 		t.Fatalf("call: %d %v", code, res)
 	}
 	code, res = getJSON(t, "POST", base+"/api/tools/belief_get:call", `{"belief_id":"nope"}`)
-	if code != 404 || res["error_code"] != "NOT_FOUND" {
+	if e, _ := res["error"].(map[string]any); code != 404 || e["code"] != "NOT_FOUND" || e["requestId"] == nil {
 		t.Fatalf("error call: %d %v", code, res)
 	}
 	// Traces are written in batches, a few milliseconds after the call.

@@ -16,6 +16,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
 
 // Options configure the agents surface.
@@ -33,7 +34,7 @@ func NewServer(p *pipeline.Pipeline, cat *Catalog, o Options) *mcp.Server {
 	instance := ulid.Make().String()
 	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
-		Logger:       o.Logger,
+		Logger:       sdklog.New(o.Logger),
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	sy := &syncer{s: s, p: p, cat: cat, surface: o.Surface, instance: instance, listed: map[string]string{}}

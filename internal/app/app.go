@@ -156,9 +156,26 @@ func (a *App) Close() {
 	}
 }
 
-// Health reports whether the store answers.
+// Health reports whether the store answers, and the tools served: "tools"
+// counts what the flat surface (/mcp, "nexus tools list") lists; the bounded
+// surface lists its meta-tools instead.
 func (a *App) Health(ctx context.Context) map[string]any {
-	h := map[string]any{"status": "ok", "version": Version, "store": string(a.Store.Dialect()), "tools": len(a.Registry.List())}
+	flat, meta := 0, 0
+	for _, t := range a.Registry.List() {
+		if t.Meta {
+			meta++
+		} else {
+			flat++
+		}
+	}
+	agents := 0
+	for _, ag := range a.Catalog.Agents() {
+		if len(a.Catalog.Modes(ag)) > 0 {
+			agents++
+		}
+	}
+	h := map[string]any{"status": "ok", "version": Version, "store": string(a.Store.Dialect()), "tools": flat,
+		"surfaces": map[string]int{"flat": flat, "agents": agents, "bounded": meta}}
 	if err := a.Store.DB().PingContext(ctx); err != nil {
 		h["status"] = "unavailable"
 		h["error"] = "store: " + err.Error()

@@ -28,6 +28,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
 
 // ServerName is the server the meta-tools belong to.
@@ -106,7 +107,7 @@ func (s *Surface) state(ss *mcp.ServerSession) *session {
 func (s *Surface) build() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: s.o.Name, Version: s.o.Version}, &mcp.ServerOptions{
 		Instructions: s.o.Instructions,
-		Logger:       s.o.Logger,
+		Logger:       sdklog.New(s.o.Logger),
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	s.instance = ulid.Make().String()

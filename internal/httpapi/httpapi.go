@@ -36,6 +36,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
 
 // DefaultMaxBodyBytes bounds every request body (1 MiB); a larger body gets
@@ -107,7 +108,7 @@ type Options struct {
 	// Health reports readiness for /healthz; nil means always healthy.
 	Health func(ctx context.Context) map[string]any
 	// Logger receives the front's and the MCP SDK HTTP handler's logs (the
-	// latter through [SDKLogger]).
+	// latter through [sdklog.New]).
 	Logger *slog.Logger
 }
 
@@ -132,7 +133,7 @@ func Handler(o Options) http.Handler {
 	limit := newSessionLimiter(o.MaxSessions)
 	streamable := func(get func(*http.Request) *mcp.Server) http.Handler {
 		return limit.wrap(mcp.NewStreamableHTTPHandler(limit.getServer(get), &mcp.StreamableHTTPOptions{
-			Logger:              SDKLogger(o.Logger),
+			Logger:              sdklog.New(o.Logger),
 			MaxRequestBodyBytes: o.MaxBodyBytes,
 			SessionTimeout:      SessionTimeout,
 			// The guard decides Host for every route; the SDK's own check

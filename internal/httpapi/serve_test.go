@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
 
 const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
@@ -383,12 +384,12 @@ func (c *capture) check(t *testing.T, min slog.Level) {
 }
 
 // Issue 17: the SDK logs "server session connected" with the session id at
-// Info, and errors when a client goes away; through SDKLogger, a normal
+// Info, and errors when a client goes away; through sdklog.New, a normal
 // session (connect, a stream the client closes, a request it abandons) logs
 // nothing above Debug.
 func TestSDKLoggerQuietOnNormalSessions(t *testing.T) {
 	c := &capture{}
-	log := httpapi.SDKLogger(slog.New(c))
+	log := sdklog.New(slog.New(c))
 	srv := testServer(log)
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	mcp.AddTool(srv, &mcp.Tool{Name: "wait"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {

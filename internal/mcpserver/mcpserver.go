@@ -19,6 +19,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
 
 // Options configure the server.
@@ -46,7 +47,7 @@ func New(p *pipeline.Pipeline, o Options) *mcp.Server {
 	instance := ulid.Make().String()
 	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
-		Logger:       o.Logger,
+		Logger:       sdklog.New(o.Logger),
 		// Advertise tools (with list_changed) even while no tool is listed.
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})

@@ -37,3 +37,15 @@ func TestOneDebugLinePerCall(t *testing.T) {
 		t.Fatalf("arguments logged:\n%s", buf.String())
 	}
 }
+
+// TestSchemaErrorsNameTheField: a schema violation is a BAD_REQUEST whose
+// Field names the argument (surfaces show it, e.g. REST's "field").
+func TestSchemaErrorsNameTheField(t *testing.T) {
+	p, _ := newPipeline(t, nil)
+	for args, want := range map[string]string{`{"name":"far too long a name"}`: "name", `{"name":"a","count":-1}`: "count", `{}`: ""} {
+		o := p.Call(context.Background(), pipeline.Request{Tool: "echo", Args: json.RawMessage(args)})
+		if o.Err == nil || o.Err.Field != want {
+			t.Errorf("%s: %v (field %q), want field %q", args, o.Err, o.Err.Field, want)
+		}
+	}
+}

@@ -186,7 +186,11 @@ func (p *Pipeline) Call(ctx context.Context, req Request) *Outcome {
 	o.Err = p.run(ctx, req, o)
 	defer p.annotate(span, req, o)
 	if o.Err != nil && o.Err.Code == errs.Internal {
-		p.log.Error("tool call failed", "tool", req.Tool, "request_id", o.RequestID, "err", o.Err)
+		level := slog.LevelError
+		if ctx.Err() != nil {
+			level = slog.LevelDebug // the caller went away: a normal disconnect
+		}
+		p.log.Log(ctx, level, "tool call failed", "tool", req.Tool, "request_id", o.RequestID, "err", o.Err)
 		o.Err = &errs.Error{Code: errs.Internal, Message: fmt.Sprintf("internal error (request %s)", o.RequestID), Err: o.Err.Err}
 	}
 	p.logCall(ctx, req, o, time.Since(start))
@@ -292,7 +296,9 @@ func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.
 	if t.SelfValidating {
 		// The handler validates (see registry.Tool.SelfValidating).
 	} else if verr := t.Validate(args); verr != nil {
-		return errs.E(errs.BadRequest, "invalid arguments for %s: %s", req.Tool, schemaMessage(verr))
+		e := errs.E(errs.BadRequest, "invalid arguments for %s: %s", req.Tool, schemaMessage(verr))
+		e.Field = schemaField(verr)
+		return e
 	}
 	store, e := p.bindSession(ctx, req.Transport, explicitWS, o)
 	if e != nil {

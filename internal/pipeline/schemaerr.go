@@ -8,8 +8,23 @@ import (
 // locations ("validating /properties/entities/items/properties/role: enum:
 // ..."), into a message that names the argument ("entities[].role: enum: ...").
 func schemaMessage(err error) string {
-	msg := err.Error()
-	field := ""
+	field, msg := schemaParts(err)
+	if field == "" {
+		return msg
+	}
+	return field + ": " + msg
+}
+
+// schemaField returns the argument path a validation error names, if any.
+func schemaField(err error) string {
+	field, _ := schemaParts(err)
+	return field
+}
+
+// schemaParts splits a validation error into the argument path it names
+// (empty for the whole object) and the reason.
+func schemaParts(err error) (field, msg string) {
+	msg = err.Error()
 	for {
 		rest, ok := strings.CutPrefix(msg, "validating ")
 		if !ok {
@@ -24,10 +39,7 @@ func schemaMessage(err error) string {
 		}
 		msg = tail
 	}
-	if field == "" {
-		return msg
-	}
-	return field + ": " + msg
+	return field, msg
 }
 
 // fieldPath converts a schema pointer such as /properties/a/items/properties/b

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/nexus-mcp/nexus/internal/sdklog"
 	"github.com/nexus-mcp/nexus/internal/workbench"
 )
 
@@ -75,7 +76,7 @@ func (ep *endpoint) dial(ctx context.Context, ss *mcp.ServerSession, params *mcp
 		caps = &c
 	}
 	l.client = mcp.NewClient(impl, &mcp.ClientOptions{
-		Logger:         ep.log,
+		Logger:         sdklog.New(ep.log),
 		Capabilities:   caps,
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	})

@@ -99,6 +99,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/config"
+	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
 
 // MetaKey is the "_meta" key of the initialize result that marks a proxied
@@ -280,7 +281,7 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 		links:   map[*mcp.ServerSession]*link{},
 	}
 	ep.server = mcp.NewServer(&mcp.Implementation{Name: "nexus-proxy", Version: "1"}, &mcp.ServerOptions{
-		Logger: ep.log,
+		Logger: sdklog.New(ep.log),
 		// Replaced in every initialize result by the downstream server's.
 		Capabilities: &mcp.ServerCapabilities{},
 		// Sessions begin with initialize, which pairs them with their
@@ -294,7 +295,10 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 	})
 	ep.server.AddReceivingMiddleware(ep.receive)
 	ep.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ep.server }, &mcp.StreamableHTTPOptions{
-		Logger: ep.log,
+		Logger: sdklog.New(ep.log),
+		// Nexus's HTTP guard decides Host for every route (--allow-hosts);
+		// the SDK's own localhost check would refuse allowed hosts.
+		DisableLocalhostProtection: true,
 		// Resumable streams: a client whose SSE stream breaks can resume it.
 		EventStore:     mcp.NewMemoryEventStore(nil),
 		SessionTimeout: p.sessionTimeout,

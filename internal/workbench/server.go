@@ -16,6 +16,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
 
 // errClosed is why a server is down once the manager is closed.
@@ -78,7 +79,7 @@ func newServer(m *Manager, toolbox, name string, sc *config.Server, impl *mcp.Im
 	c.Name = name
 	s := &server{m: m, toolbox: toolbox, name: name, cfg: &c, refresh: make(chan struct{}, 1), backoff: restartMin}
 	s.client = mcp.NewClient(impl, &mcp.ClientOptions{
-		Logger: m.log.With("toolbox", toolbox, "server", name),
+		Logger: sdklog.New(m.log.With("toolbox", toolbox, "server", name)),
 		// Nexus is a proxy: it offers downstream servers no roots, sampling
 		// or elicitation of its own.
 		Capabilities: &mcp.ClientCapabilities{},

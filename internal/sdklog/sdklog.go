@@ -1,4 +1,7 @@
-package httpapi
+// Package sdklog adapts Nexus's logger to what the MCP SDK logs: session
+// lifecycle at Debug (session ids stay out of the Info log) and a peer going
+// away at Debug rather than as an error.
+package sdklog
 
 import (
 	"context"
@@ -13,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// SDKLogger returns the logger to give the MCP SDK (mcp.ServerOptions.Logger,
+// New returns the logger to give the MCP SDK (mcp.ServerOptions.Logger,
 // mcp.StreamableHTTPOptions.Logger) on any transport. It logs through l, but
 //
 //   - what the SDK logs at Info or below goes to Debug: session lifecycle
@@ -24,7 +27,7 @@ import (
 //     closing a stream or a connection is normal.
 //
 // Other warnings and errors keep their level.
-func SDKLogger(l *slog.Logger) *slog.Logger {
+func New(l *slog.Logger) *slog.Logger {
 	if l == nil {
 		return slog.New(slog.DiscardHandler)
 	}

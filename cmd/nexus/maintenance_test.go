@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nexus-mcp/nexus/internal/store"
+	"github.com/nexus-mcp/nexus/internal/trace"
+)
+
+// TestMaintenanceDeletesOldTraces: "nexus maintenance" deletes the traces
+// older than the retention (30 days unless set) and keeps the others; serve
+// runs the same at start.
+func TestMaintenanceDeletesOldTraces(t *testing.T) {
+	dir := t.TempDir()
+	if _, errOut, code := runNexus(t, "", "call", "belief_query", `{"query":"x"}`, "--data-dir", dir); code != 0 {
+		t.Fatalf("call: %s", errOut)
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := trace.NewWriter(st, slog.New(slog.DiscardHandler))
+	for i, age := range []time.Duration{45 * 24 * time.Hour, 31 * 24 * time.Hour, 10 * 24 * time.Hour} {
+		w.Record(trace.Record{RequestID: "old" + string(rune('a'+i)), Surface: "t", Toolbox: "nexus", Server: "s", Tool: "t", Source: "local",
+			Workspace: "default", StartedAt: time.Now().Add(-age), Outcome: trace.OK})
+	}
+	w.Close()
+	count := func() int {
+		var n int
+		st.DB().QueryRow(`SELECT COUNT(*) FROM traces`).Scan(&n)
+		return n
+	}
+	before := count() // the call's own trace and the three above
+	out, errOut, code := runNexus(t, "", "maintenance", "--data-dir", dir)
+	if code != 0 || !strings.Contains(out, "deleted 2 traces older than 30d") {
+		t.Fatalf("maintenance: %d %q %s", code, out, errOut)
+	}
+	out, _, _ = runNexus(t, "", "maintenance", "--trace-retention", "5d", "--data-dir", dir)
+	if !strings.Contains(out, "deleted 1 traces older than 5d") || count() != before-3 {
+		t.Fatalf("maintenance 5d: %q, %d traces left of %d", out, count(), before)
+	}
+	if _, errOut, code := runNexus(t, "", "maintenance", "--trace-retention", "soon", "--data-dir", dir); code == 0 || !strings.Contains(errOut, "--trace-retention") {
+		t.Fatalf("a bad retention: %d %s", code, errOut)
+	}
+	st.Close()
+}
