@@ -75,3 +75,49 @@ func TestScriptsTestPrintsProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptsTestWithoutPostgreSQL: with no PostgreSQL to reach or start and
+// NEXUS_TEST_POSTGRES_URL unset, scripts/test says loudly that the
+// PostgreSQL tests are skipped and runs the rest; CI sets the variable.
+func TestScriptsTestWithoutPostgreSQL(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "scripts", "test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	bin := filepath.Join(root, "bin")
+	os.MkdirAll(filepath.Join(root, "scripts"), 0o755)
+	os.MkdirAll(bin, 0o755)
+	os.WriteFile(filepath.Join(root, "scripts", "test"), src, 0o755)
+	os.WriteFile(filepath.Join(root, "scripts", "install-test-tools.sh"), []byte("echo STUB install\n"), 0o755)
+	os.WriteFile(filepath.Join(bin, "pg_isready"), []byte("#!/bin/sh\nexit 2\n"), 0o755)
+	os.WriteFile(filepath.Join(bin, "go"), []byte("#!/bin/sh\necho \"STUB go $1 url=[$NEXUS_TEST_POSTGRES_URL]\"\n"), 0o755)
+	// Only what the script needs: no pg_ctlcluster to start a server with.
+	for _, tool := range []string{"sleep", "seq", "ls", "dirname", "bash"} {
+		path, err := exec.LookPath(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Symlink(path, filepath.Join(bin, tool))
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "NEXUS_TEST_POSTGRES_URL=") {
+			env = append(env, kv)
+		}
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bash, filepath.Join(root, "scripts", "test"))
+	cmd.Env = append(env, "PATH="+bin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("scripts/test: %v\n%s", err, out)
+	}
+	text := string(out)
+	if !strings.Contains(text, "PostgreSQL tests will be SKIPPED") || !strings.Contains(text, "STUB go test url=[]") {
+		t.Fatalf("no loud skip line, or go test got a PostgreSQL URL:\n%s", text)
+	}
+}
