@@ -1,0 +1,96 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/mcpserver"
+	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/registry"
+)
+
+// memSessions is an in-memory pipeline.Sessions.
+type memSessions struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (s *memSessions) Workspace(_ context.Context, id string) (string, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ws, ok := s.m[id]
+	return ws, ok, nil
+}
+
+func (s *memSessions) Ensure(_ context.Context, id, ws string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if got, ok := s.m[id]; ok {
+		return got, nil
+	}
+	s.m[id] = ws
+	return ws, nil
+}
+
+// TestSessionBindingsEndWithHTTPSessions: over Streamable HTTP, each MCP
+// session keeps its own conversation and workspace, and the pipeline forgets
+// a session's binding when the client ends it.
+func TestSessionBindingsEndWithHTTPSessions(t *testing.T) {
+	reg := registry.New()
+	err := reg.Add(registry.Tool{ID: registry.ID{Toolbox: registry.BuiltinToolbox, Server: "t", Tool: "write"}, Source: registry.Local,
+		Family: registry.Workbench, InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(context.Context, *registry.Call) (any, error) { return "ok", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pipeline.New(pipeline.Options{Registry: reg, Sessions: &memSessions{m: map[string]string{}}})
+	srv := mcpserver.New(p, mcpserver.Options{Name: "nexus", Version: "t", Surface: "t"})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer ts.Close()
+	ctx := context.Background()
+	call := func(cs *mcp.ClientSession, args map[string]any) (session, workspace string) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "write", Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("call: %v %v", err, res)
+		}
+		return res.Meta[mcpserver.MetaSession].(string), res.Meta[mcpserver.MetaWorkspace].(string)
+	}
+	const n = 10
+	var clients []*mcp.ClientSession
+	seen := map[string]bool{}
+	for i := range n {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, cs)
+		ws := map[bool]string{true: "alpha", false: "beta"}[i%2 == 0]
+		first, _ := call(cs, map[string]any{"context": map[string]any{"workspaceId": ws}})
+		again, gotWS := call(cs, map[string]any{})
+		if again != first || gotWS != ws || seen[first] {
+			t.Fatalf("client %d: session %s then %s in %q (want one session of its own in %q)", i, first, again, gotWS, ws)
+		}
+		seen[first] = true
+	}
+	if p.Transports() != n {
+		t.Fatalf("%d bindings for %d sessions", p.Transports(), n)
+	}
+	for _, cs := range clients {
+		cs.Close()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for p.Transports() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if p.Transports() != 0 {
+		t.Fatalf("%d bindings left after every session ended", p.Transports())
+	}
+}
