@@ -123,3 +123,34 @@ func Invalid(field, format string, args ...any) *Error {
 func Missing(kind, id string) *Error {
 	return &Error{Code: NotFound, Message: fmt.Sprintf("%s %q not found", kind, id)}
 }
+
+// Response is an error's body on the wire, the one type for it: Tutor Nexus
+// ADR-012's ErrorResponse {"code", "message", "details"?, "requestId"}, plus
+// "field"? naming the offending parameter or argument. The tutor family's
+// tool errors are the bare Response (Field left empty, so never sent); the
+// REST surface and the HTTP front send it, with Field, under "error".
+type Response struct {
+	Code      Code             `json:"code"`
+	Message   string           `json:"message"`
+	Details   *ResponseDetails `json:"details,omitempty"`
+	RequestID string           `json:"requestId"`
+	// Field names the offending parameter or argument, when there is one.
+	Field string `json:"field,omitempty"`
+}
+
+// ResponseDetails are ADR-012's optional details.
+type ResponseDetails struct {
+	Reason     string `json:"reason,omitempty"`
+	RetryAfter int    `json:"retryAfter,omitempty"`
+}
+
+// Response returns e's [Response] for the call requestID: its code, message
+// and details (when it has a reason or a retry delay), without the field,
+// which a surface that shows it sets.
+func (e *Error) Response(requestID string) Response {
+	r := Response{Code: e.Code, Message: e.Message, RequestID: requestID}
+	if e.Reason != "" || e.RetryAfter > 0 {
+		r.Details = &ResponseDetails{Reason: e.Reason, RetryAfter: e.RetryAfter}
+	}
+	return r
+}

@@ -1,6 +1,7 @@
 package errs_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -25,5 +26,25 @@ func TestKindsCompareByCode(t *testing.T) {
 	}
 	if e := errs.Invalid("limit", "must be positive"); e.Message != "limit: must be positive" || e.Field != "limit" {
 		t.Fatalf("Invalid = %+v", e)
+	}
+}
+
+// TestResponse: the one error body type carries both wire shapes, the tutor
+// family's (no field) and REST's (field when known), details only when set.
+func TestResponse(t *testing.T) {
+	e := &errs.Error{Code: errs.BadRequest, Message: "limit: bad", Field: "limit", Reason: "r", RetryAfter: 2, Err: errors.New("hidden")}
+	r := e.Response("R1")
+	b, _ := json.Marshal(r)
+	if want := `{"code":"BAD_REQUEST","message":"limit: bad","details":{"reason":"r","retryAfter":2},"requestId":"R1"}`; string(b) != want {
+		t.Fatalf("Response = %s, want %s", b, want)
+	}
+	r.Field = e.Field
+	r.Details = nil
+	b, _ = json.Marshal(r)
+	if want := `{"code":"BAD_REQUEST","message":"limit: bad","requestId":"R1","field":"limit"}`; string(b) != want {
+		t.Fatalf("Response with field = %s, want %s", b, want)
+	}
+	if r := errs.E(errs.NotFound, "x").Response(""); r.Details != nil || r.Field != "" {
+		t.Fatalf("no details, no field: %+v", r)
 	}
 }

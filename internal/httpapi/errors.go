@@ -11,26 +11,10 @@ import (
 )
 
 // ErrorBody is the one error shape of Nexus's HTTP front and REST surface:
-// {"error": ErrorDetail}, where ErrorDetail is Tutor Nexus ADR-012's
-// ErrorResponse (code, message, details, requestId) plus the offending field.
+// {"error": errs.Response}, Tutor Nexus ADR-012's ErrorResponse (code,
+// message, details, requestId) plus the offending field.
 type ErrorBody struct {
-	Error ErrorDetail `json:"error"`
-}
-
-// ErrorDetail is ADR-012's ErrorResponse plus field.
-type ErrorDetail struct {
-	Code      errs.Code     `json:"code"`
-	Message   string        `json:"message"`
-	Details   *ErrorDetails `json:"details,omitempty"`
-	RequestID string        `json:"requestId"`
-	// Field names the offending parameter or argument, when there is one.
-	Field string `json:"field,omitempty"`
-}
-
-// ErrorDetails are ADR-012's optional details.
-type ErrorDetails struct {
-	Reason     string `json:"reason,omitempty"`
-	RetryAfter int    `json:"retryAfter,omitempty"`
+	Error errs.Response `json:"error"`
 }
 
 // WriteError writes e as [ErrorBody] with status. The request id is the
@@ -44,10 +28,8 @@ func WriteError(w http.ResponseWriter, status int, e *errs.Error) {
 		id = NewRequestID()
 		hdr.Set("X-Request-Id", id)
 	}
-	d := ErrorDetail{Code: e.Code, Message: e.Message, RequestID: id, Field: e.Field}
-	if e.Reason != "" || e.RetryAfter > 0 {
-		d.Details = &ErrorDetails{Reason: e.Reason, RetryAfter: e.RetryAfter}
-	}
+	d := e.Response(id)
+	d.Field = e.Field
 	if e.RetryAfter > 0 {
 		hdr.Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}

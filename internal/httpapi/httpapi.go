@@ -15,7 +15,8 @@
 //     when it stalls).
 //
 // Every error the front itself writes (403, 404, 405, 408, 413) is JSON in
-// the REST surface's one error shape ([WriteError]).
+// the REST surface's one error shape ([WriteError]); the errors the MCP SDK
+// writes on the MCP routes are JSON-RPC errors ([JSONRPCErrors]).
 package httpapi
 
 import (
@@ -132,14 +133,14 @@ func Handler(o Options) http.Handler {
 	mux := http.NewServeMux()
 	limit := newSessionLimiter(o.MaxSessions)
 	streamable := func(get func(*http.Request) *mcp.Server) http.Handler {
-		return limit.wrap(mcp.NewStreamableHTTPHandler(limit.getServer(get), &mcp.StreamableHTTPOptions{
+		return JSONRPCErrors(limit.wrap(mcp.NewStreamableHTTPHandler(limit.getServer(get), &mcp.StreamableHTTPOptions{
 			Logger:              sdklog.New(o.Logger),
 			MaxRequestBodyBytes: o.MaxBodyBytes,
 			SessionTimeout:      SessionTimeout,
 			// The guard decides Host for every route; the SDK's own check
 			// would reject the AllowedHosts on a loopback listener.
 			DisableLocalhostProtection: true,
-		}))
+		})))
 	}
 	index := []Endpoint{{"/mcp", "MCP over Streamable HTTP, flat surface: every tool by name"}}
 	mux.Handle("/mcp", streamable(func(*http.Request) *mcp.Server { return o.MCP }))
@@ -367,10 +368,19 @@ func (p *policy) readBody(w http.ResponseWriter, r *http.Request) bool {
 		// at the end of the body; this does not depend on that.)
 		rc.SetReadDeadline(time.Time{})
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Body = &bufferedBody{Reader: bytes.NewReader(body), data: body}
 	r.ContentLength = int64(len(body))
 	return true
 }
+
+// bufferedBody is a request body the guard has read: its content, to be read
+// again, and the whole of it ([JSONRPCErrors] finds a request's id in it).
+type bufferedBody struct {
+	*bytes.Reader
+	data []byte
+}
+
+func (*bufferedBody) Close() error { return nil }
 
 // hostOnly strips the port from a Host header value.
 func hostOnly(hostport string) string {

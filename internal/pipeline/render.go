@@ -13,6 +13,7 @@ import (
 //
 //   - valence (substrate, vkb): {"success": false, "error_code", "error_message"}
 //   - tutor: ADR-012 ErrorResponse {"code", "message", "details", "requestId"}
+//     ([errs.Response], the body REST sends under "error")
 //   - workbench meta-tools and unknown tools: the message as plain text
 func (o *Outcome) Body() (body []byte, isError bool) {
 	if o.Err == nil {
@@ -27,11 +28,7 @@ func (o *Outcome) Body() (body []byte, isError bool) {
 	case registry.Valence:
 		v = valenceError{Success: false, Code: o.Err.Code, Message: o.Err.Message}
 	case registry.Tutor:
-		te := tutorError{Code: o.Err.Code, Message: o.Err.Message, RequestID: o.RequestID}
-		if o.Err.Reason != "" || o.Err.RetryAfter > 0 {
-			te.Details = &tutorDetails{Reason: o.Err.Reason, RetryAfter: o.Err.RetryAfter}
-		}
-		v = te
+		v = o.Err.Response(o.RequestID) // no field: not part of the tutor shape
 	default:
 		return []byte(o.Err.Message), true
 	}
@@ -55,16 +52,4 @@ type valenceError struct {
 	Success bool      `json:"success"`
 	Code    errs.Code `json:"error_code"`
 	Message string    `json:"error_message"`
-}
-
-type tutorError struct {
-	Code      errs.Code     `json:"code"`
-	Message   string        `json:"message"`
-	Details   *tutorDetails `json:"details,omitempty"`
-	RequestID string        `json:"requestId"`
-}
-
-type tutorDetails struct {
-	Reason     string `json:"reason,omitempty"`
-	RetryAfter int    `json:"retryAfter,omitempty"`
 }

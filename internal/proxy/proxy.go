@@ -99,6 +99,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/config"
+	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
 
@@ -163,16 +165,18 @@ func New(cfg *config.Config, o Options) *Proxy {
 
 // ServeHTTP serves the MCP endpoint of one downstream server. The path ends
 // in /mcp/servers/{toolbox}/{server} (the prefix may have been stripped);
-// an unknown toolbox or server is 404 with a message naming it.
+// an unknown toolbox or server is 404 with a message naming it. The proxy's
+// own errors are the REST error shape ([httpapi.WriteError]); those of the
+// MCP endpoint are JSON-RPC errors ([httpapi.JSONRPCErrors]).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	toolbox, server, ok := splitPath(r.URL.Path)
 	if !ok {
-		http.Error(w, "not found: MCP servers are served at /mcp/servers/{toolbox}/{server}", http.StatusNotFound)
+		httpapi.WriteError(w, http.StatusNotFound, errs.E(errs.NotFound, "not found: MCP servers are served at /mcp/servers/{toolbox}/{server}"))
 		return
 	}
-	ep, status, msg := p.endpoint(toolbox, server)
+	ep, status, e := p.endpoint(toolbox, server)
 	if ep == nil {
-		http.Error(w, msg, status)
+		httpapi.WriteError(w, status, e)
 		return
 	}
 	ep.handler.ServeHTTP(w, r)
@@ -195,31 +199,31 @@ func splitPath(path string) (toolbox, server string, ok bool) {
 }
 
 // endpoint returns the endpoint of a configured server, creating it on first
-// use, or nil with an HTTP status and message.
-func (p *Proxy) endpoint(toolbox, server string) (*endpoint, int, string) {
+// use, or nil with an HTTP status and error.
+func (p *Proxy) endpoint(toolbox, server string) (*endpoint, int, *errs.Error) {
 	var tb *config.Toolbox
 	if p.cfg != nil {
 		tb = p.cfg.Toolboxes[toolbox]
 	}
 	if tb == nil {
-		return nil, http.StatusNotFound, fmt.Sprintf("unknown toolbox %q", toolbox)
+		return nil, http.StatusNotFound, errs.E(errs.NotFound, "unknown toolbox %q", toolbox)
 	}
 	srv := tb.Servers[server]
 	if srv == nil {
-		return nil, http.StatusNotFound, fmt.Sprintf("unknown server %q in toolbox %q", server, toolbox)
+		return nil, http.StatusNotFound, errs.E(errs.NotFound, "unknown server %q in toolbox %q", server, toolbox)
 	}
 	key := toolbox + "/" + server
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return nil, http.StatusServiceUnavailable, "the MCP proxy is shutting down"
+		return nil, http.StatusServiceUnavailable, errs.E(errs.Unavailable, "the MCP proxy is shutting down")
 	}
 	ep := p.endpoints[key]
 	if ep == nil {
 		ep = newEndpoint(p, toolbox, server, srv)
 		p.endpoints[key] = ep
 	}
-	return ep, 0, ""
+	return ep, 0, nil
 }
 
 // Close ends every upstream session and every downstream connection and
@@ -250,7 +254,7 @@ type endpoint struct {
 	cfg     *config.Server
 	log     *slog.Logger
 	server  *mcp.Server
-	handler *mcp.StreamableHTTPHandler
+	handler http.Handler // the SDK's Streamable HTTP handler, its errors made JSON-RPC
 	// upSend is the SDK server's own sending method handler: it sends a
 	// request or notification on a server session as given, without the
 	// checks of the typed ServerSession methods.
@@ -294,7 +298,7 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 		return next
 	})
 	ep.server.AddReceivingMiddleware(ep.receive)
-	ep.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ep.server }, &mcp.StreamableHTTPOptions{
+	ep.handler = httpapi.JSONRPCErrors(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ep.server }, &mcp.StreamableHTTPOptions{
 		Logger: sdklog.New(ep.log),
 		// Nexus's HTTP guard decides Host for every route (--allow-hosts);
 		// the SDK's own localhost check would refuse allowed hosts.
@@ -302,7 +306,7 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 		// Resumable streams: a client whose SSE stream breaks can resume it.
 		EventStore:     mcp.NewMemoryEventStore(nil),
 		SessionTimeout: p.sessionTimeout,
-	})
+	}))
 	return ep
 }
 

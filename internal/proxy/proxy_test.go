@@ -784,7 +784,9 @@ func TestNotFound(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), want) {
+		var e struct{ Error struct{ Message string } }
+		json.Unmarshal(b, &e)
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(e.Error.Message, want) {
 			t.Errorf("POST %s: %s %q, want 404 naming %s", path, resp.Status, b, want)
 		}
 	}
