@@ -141,7 +141,8 @@ func ordered[V any](order []string, m map[string]V) []string {
 
 // Start connects the servers marked Eager, in parallel and in the
 // background; it returns at once. A server that fails is reported in the log
-// and retried when its toolbox is opened.
+// and retried when its toolbox is opened (see [Manager.OpenAll] for when a
+// client's connection retries it).
 func (m *Manager) Start(ctx context.Context) {
 	for _, tb := range m.toolboxes {
 		for _, s := range tb.servers {
@@ -303,38 +304,43 @@ func (m *Manager) markOpened(name string) bool {
 }
 
 // Resolve makes the downstream tool of the flat name toolbox__server__tool
-// callable if its configured toolbox is being opened or not opened yet: it
-// starts opening the toolbox (every server, in the background) and waits
-// for the named server's connection, bounded by that server's
-// ConnectTimeout (and ctx). The pipeline calls it for a flat name the
-// registry lacks (pipeline.Options.Resolve), so that a call made right after
-// a client connects does not race the toolbox's opening.
+// callable if its server is configured but not connected yet: it connects
+// that server (or joins the attempt under way) and waits for it, bounded by
+// the server's ConnectTimeout (and ctx). The pipeline calls it for a flat
+// name the registry lacks (pipeline.Options.Resolve), so that a call made
+// right after a client connects does not race the toolbox's opening. Only
+// the named server is connected, and only when the name can be one of its
+// tools: a typo starts no connection (for a stdio server, no process).
 //
 // It returns nil when the server is connected (the pipeline looks the name
-// up again, and reports an unknown tool if the server has no such tool), or
-// when the name's server is not one of the toolbox's; a NOT_FOUND "unknown
-// tool" error, as the pipeline words it, when the name names no configured
-// toolbox; and an UNAVAILABLE error naming the server and the cause when the
-// server does not connect.
+// up again), at once when the server's tools are known already (connected,
+// or restarting after its session ended: a name the registry lacks is then
+// no tool of the server's); a NOT_FOUND "unknown tool" error, as the
+// pipeline words it, at once when the name names no configured toolbox or
+// no server of it, or has no tool part; and an UNAVAILABLE error naming the
+// server and the cause when the server does not connect.
 func (m *Manager) Resolve(ctx context.Context, name string) error {
+	unknown := errs.E(errs.NotFound, "unknown tool %q", name)
 	toolbox, rest, ok := strings.Cut(name, "__")
 	tb := m.toolbox(toolbox)
 	if !ok || tb == nil {
-		return errs.E(errs.NotFound, "unknown tool %q", name)
+		return unknown
 	}
-	sname, _, _ := strings.Cut(rest, "__")
-	if !m.markOpened(tb.name) {
-		return errs.E(errs.Unavailable, "Toolbox '%s' cannot be opened: the workbench is shutting down", tb.name)
-	}
+	sname, tool, ok := strings.Cut(rest, "__")
 	var target *server
 	for _, s := range tb.servers {
-		s.kick() // the toolbox opens as a whole, in the background
 		if s.name == sname {
 			target = s
 		}
 	}
-	if target == nil {
+	if !ok || tool == "" || target == nil {
+		return unknown
+	}
+	if target.toolsKnown() {
 		return nil
+	}
+	if !m.markOpened(tb.name) {
+		return errs.E(errs.Unavailable, "Toolbox '%s' cannot be opened: the workbench is shutting down", tb.name)
 	}
 	if err := target.ensure(ctx); err != nil {
 		return &errs.Error{Code: errs.Unavailable, Err: err,
@@ -343,24 +349,37 @@ func (m *Manager) Resolve(ctx context.Context, name string) error {
 	return nil
 }
 
-// OpenAll opens every toolbox, in parallel (the flat surface calls it when a
-// client connects, so that every downstream tool is listed). Failures are
-// logged; [Manager.Open] reports them per toolbox.
+// OpenAll opens every toolbox for a client that connects (the flat and
+// agents surfaces call it at initialize, and make the session's first
+// tools/list wait for it), so that every downstream tool is listed. Unlike
+// [Manager.Open] it does not hold the client up for servers that are known
+// to be broken: it starts and waits for the first connection attempt of
+// each server (bounded by the server's ConnectTimeout, and by ctx), but not
+// for a server that was up and is restarting (on its own backoff schedule)
+// or whose last attempt failed (retried here in the background once its
+// retry delay since that failure has passed, which doubles from 250 ms to
+// 30 s with each failure; a call of one of its tools or an Open retries it
+// at once). Failures are logged.
 func (m *Manager) OpenAll(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, tb := range m.toolboxes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			o, err := m.Open(ctx, tb.name)
-			if o == nil {
-				m.log.WarnContext(ctx, "open toolbox", "toolbox", tb.name, "err", err)
-				return
+		if !m.markOpened(tb.name) {
+			return
+		}
+		for _, s := range tb.servers {
+			a := s.open()
+			if a == nil {
+				continue
 			}
-			for server, msg := range o.ServerErrors {
-				m.log.WarnContext(ctx, "downstream server problem", "toolbox", tb.name, "server", server, "err", msg)
-			}
-		}()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				select {
+				case <-a.done: // connect logs the outcome
+				case <-ctx.Done():
+				}
+			}()
+		}
 	}
 	wg.Wait()
 }

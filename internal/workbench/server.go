@@ -38,13 +38,17 @@ type server struct {
 	refresh chan struct{} // a list_changed notification arrived (capacity 1)
 	listMu  sync.Mutex    // one tool listing at a time
 
-	mu       sync.Mutex
-	sess     *session      // nil while down
-	down     error         // why sess is nil (nil before the first attempt)
-	attempt  *attempt      // the connection attempt in progress
-	backoff  time.Duration // the next restart delay
-	tools    []registry.ID // registered tools, in the order listed
-	problems string        // tools not served at the last listing, and why
+	mu         sync.Mutex
+	sess       *session      // nil while down
+	down       error         // why sess is nil (nil before the first attempt)
+	attempt    *attempt      // the connection attempt in progress
+	backoff    time.Duration // the next restart delay
+	restarting bool          // the restart loop of an ended session runs ([server.ended])
+	retryAt    time.Time     // after a failed attempt: when a client's connection may retry ([server.open])
+	retryDelay time.Duration // the delay after the next failed attempt
+	listed     bool          // the server's tools have been listed at least once
+	tools      []registry.ID // registered tools, in the order listed
+	problems   string        // tools not served at the last listing, and why
 }
 
 // session is a live connection to the server.
@@ -77,7 +81,7 @@ type attempt struct {
 func newServer(m *Manager, toolbox, name string, sc *config.Server, impl *mcp.Implementation) *server {
 	c := *sc
 	c.Name = name
-	s := &server{m: m, toolbox: toolbox, name: name, cfg: &c, refresh: make(chan struct{}, 1), backoff: restartMin}
+	s := &server{m: m, toolbox: toolbox, name: name, cfg: &c, refresh: make(chan struct{}, 1), backoff: restartMin, retryDelay: restartMin}
 	s.client = mcp.NewClient(impl, &mcp.ClientOptions{
 		Logger: sdklog.New(m.log.With("toolbox", toolbox, "server", name)),
 		// Nexus is a proxy: it offers downstream servers no roots, sampling
@@ -142,6 +146,41 @@ func (s *server) kick() *attempt {
 	if s.attempt != nil {
 		return s.attempt
 	}
+	return s.startLocked()
+}
+
+// open is what a client's connection asks of the server ([Manager.OpenAll]):
+// it starts the server's first connection attempt, and returns the attempt
+// when it is the first one (under way or just started), which can still
+// succeed within the connect timeout. A server that has been up or failed
+// already is not waited for (nil): one whose session ended restarts on its
+// own schedule ([server.ended]); one whose last attempt failed is retried
+// in the background, once its retry delay has passed since that failure
+// (doubling from restartMin to restartMax with each failure).
+func (s *server) open() *attempt {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	first := s.sess == nil && s.down == nil
+	switch {
+	case s.sess != nil, s.restarting: // up, or ended and restarting
+		return nil
+	case s.attempt != nil:
+		if first {
+			return s.attempt
+		}
+		return nil
+	case first:
+		return s.startLocked()
+	case time.Now().Before(s.retryAt):
+		return nil
+	}
+	s.startLocked()
+	return nil
+}
+
+// startLocked starts a connection attempt (s.mu held) and returns it; nil
+// once the manager is closed.
+func (s *server) startLocked() *attempt {
 	a := &attempt{done: make(chan struct{})}
 	if !s.m.goroutine(func() { s.connect(a) }) {
 		s.down = errClosed
@@ -178,6 +217,12 @@ func (s *server) connect(a *attempt) {
 		}
 	} else {
 		s.down = err
+	}
+	if err == nil {
+		s.retryDelay, s.retryAt = restartMin, time.Time{}
+	} else {
+		s.retryAt = time.Now().Add(s.retryDelay)
+		s.retryDelay = min(2*s.retryDelay, restartMax)
 	}
 	ntools := len(s.tools)
 	s.mu.Unlock()
@@ -356,7 +401,13 @@ func (s *server) ended(sess *session, uptime time.Duration) {
 	if uptime >= healthyAfter {
 		s.backoff = restartMin
 	}
+	s.restarting = true
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.restarting = false
+		s.mu.Unlock()
+	}()
 	s.m.log.Warn("downstream server down", "toolbox", s.toolbox, "server", s.name, "cause", sess.cause, "uptime", uptime)
 
 	for {
@@ -389,6 +440,15 @@ func (s *server) ended(sess *session, uptime time.Duration) {
 		}
 		s.mu.Unlock()
 	}
+}
+
+// toolsKnown reports whether the server's tools have been listed and are
+// current or kept while it restarts: connected now, or restarting after its
+// session ended.
+func (s *server) toolsKnown() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listed && (s.sess != nil || s.restarting)
 }
 
 // status is a snapshot of a server for [Manager.Open].
@@ -464,7 +524,7 @@ func (s *server) list(ctx context.Context, cs *mcp.ClientSession) error {
 		s.m.log.Warn("downstream tools not served", "toolbox", s.toolbox, "server", s.name, "problems", msg)
 	}
 	s.mu.Lock()
-	s.tools, s.problems = ids, msg
+	s.tools, s.problems, s.listed = ids, msg, true
 	s.mu.Unlock()
 	return nil
 }
