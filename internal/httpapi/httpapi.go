@@ -81,6 +81,10 @@ type Options struct {
 	// Bounded returns the bounded surface's server for a request, behind
 	// /mcp/bounded (optional; called per new session).
 	Bounded func(*http.Request) *mcp.Server
+	// SessionRoutes are further MCP endpoints over Streamable HTTP by
+	// ServeMux pattern (the per-server proxy): their sessions count against
+	// MaxSessions like those of the surfaces.
+	SessionRoutes map[string]http.Handler
 	// Routes are further handlers by ServeMux pattern (optional).
 	Routes map[string]http.Handler
 	// Endpoints are the endpoints of Routes, listed by GET / after the MCP
@@ -133,7 +137,7 @@ func Handler(o Options) http.Handler {
 	mux := http.NewServeMux()
 	limit := newSessionLimiter(o.MaxSessions)
 	streamable := func(get func(*http.Request) *mcp.Server) http.Handler {
-		return JSONRPCErrors(limit.wrap(mcp.NewStreamableHTTPHandler(limit.getServer(get), &mcp.StreamableHTTPOptions{
+		return JSONRPCErrors(limit.wrap(mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			Logger:              sdklog.New(o.Logger),
 			MaxRequestBodyBytes: o.MaxBodyBytes,
 			SessionTimeout:      SessionTimeout,
@@ -154,6 +158,9 @@ func Handler(o Options) http.Handler {
 	}
 	for pattern, h := range o.Routes {
 		mux.Handle(pattern, h)
+	}
+	for pattern, h := range o.SessionRoutes {
+		mux.Handle(pattern, limit.wrap(h))
 	}
 	index = append(index, o.Endpoints...)
 	index = append(index, Endpoint{"/healthz", "readiness: 200 when ready, 503 otherwise"})

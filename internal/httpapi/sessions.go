@@ -1,11 +1,13 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
 )
@@ -20,20 +22,27 @@ const DefaultMaxSessions = 10000
 const SessionTimeout = 30 * time.Minute
 
 // sessionLimiter caps the live MCP sessions of the Streamable HTTP
-// endpoints. When a new session would exceed the cap, the session idle the
-// longest (no request in flight) is closed first; its client gets 404 on its
-// next request and, as the MCP specification says, starts a new session.
-// When every session has a request in flight, a new one gets 503.
+// endpoints it wraps. An initialize request that would exceed the cap first
+// closes the session idle the longest (no POST in flight; an open GET event
+// stream does not count as activity, as for the SDK's own idle timeout); the
+// closed session's client gets 404 on its next request and, as the MCP
+// specification says, starts a new session. When every session has a POST
+// in flight, the initialize gets 503.
+//
+// A slot is reserved before the initialize runs, so concurrent initializes
+// cannot overshoot the cap.
 type sessionLimiter struct {
 	max int
+	now func() time.Time
 
 	mu      sync.Mutex
 	live    map[string]*liveSession
-	servers map[*mcp.Server]bool // the servers sessions were made on
-	now     func() time.Time
+	pending int // initializes admitted whose session is not known yet
 }
 
 type liveSession struct {
+	handler  http.Handler // the endpoint the session lives on
+	path     string       // and the path it was made on
 	last     time.Time
 	inflight int
 }
@@ -42,49 +51,57 @@ func newSessionLimiter(max int) *sessionLimiter {
 	if max <= 0 {
 		max = DefaultMaxSessions
 	}
-	return &sessionLimiter{max: max, live: map[string]*liveSession{}, servers: map[*mcp.Server]bool{}, now: time.Now}
-}
-
-// getServer records the servers of getServer functions, so that sessions
-// can be found and closed.
-func (l *sessionLimiter) getServer(get func(*http.Request) *mcp.Server) func(*http.Request) *mcp.Server {
-	return func(r *http.Request) *mcp.Server {
-		s := get(r)
-		if s != nil {
-			l.mu.Lock()
-			l.servers[s] = true
-			l.mu.Unlock()
-		}
-		return s
-	}
+	return &sessionLimiter{max: max, live: map[string]*liveSession{}, now: time.Now}
 }
 
 // wrap applies the cap to a Streamable HTTP handler.
 func (l *sessionLimiter) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+		id := r.Header.Get("Mcp-Session-Id")
+		switch {
+		case id != "" && r.Method == http.MethodPost:
 			l.begin(id)
-			defer l.end(id, r.Method == http.MethodDelete)
-			next.ServeHTTP(w, r)
+			defer l.end(id)
+		case id != "" && r.Method == http.MethodDelete:
+			defer l.forget(id)
+		case id == "" && r.Method == http.MethodPost && isInitialize(r):
+			victim, ok := l.reserve()
+			if !ok {
+				w.Header().Set("Retry-After", "5")
+				WriteError(w, http.StatusServiceUnavailable, errs.E(errs.Unavailable,
+					"all %d MCP sessions have a request in flight; try again shortly", l.max))
+				return
+			}
+			if victim != nil {
+				victim.close()
+			}
+			cw := &captureSession{ResponseWriter: w}
+			defer func() { l.settle(cw.session, next, r.URL.Path) }()
+			next.ServeHTTP(cw, r)
 			return
 		}
-		if r.Method != http.MethodPost {
-			next.ServeHTTP(w, r)
-			return
-		}
-		// A request without a session may start one.
-		if !l.makeRoom() {
-			w.Header().Set("Retry-After", "5")
-			WriteError(w, http.StatusServiceUnavailable, errs.E(errs.Unavailable,
-				"all %d MCP sessions have a request in flight; try again shortly", l.max))
-			return
-		}
-		cw := &captureSession{ResponseWriter: w, l: l}
-		next.ServeHTTP(cw, r)
+		next.ServeHTTP(w, r)
 	})
 }
 
-// begin and end track a request of session id in flight.
+// isInitialize reports whether r's body (already read whole by the guard)
+// is an initialize request, the only request that starts a session.
+func isInitialize(r *http.Request) bool {
+	if r.Body == nil {
+		return false
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return false
+	}
+	var msg struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(body, &msg) == nil && msg.Method == "initialize"
+}
+
+// begin and end track a POST of session id in flight.
 func (l *sessionLimiter) begin(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -94,67 +111,45 @@ func (l *sessionLimiter) begin(id string) {
 	}
 }
 
-func (l *sessionLimiter) end(id string, deleted bool) {
+func (l *sessionLimiter) end(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := l.live[id]
-	if s == nil {
-		return
-	}
-	if deleted {
-		delete(l.live, id)
-		return
-	}
-	s.inflight--
-	s.last = l.now()
-}
-
-// add records a session the SDK created.
-func (l *sessionLimiter) add(id string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if _, ok := l.live[id]; !ok {
-		l.live[id] = &liveSession{last: l.now()}
+	if s := l.live[id]; s != nil {
+		s.inflight--
+		s.last = l.now()
 	}
 }
 
-// Live reports the number of sessions counted against the cap.
-func (l *sessionLimiter) Live() int {
+// forget drops a session its client deleted.
+func (l *sessionLimiter) forget(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.live)
+	delete(l.live, id)
 }
 
-// makeRoom makes room for one more session: it forgets sessions that ended
-// (timed out or closed), then closes the oldest idle one. It reports false
-// when every session is busy.
-func (l *sessionLimiter) makeRoom() bool {
-	l.mu.Lock()
-	if len(l.live) < l.max {
-		l.mu.Unlock()
-		return true
-	}
-	servers := make([]*mcp.Server, 0, len(l.servers))
-	for s := range l.servers {
-		servers = append(servers, s)
-	}
-	l.mu.Unlock()
+// victim is a session chosen for eviction.
+type victim struct {
+	id, path string
+	handler  http.Handler
+}
 
-	open := map[string]*mcp.ServerSession{}
-	for _, s := range servers {
-		for ss := range s.Sessions() {
-			open[ss.ID()] = ss
-		}
-	}
+// close ends the session through its endpoint, as a client's DELETE would:
+// the SDK closes it and forgets it, and Nexus's state of it ends with it.
+func (v *victim) close() {
+	req := httptest.NewRequest(http.MethodDelete, v.path, nil)
+	req.Header.Set("Mcp-Session-Id", v.id)
+	v.handler.ServeHTTP(httptest.NewRecorder(), req)
+}
+
+// reserve admits one new session: it reserves a slot, choosing the session
+// idle the longest for eviction when the cap is reached. It reports false
+// when every session has a request in flight.
+func (l *sessionLimiter) reserve() (*victim, bool) {
 	l.mu.Lock()
-	for id := range l.live {
-		if open[id] == nil {
-			delete(l.live, id)
-		}
-	}
-	if len(l.live) < l.max {
-		l.mu.Unlock()
-		return true
+	defer l.mu.Unlock()
+	if len(l.live)+l.pending < l.max {
+		l.pending++
+		return nil, true
 	}
 	oldest := ""
 	for id, s := range l.live {
@@ -163,34 +158,51 @@ func (l *sessionLimiter) makeRoom() bool {
 		}
 	}
 	if oldest == "" {
-		l.mu.Unlock()
-		return false
+		return nil, false
 	}
+	v := &victim{id: oldest, path: l.live[oldest].path, handler: l.live[oldest].handler}
 	delete(l.live, oldest)
-	l.mu.Unlock()
-	open[oldest].Close() // the SDK forgets it; the pipeline's binding ends with it
-	return true
+	l.pending++
+	return v, true
+}
+
+// settle turns a reservation into a live session (when the initialize made
+// one) or releases it.
+func (l *sessionLimiter) settle(id string, h http.Handler, path string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pending--
+	if id != "" {
+		l.live[id] = &liveSession{handler: h, path: path, last: l.now()}
+	}
+}
+
+// Live reports the number of sessions counted against the cap.
+func (l *sessionLimiter) Live() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.live) + l.pending
 }
 
 // captureSession records the session id the SDK assigns in its response.
 type captureSession struct {
 	http.ResponseWriter
-	l    *sessionLimiter
-	done bool
+	session string
+	wrote   bool
 }
 
 func (c *captureSession) WriteHeader(code int) {
-	if !c.done {
-		c.done = true
+	if !c.wrote {
+		c.wrote = true
 		if id := c.Header().Get("Mcp-Session-Id"); id != "" && code < 300 {
-			c.l.add(id)
+			c.session = id
 		}
 	}
 	c.ResponseWriter.WriteHeader(code)
 }
 
 func (c *captureSession) Write(b []byte) (int, error) {
-	if !c.done {
+	if !c.wrote {
 		c.WriteHeader(http.StatusOK)
 	}
 	return c.ResponseWriter.Write(b)

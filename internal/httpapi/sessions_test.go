@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,7 +77,9 @@ func TestSessionCapWithSDKClients(t *testing.T) {
 	ts := serve(t, httpapi.Options{MCP: srv, MaxSessions: 2})
 	ctx := context.Background()
 	connect := func() *mcp.ClientSession {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", DisableStandaloneSSE: true}, nil)
+		// A default client keeps its GET event stream open: that is not
+		// activity, so such a session can still be evicted when idle.
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,6 +88,7 @@ func TestSessionCapWithSDKClients(t *testing.T) {
 	}
 	first := connect()
 	connect()
+	time.Sleep(50 * time.Millisecond) // let the event streams open
 	connect()
 	if err := first.Ping(ctx, nil); err == nil {
 		t.Fatal("the evicted session still answers")
@@ -95,5 +99,62 @@ func TestSessionCapWithSDKClients(t *testing.T) {
 	}
 	if n > 2 {
 		t.Fatalf("%d live sessions with a cap of 2", n)
+	}
+}
+
+// TestSessionCapHoldsUnderConcurrentInitializes: a slot is reserved before
+// an initialize runs, so concurrent initializes never overshoot the cap.
+func TestSessionCapHoldsUnderConcurrentInitializes(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	ts := serve(t, httpapi.Options{MCP: srv, MaxSessions: 5})
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			do(t, ts, "POST", "/mcp", "", nil)
+		}()
+	}
+	wg.Wait()
+	for range 20 {
+		do(t, ts, "POST", "/mcp", "", nil)
+	}
+	n := 0
+	for range srv.Sessions() {
+		n++
+	}
+	if n > 5 {
+		t.Fatalf("%d live sessions with a cap of 5", n)
+	}
+}
+
+// TestOnlyInitializeMakesRoom: a POST without a session that is not an
+// initialize starts no session, so it evicts nobody.
+func TestOnlyInitializeMakesRoom(t *testing.T) {
+	ts := serve(t, httpapi.Options{MaxSessions: 1})
+	resp, _ := do(t, ts, "POST", "/mcp", "", nil)
+	id := resp.Header.Get("Mcp-Session-Id")
+	for _, body := range []string{`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":3,"method":"ping"}`, `{bad`} {
+		req, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		r, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+	}
+	req, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":4,"method":"ping"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	r, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusOK {
+		t.Fatalf("the only session after requests that start none: %d", r.StatusCode)
 	}
 }

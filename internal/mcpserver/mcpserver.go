@@ -76,37 +76,83 @@ func TransportKey(instance string, ss *mcp.ServerSession) string {
 	return instance + "/" + ss.ID()
 }
 
-// Track ends the pipeline's binding of each session of s when the session
-// ends (closed by the client, timed out or evicted), and then calls onEnd
-// if it is not nil, so that no state of a session outlives it. A session is
-// watched from its first request (initialize, or server/discover for
-// clients of newer protocol versions).
+// Track ends the pipeline's binding of each session of s once the session
+// has ended (closed by the client, timed out or evicted), and then calls
+// onEnd if it is not nil, so that no state of a session outlives it for long.
+// A session is tracked from its first request (initialize, or
+// server/discover for clients of newer protocol versions). Ended sessions
+// are swept when new sessions arrive (every time while few are tracked,
+// every [sweepEvery] new sessions beyond that), so tracking costs a map entry
+// per session and no goroutine; what an ended session leaves is bounded by
+// the live sessions plus sweepEvery.
 func Track(s *mcp.Server, p *pipeline.Pipeline, instance string, onEnd func(*mcp.ServerSession)) {
-	var mu sync.Mutex
-	watched := map[*mcp.ServerSession]bool{}
+	t := &tracker{s: s, p: p, instance: instance, onEnd: onEnd, sessions: map[*mcp.ServerSession]bool{}}
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
-				mu.Lock()
-				first := !watched[ss]
-				watched[ss] = true
-				mu.Unlock()
-				if first {
-					go func() {
-						ss.Wait()
-						p.EndTransport(TransportKey(instance, ss))
-						if onEnd != nil {
-							onEnd(ss)
-						}
-						mu.Lock()
-						delete(watched, ss)
-						mu.Unlock()
-					}()
-				}
+				t.see(ss)
 			}
 			return next(ctx, method, req)
 		}
 	})
+}
+
+// sweepEvery is how many new sessions may arrive between sweeps once more
+// than sweepEvery sessions are tracked.
+const sweepEvery = 64
+
+// tracker is the state of [Track].
+type tracker struct {
+	s        *mcp.Server
+	p        *pipeline.Pipeline
+	instance string
+	onEnd    func(*mcp.ServerSession)
+
+	mu       sync.Mutex
+	sessions map[*mcp.ServerSession]bool
+	added    int // new sessions since the last sweep
+}
+
+// see tracks ss and, now and then, sweeps the sessions that ended.
+func (t *tracker) see(ss *mcp.ServerSession) {
+	t.mu.Lock()
+	if t.sessions[ss] {
+		t.mu.Unlock()
+		return
+	}
+	t.sessions[ss] = true
+	t.added++
+	sweep := len(t.sessions) <= sweepEvery || t.added >= sweepEvery
+	if sweep {
+		t.added = 0
+	}
+	t.mu.Unlock()
+	if sweep {
+		t.sweep()
+	}
+}
+
+// sweep ends the state of every tracked session the server no longer has.
+func (t *tracker) sweep() {
+	live := map[*mcp.ServerSession]bool{}
+	for ss := range t.s.Sessions() {
+		live[ss] = true
+	}
+	t.mu.Lock()
+	var ended []*mcp.ServerSession
+	for ss := range t.sessions {
+		if !live[ss] {
+			ended = append(ended, ss)
+			delete(t.sessions, ss)
+		}
+	}
+	t.mu.Unlock()
+	for _, ss := range ended {
+		t.p.EndTransport(TransportKey(t.instance, ss))
+		if t.onEnd != nil {
+			t.onEnd(ss)
+		}
+	}
 }
 
 // CallRequest is the pipeline request of a tools/call on an MCP surface:

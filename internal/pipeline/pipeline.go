@@ -30,6 +30,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/jsondepth"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/trace"
 )
@@ -293,15 +294,17 @@ func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.
 	if e != nil {
 		return e
 	}
+	// Binding stores nothing, so even a call that fails validation reports
+	// the session it belongs to.
+	store, e := p.bindSession(ctx, req.Transport, explicitWS, o)
+	if e != nil {
+		return e
+	}
 	if t.SelfValidating {
 		// The handler validates (see registry.Tool.SelfValidating).
 	} else if verr := t.Validate(args); verr != nil {
 		e := errs.E(errs.BadRequest, "invalid arguments for %s: %s", req.Tool, schemaMessage(verr))
 		e.Field = schemaField(verr)
-		return e
-	}
-	store, e := p.bindSession(ctx, req.Transport, explicitWS, o)
-	if e != nil {
 		return e
 	}
 	raw, merr := json.Marshal(args)
@@ -323,7 +326,8 @@ func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.
 	// The session is stored by the first successful call that may write;
 	// reads and failures store nothing.
 	if store != nil && !t.ReadOnly && !t.Meta && (o.MCP == nil || !o.MCP.IsError) {
-		if err := store(ctx); err != nil {
+		// Stored even when the caller has gone: the call's write stands.
+		if err := store(context.WithoutCancel(ctx)); err != nil {
 			// The call itself succeeded; its session is stored by a later one.
 			p.log.Error("store session", "tool", req.Tool, "request_id", o.RequestID, "err", err)
 		}
@@ -357,6 +361,9 @@ func (p *Pipeline) decode(raw json.RawMessage) (map[string]any, *errs.Error) {
 	}
 	if hasLoneSurrogate(raw) {
 		return nil, errs.E(errs.BadRequest, "arguments contain an unpaired UTF-16 surrogate escape, which is not valid Unicode")
+	}
+	if jsondepth.Of(raw, jsondepth.Max) > jsondepth.Max {
+		return nil, errs.E(errs.BadRequest, "arguments are nested deeper than %d levels", jsondepth.Max)
 	}
 	args := map[string]any{}
 	if len(raw) == 0 || string(raw) == "null" {
@@ -482,7 +489,9 @@ func (p *Pipeline) resolveContext(ctx context.Context, t *registry.Tool, given *
 		}
 		field = "context.workspaceId"
 	}
-	if ws == "" {
+	if ws == "" && (sid == "" || sid == given.SessionID) {
+		// The context given outside the arguments is a fallback: when the
+		// arguments name a session of their own, its workspace decides.
 		ws, field = given.WorkspaceID, "_meta workspace"
 	}
 	explicit = ws != ""
@@ -515,19 +524,24 @@ func (p *Pipeline) resolveContext(ctx context.Context, t *registry.Tool, given *
 
 // bindSession gives the call its session: the named one, else the
 // transport's (the one bound to the call's workspace when the call names one,
-// else the transport's first), else a new one. It stores nothing; the
+// else the transport's first), else a one-off id. It stores nothing; the
 // returned function stores the session, to be called once the call has
-// succeeded (nil when there is nothing to store).
+// succeeded and may have written (nil when there is nothing to store: the
+// session is stored already, or it is a one-off).
 func (p *Pipeline) bindSession(_ context.Context, transport string, explicitWS bool, o *Outcome) (func(context.Context) error, *errs.Error) {
 	if p.sessions == nil {
 		return nil, nil
 	}
-	if o.SessionID != "" || transport == "" {
-		if o.SessionID == "" {
-			o.SessionID = ulid.Make().String()
-		}
+	if o.SessionID != "" {
 		id, ws := o.SessionID, o.Workspace
 		return func(ctx context.Context) error { return p.ensure(ctx, id, ws) }, nil
+	}
+	if transport == "" {
+		// A call without a connection (REST, CLI) naming no session: its
+		// session is a one-off id for its trace, never stored, so that such
+		// calls do not fill session_list with empty sessions.
+		o.SessionID = ulid.Make().String()
+		return nil, nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/nexus-mcp/nexus/internal/pipeline"
@@ -109,5 +110,64 @@ func TestDeclaredContextBelongsToTheTool(t *testing.T) {
 	}
 	if got.SessionID != "from-meta" || got.Workspace != "meta-ws" {
 		t.Fatalf("context from _meta: session %q workspace %q", got.SessionID, got.Workspace)
+	}
+}
+
+// ctxSessions refuses to store when its context is done, like a database.
+type ctxSessions struct{ sessions }
+
+func (s ctxSessions) Ensure(ctx context.Context, id, ws string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	return s.sessions.Ensure(ctx, id, ws)
+}
+
+// TestSessionReportingAndStoring covers when a session is reported and
+// stored: a failed call still reports its connection's session; a write
+// without a connection or a named session stores nothing; a write whose
+// caller hung up still stores its session.
+func TestSessionReportingAndStoring(t *testing.T) {
+	store := sessions{}
+	p, _ := newPipeline(t, ctxSessions{store})
+	ctx := context.Background()
+	ok := p.Call(ctx, pipeline.Request{Tool: "echo", Args: json.RawMessage(`{"name":"a"}`), Transport: "conn"})
+	bad := p.Call(ctx, pipeline.Request{Tool: "echo", Args: json.RawMessage(`{"name":7}`), Transport: "conn"})
+	if bad.Err == nil || bad.SessionID == "" || bad.SessionID != ok.SessionID {
+		t.Fatalf("a failed call on the connection reports session %q, want %q", bad.SessionID, ok.SessionID)
+	}
+	before := len(store)
+	oneOff := p.Call(ctx, pipeline.Request{Tool: "echo", Args: json.RawMessage(`{"name":"a"}`)})
+	if oneOff.Err != nil || oneOff.SessionID == "" || len(store) != before {
+		t.Fatalf("a call without a connection: session %q, %d sessions stored (was %d)", oneOff.SessionID, len(store), before)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel() // the caller is gone by the time the session is stored
+	named := p.Call(cctx, pipeline.Request{Tool: "echo", Args: json.RawMessage(`{"name":"a","context":{"sessionId":"kept"}}`)})
+	if named.Err != nil || store["kept"] == "" {
+		t.Fatalf("a successful write whose caller hung up: %v, stored %v", named.Err, store)
+	}
+}
+
+// TestDeepArgumentsAreRefused: arguments nested deeper than 512 levels are
+// a BAD_REQUEST that says so, on every surface (they all call this).
+func TestDeepArgumentsAreRefused(t *testing.T) {
+	small, _ := newPipeline(t, nil)
+	p := pipeline.New(pipeline.Options{Registry: small.Registry()}) // the default size limit
+	deep := `{"name":"a","context":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}`
+	o := p.Call(context.Background(), pipeline.Request{Tool: "echo", Args: json.RawMessage(deep)})
+	if o.Err == nil || !strings.Contains(o.Err.Message, "nested deeper than 512") {
+		t.Fatalf("600 levels: %v", o.Err)
+	}
+}
+
+// TestGivenContextIsAFallback: a session named in the arguments decides the
+// workspace over the context given outside them (use_tool passes its own).
+func TestGivenContextIsAFallback(t *testing.T) {
+	p, _ := newPipeline(t, sessions{"y": "alpha"})
+	o := p.Call(context.Background(), pipeline.Request{Tool: "echo", Args: json.RawMessage(`{"name":"a","context":{"sessionId":"y"}}`),
+		Context: &pipeline.CallContext{SessionID: "outer", WorkspaceID: "default"}})
+	if o.Err != nil || o.Workspace != "alpha" || o.SessionID != "y" {
+		t.Fatalf("got %v in %q (session %q), want session y in alpha", o.Err, o.Workspace, o.SessionID)
 	}
 }

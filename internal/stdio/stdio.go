@@ -30,6 +30,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/jsondepth"
 )
 
 // Defaults of [Transport].
@@ -37,7 +39,7 @@ const (
 	// DefaultMaxMessage bounds one message (one line, without its newline).
 	DefaultMaxMessage = 4 << 20
 	// DefaultMaxDepth bounds the nesting of arrays and objects in a message.
-	DefaultMaxDepth = 512
+	DefaultMaxDepth = jsondepth.Max
 )
 
 // JSON-RPC error codes the transport answers with.
@@ -199,7 +201,7 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // check validates one line. It returns the message, or the id to answer
 // with (nil when unknown), the error code and its message.
 func (c *conn) check(line []byte) (_ jsonrpc.Message, id json.RawMessage, code int, reason string) {
-	if d := depth(line, c.maxDepth); d > c.maxDepth {
+	if d := jsondepth.Of(line, c.maxDepth); d > c.maxDepth {
 		return nil, nil, CodeParseError, fmt.Sprintf("Parse error: nested deeper than %d levels", c.maxDepth)
 	}
 	var raw json.RawMessage
@@ -286,38 +288,6 @@ func checkID(raw json.RawMessage) error {
 		return fmt.Errorf(`"id" %s is not an integer`, clip(raw))
 	}
 	return fmt.Errorf(`"id" must be a string or an integer, not %s`, clip(raw))
-}
-
-// depth returns how deep arrays and objects nest in b, counting no further
-// than limit+1 (b need not be valid JSON).
-func depth(b []byte, limit int) int {
-	d, max := 0, 0
-	inString, escaped := false, false
-	for _, ch := range b {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case ch == '\\':
-				escaped = true
-			case ch == '"':
-				inString = false
-			}
-		case ch == '"':
-			inString = true
-		case ch == '[' || ch == '{':
-			d++
-			if d > max {
-				if max = d; max > limit {
-					return max
-				}
-			}
-		case ch == ']' || ch == '}':
-			d--
-		}
-	}
-	return max
 }
 
 // clip shortens a JSON value quoted in an error message.

@@ -79,6 +79,12 @@ func TestReadsAndFailuresStoreNoSession(t *testing.T) {
 				t.Fatalf("%s: %d sessions stored by reads and failures", h.name, n)
 			}
 		}
+		// A write without a connection (REST, CLI) naming no session stores
+		// no session either: its session is a one-off id for its trace.
+		rest.Call("belief_create", map[string]any{"content": "a REST write"})
+		if n := conn.Count("conversations"); n != 0 {
+			t.Fatalf("a write without a connection stored %d sessions", n)
+		}
 		// The first write stores the connection's session, once.
 		first := conn.Call("belief_create", map[string]any{"content": "the first write"})
 		conn.Call("belief_create", map[string]any{"content": "the second write"})
