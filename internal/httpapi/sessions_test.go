@@ -158,3 +158,27 @@ func TestOnlyInitializeMakesRoom(t *testing.T) {
 		t.Fatalf("the only session after requests that start none: %d", r.StatusCode)
 	}
 }
+
+// TestSessionRoutesShareTheCap: sessions of further MCP endpoints (the
+// per-server proxy) count against the same cap and are evicted through
+// their own endpoint.
+func TestSessionRoutesShareTheCap(t *testing.T) {
+	proxied := mcp.NewServer(&mcp.Implementation{Name: "p", Version: "1"}, nil)
+	ph := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return proxied }, &mcp.StreamableHTTPOptions{DisableLocalhostProtection: true})
+	ts := serve(t, httpapi.Options{MaxSessions: 2, SessionRoutes: map[string]http.Handler{"/mcp/servers/": ph}})
+	resp, _ := do(t, ts, "POST", "/mcp/servers/tb/s", "", nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("initialize on the proxy route: %s", resp.Status)
+	}
+	time.Sleep(5 * time.Millisecond)
+	do(t, ts, "POST", "/mcp", "", nil)
+	time.Sleep(5 * time.Millisecond)
+	do(t, ts, "POST", "/mcp", "", nil) // the cap is reached: the proxied session, idle the longest, goes
+	n := 0
+	for range proxied.Sessions() {
+		n++
+	}
+	if n != 0 {
+		t.Fatalf("%d proxied sessions left; the oldest session should have been evicted", n)
+	}
+}
