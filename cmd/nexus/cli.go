@@ -2,20 +2,25 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/nexus-mcp/nexus/internal/app"
 	"github.com/nexus-mcp/nexus/internal/bounded"
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/store"
 )
@@ -53,8 +58,9 @@ var dbScheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]+):`)
 
 // checkDB refuses a --db that internal/store would not read as a
 // PostgreSQL URL or a SQLite file: a URL of any other scheme (mysql://,
-// http://, ...) would otherwise be taken for a file name.
-func checkDB(db string) error {
+// http://, ...) would otherwise be taken for a file name. (A variable so
+// that a test can count the checks.)
+var checkDB = func(db string) error {
 	m := dbScheme.FindStringSubmatch(db)
 	if m == nil {
 		return nil // empty (the data directory) or a file path
@@ -169,7 +175,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // callTarget reads nexus call's positional arguments: the tool, then
-// optionally its arguments as a JSON object in place of --args. It returns
+// optionally its arguments as JSON in place of --args. It returns
 // the tool and the arguments' text ("-" for standard input).
 func callTarget(fs *flag.FlagSet, pos []string, argsFlag string, stderr io.Writer) (tool, arguments string, err error) {
 	usageError := func(format string, a ...any) (string, string, error) {
@@ -186,9 +192,11 @@ func callTarget(fs *flag.FlagSet, pos []string, argsFlag string, stderr io.Write
 	}
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "args" })
+	// Any JSON value (or what is meant as JSON) is the pipeline's to
+	// judge, as with --args; only other text is taken for a mistake.
 	j := strings.TrimSpace(pos[1])
 	switch {
-	case !strings.HasPrefix(j, "{") && j != "-":
+	case !json.Valid([]byte(j)) && !strings.HasPrefix(j, "{") && !strings.HasPrefix(j, "[") && j != "-":
 		return usageError("unexpected argument %q after the tool name: the arguments are one JSON object, "+
 			"e.g. nexus call %s '{\"name\": \"value\"}'; did you mean --args?", pos[1], tool)
 	case given:
@@ -197,6 +205,32 @@ func callTarget(fs *flag.FlagSet, pos []string, argsFlag string, stderr io.Write
 		return usageError("unexpected argument %q: the arguments are one JSON object, quoted as one argument; did you mean --args '{...}'?", pos[2])
 	}
 	return tool, pos[1], nil
+}
+
+// callFailed reports whether a call's outcome is an error: the pipeline's,
+// or the tool's own (an MCP result with isError, such as a downstream
+// tool's or use_tool's).
+func callFailed(o *pipeline.Outcome) bool {
+	return o.Err != nil || (o.MCP != nil && o.MCP.IsError)
+}
+
+// callOutput is what nexus call prints: the outcome's body, indented. An
+// error whose body is plain text (an unknown tool, a downstream failure)
+// is printed as REST prints every error, {"error": {code, message, ...}}.
+func callOutput(o *pipeline.Outcome) []byte {
+	body, _ := o.Body()
+	var v any
+	if !o.IsJSON() && o.Err != nil {
+		d := o.Err.Response(o.RequestID)
+		d.Field = o.Err.Field
+		v = httpapi.ErrorBody{Error: d}
+	} else if json.Unmarshal(body, &v) != nil {
+		return body
+	}
+	if pretty, err := json.MarshalIndent(v, "", "  "); err == nil {
+		return pretty
+	}
+	return body
 }
 
 // hintUnknownTool tells the user of nexus call what to do about a tool
@@ -252,4 +286,52 @@ func surfaceInstructions(a *app.App, surface string) string {
 		fmt.Fprintf(&b, "- %s: %s (servers: %s)\n", tb.Name, tb.Description, strings.Join(tb.Servers, ", "))
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// checkAddr refuses a --addr that is not HOST:PORT with a port number
+// 0-65535 (the host may be empty: every interface).
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr (env NEXUS_ADDR): %q is not HOST:PORT, e.g. %s", addr, DefaultAddr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 || strings.TrimLeft(port, "0123456789") != "" {
+		return fmt.Errorf("--addr (env NEXUS_ADDR): %q is not HOST:PORT with a port number 0-65535, e.g. %s", addr, DefaultAddr)
+	}
+	return nil
+}
+
+// checkHosts refuses an --allow-hosts entry that is not a host name or
+// address (with a port or not): a URL, a path or a space would never match
+// a Host header.
+func checkHosts(hosts []string) error {
+	for _, h := range hosts {
+		if strings.Contains(h, "/") || strings.ContainsFunc(h, unicode.IsSpace) {
+			return fmt.Errorf("--allow-hosts (env NEXUS_ALLOW_HOSTS): %q is not a host name: give names such as nexus.example.com, "+
+				"comma-separated, without a scheme or path", h)
+		}
+	}
+	return nil
+}
+
+// checkOrigins refuses an --allow-origins entry that is not an origin,
+// scheme://host[:port] with the scheme http or https: an origin with a
+// path, a query or a fragment (a trailing slash is fine) would never match
+// an Origin header.
+func checkOrigins(origins []string) error {
+	for _, o := range origins {
+		u, err := url.Parse(o)
+		ok := err == nil && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https")) &&
+			u.Opaque == "" && u.User == nil && u.Hostname() != "" && (u.Path == "" || u.Path == "/") &&
+			u.RawQuery == "" && !u.ForceQuery && u.Fragment == "" && !strings.Contains(o, "#")
+		if ok && u.Port() != "" {
+			n, err := strconv.Atoi(u.Port())
+			ok = err == nil && n <= 65535
+		}
+		if !ok {
+			return fmt.Errorf("--allow-origins (env NEXUS_ALLOW_ORIGINS): %q is not an origin: give scheme://host[:port] "+
+				"with http or https and no path, comma-separated, e.g. https://app.example.com", o)
+		}
+	}
+	return nil
 }

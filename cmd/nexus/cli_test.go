@@ -105,7 +105,11 @@ func TestCallTakesJSONPositionally(t *testing.T) {
 func TestCallUnknownToolSaysWhatToDo(t *testing.T) {
 	dir := t.TempDir()
 	out, errOut, code := runNexus(t, "", "call", "no_such_tool", "--data-dir", dir)
-	if code != 1 || !strings.Contains(out+errOut, `unknown tool "no_such_tool"`) || !strings.Contains(errOut, "nexus tools list") {
+	var body struct{ Error struct{ Message string } }
+	if json.Unmarshal([]byte(out), &body) != nil {
+		t.Errorf("unknown tool: stdout is not JSON: %s", out)
+	}
+	if code != 1 || body.Error.Message != `unknown tool "no_such_tool"` || !strings.Contains(errOut, "nexus tools list") {
 		t.Errorf("unknown tool: exit %d\n%s\n%s", code, out, errOut)
 	}
 	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{"broken": map[string]any{"command": filepath.Join(t.TempDir(), "no-such-server")}}})
@@ -124,7 +128,7 @@ func TestCallUnknownToolSaysWhatToDo(t *testing.T) {
 // every command, naming the accepted forms, before anything is created.
 func TestDBMustBeAPathOrPostgresURL(t *testing.T) {
 	for _, db := range []string{"mysql://x", "http://x/y", "mysql:x", "sqlite3://x.db"} {
-		for _, cmd := range [][]string{{"tools", "list"}, {"call", "belief_query", `{"query":"x"}`}, {"stdio"}, {"serve", "--addr", "127.0.0.1:0"}} {
+		for _, cmd := range [][]string{{"tools", "list"}, {"call", "belief_query", `{"query":"x"}`}, {"stdio"}, {"maintenance"}, {"serve", "--addr", "127.0.0.1:0"}} {
 			cwd := t.TempDir()
 			c := exec.Command(binary, append(cmd, "--db", db, "--data-dir", filepath.Join(cwd, "data"))...)
 			c.Dir = cwd
@@ -284,5 +288,75 @@ func TestInstructionsNameOnlyServedTools(t *testing.T) {
 				t.Errorf("%s: instructions mention %s: %v, the surface serves it: %v\n%s", surface, m, mentions, serves, instr)
 			}
 		}
+	}
+}
+
+// TestCallPrintsJSONAndExitStatus: nexus call prints JSON whatever the
+// outcome (an error whose body is plain text, such as an unknown tool,
+// becomes REST's {"error": {code, message, requestId}}), and exits 1 on
+// any error, a tool's own isError result included.
+func TestCallPrintsJSONAndExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	useTool := func(args string) string {
+		return `{"tool":{"toolbox":"nexus","server":"substrate","tool":"belief_query"},"arguments":` + args + `}`
+	}
+	for _, tt := range []struct {
+		name     string
+		args     []string
+		code     int
+		contains []string // in stdout
+		restCode string   // the REST error object's code, when that is the shape
+	}{
+		{"unknown tool", []string{"nosuch_tool", "{}"}, 1, []string{`unknown tool \"nosuch_tool\"`}, "NOT_FOUND"},
+		{"unknown tool, no arguments", []string{"nosuch_tool"}, 1, nil, "NOT_FOUND"},
+		{"unknown toolbox", []string{"nobox__srv__tool", "{}"}, 1, nil, "NOT_FOUND"},
+		{"a tool's error", []string{"belief_query", "{}"}, 1, []string{`"error_code": "BAD_REQUEST"`}, ""},
+		{"a tool's result", []string{"belief_query", `{"query":"SQLite"}`}, 0, []string{"SQLite"}, ""},
+		{"use_tool: the tool's error", []string{"use_tool", useTool(`{"query":5}`)}, 1, []string{`"isError": true`, "BAD_REQUEST"}, ""},
+		{"use_tool: the tool's result", []string{"use_tool", useTool(`{"query":"SQLite"}`)}, 0, []string{"SQLite"}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := runNexus(t, "", append(append([]string{"call"}, tt.args...), "--data-dir", dir)...)
+			var v map[string]any
+			if err := json.Unmarshal([]byte(out), &v); err != nil {
+				t.Errorf("stdout is not JSON (%v): %s", err, out)
+			}
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\n%s\n%s", code, tt.code, out, errOut)
+			}
+			for _, want := range tt.contains {
+				if !strings.Contains(out, want) {
+					t.Errorf("stdout lacks %s:\n%s", want, out)
+				}
+			}
+			if tt.restCode == "" {
+				return
+			}
+			e, _ := v["error"].(map[string]any)
+			if e["code"] != tt.restCode || e["message"] == "" || e["requestId"] == "" || e["requestId"] == nil {
+				t.Errorf("stdout is not {\"error\": {code %s, message, requestId}}: %s", tt.restCode, out)
+			}
+			if !strings.Contains(errOut, "nexus tools list") {
+				t.Errorf("no hint on stderr: %s", errOut)
+			}
+		})
+	}
+}
+
+// TestCallTakesAnyJSONPositionally: positional arguments are judged as
+// --args judges them: any JSON value (or malformed JSON) goes to the
+// pipeline, whose answer is the same either way; "null" is no arguments.
+func TestCallTakesAnyJSONPositionally(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range []string{`[]`, `null`, ` null `, `5`, `"x"`, `true`, `{"query":`, `[1,`} {
+		out, errOut, code := runNexus(t, "", "call", "belief_query", args, "--data-dir", dir)
+		wantOut, wantErr, wantCode := runNexus(t, "", "call", "belief_query", "--args", args, "--data-dir", dir)
+		if code != wantCode || out != wantOut || code != 1 {
+			t.Errorf("%s: exit %d, stdout %q; with --args: exit %d, stdout %q\nstderr: %s\n--args stderr: %s", args, code, out, wantCode, wantOut, errOut, wantErr)
+		}
+	}
+	out, _, _ := runNexus(t, "", "call", "belief_query", "[]", "--data-dir", dir)
+	if !strings.Contains(out, "got an array") {
+		t.Errorf("[]: %s", out)
 	}
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestDatabaseLocationRedactsPasswords: the database location serve and
@@ -23,5 +26,55 @@ func TestDatabaseLocationRedactsPasswords(t *testing.T) {
 	c := common{dataDir: "/data"}
 	if got := c.databaseLocation(); got != filepath.Join("/data", "nexus.db") {
 		t.Errorf("data dir: %s", got)
+	}
+}
+
+// TestServeAcceptsWellFormedAddrHostsAndOrigins: the checks of
+// TestServeRefusesMalformedAddrHostsAndOrigins let the usual forms through.
+func TestServeAcceptsWellFormedAddrHostsAndOrigins(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:7777", ":0", "0.0.0.0:65535", "[::1]:7777", "localhost:80", "nexus.example.com:443"} {
+		if err := checkAddr(addr); err != nil {
+			t.Errorf("--addr %s: %v", addr, err)
+		}
+	}
+	if err := checkHosts([]string{"nexus.example.com", "nexus.example.com:7777", "[::1]", "10.0.0.5", "Nexus.Example.COM."}); err != nil {
+		t.Errorf("--allow-hosts: %v", err)
+	}
+	if err := checkOrigins([]string{"https://app.example/", "https://app.example", "http://localhost:5173", "HTTPS://App.Example.com", "http://[::1]:8080", "https://app.example:443/"}); err != nil {
+		t.Errorf("--allow-origins: %v", err)
+	}
+}
+
+// TestEveryCommandChecksTheDatabaseOnce: each command checks --db once,
+// before it creates anything (serve: before it listens); opening the app
+// does not check it again.
+func TestEveryCommandChecksTheDatabaseOnce(t *testing.T) {
+	t.Setenv("NEXUS_DB", "")
+	real := checkDB
+	t.Cleanup(func() { checkDB = real })
+	var calls []string
+	checkDB = func(db string) error {
+		calls = append(calls, db)
+		return real(db)
+	}
+	for _, args := range [][]string{
+		{"serve", "--addr", "127.0.0.1:0"}, {"stdio"}, {"call", "tension_list", "{}"}, {"maintenance"}, {"tools", "list"},
+	} {
+		calls = nil
+		dir := t.TempDir()
+		timeout := 30 * time.Second
+		if args[0] == "serve" {
+			timeout = 3 * time.Second // serve stops then
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		var stdout, stderr strings.Builder
+		code := run(ctx, append(args, "--data-dir", dir, "--db", filepath.Join(dir, "n.db"), "--log-level", "error"), strings.NewReader(""), &stdout, &stderr)
+		cancel()
+		if code != 0 {
+			t.Errorf("%v: exit %d\n%s", args, code, stderr.String())
+		}
+		if len(calls) != 1 {
+			t.Errorf("%v checked --db %d times: %q", args, len(calls), calls)
+		}
 	}
 }

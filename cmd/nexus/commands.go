@@ -54,10 +54,9 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.config, "config", os.Getenv("NEXUS_CONFIG"), "configuration file of toolboxes of downstream MCP servers: Nexus YAML, MCP Workbench or desktop-client (mcpServers) format (env NEXUS_CONFIG)")
 }
 
+// open opens the app. The command has checked c.db (checkDB) before,
+// so that a --db Nexus cannot open is refused before anything is created.
 func (c *common) open(ctx context.Context, stderr io.Writer) (*app.App, *slog.Logger, error) {
-	if err := checkDB(c.db); err != nil {
-		return nil, nil, err // before anything is created
-	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
 		return nil, nil, fmt.Errorf("--log-level: %w", err)
@@ -151,20 +150,30 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	keep, err := app.ParseRetention(*retention)
+	if err := checkAddr(*addr); err != nil {
+		return err
+	}
+	keep, err := retention()
 	if err != nil {
-		return fmt.Errorf("--trace-retention: %w", err)
+		return err
 	}
 	if *maxSessions < 1 {
 		return fmt.Errorf("--max-sessions (env NEXUS_MAX_SESSIONS) must be a whole number of sessions, 1 or more")
 	}
 	hosts, origins := splitList(*allowHosts), splitList(*allowOrigins)
+	if err := checkHosts(hosts); err != nil {
+		return err
+	}
+	if err := checkOrigins(origins); err != nil {
+		return err
+	}
 	if !httpapi.IsLoopbackAddr(*addr) && len(hosts) == 0 {
 		// Refused before anything is opened or created.
 		return fmt.Errorf("serve on %s needs --allow-hosts (env NEXUS_ALLOW_HOSTS): the host names clients use to reach Nexus, "+
 			"e.g. --allow-hosts nexus.example.com; there is no authentication yet, so anyone who can reach the address can call every tool", *addr)
 	}
-	// Listen first: a busy port is reported before any database is created.
+	// Listen first: a busy port is reported before any database is created
+	// (and a --db Nexus cannot open is refused before it listens).
 	if err := checkDB(c.db); err != nil {
 		return err
 	}
@@ -194,8 +203,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer px.Close()
 	h := httpapi.Handler(httpapi.Options{
 		MCP: sf.flat, Agents: sf.agents, Bounded: sf.bounded.HTTPServer,
-		Routes:   map[string]http.Handler{"/api/": api, "/openapi.json": api, "/mcp/servers/": px},
-		Loopback: httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log,
+		Routes:        map[string]http.Handler{"/api/": api, "/openapi.json": api},
+		SessionRoutes: map[string]http.Handler{"/mcp/servers/": px},
+		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log,
 		AllowedHosts: hosts, AllowedOrigins: origins, MaxSessions: *maxSessions,
 		Endpoints: append(rest.Endpoints(), httpapi.Endpoint{Path: "/mcp/servers/{toolbox}/{server}", Description: "MCP, one downstream server proxied unchanged"}),
 	})
@@ -242,6 +252,9 @@ func cmdStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if *surface != "flat" && *surface != "agents" && *surface != "bounded" {
 		return fmt.Errorf("--surface: %q is not one of flat, agents, bounded", *surface)
+	}
+	if err := checkDB(c.db); err != nil {
+		return err
 	}
 	a, log, err := c.openServing(ctx, stderr)
 	if err != nil {
@@ -336,6 +349,9 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	if err := checkDB(c.db); err != nil {
+		return err
+	}
 	raw := []byte(arguments)
 	if arguments == "-" {
 		b, err := io.ReadAll(io.LimitReader(os.Stdin, 16<<20))
@@ -351,20 +367,10 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer a.Close()
 	// A downstream tool's toolbox opens on the call (pipeline.Options.Resolve).
 	o := a.Pipeline.Call(ctx, pipeline.Request{Tool: tool, Args: raw, Surface: "cli"})
-	body, isErr := o.Body()
-	if o.IsJSON() {
-		var v any
-		if json.Unmarshal(body, &v) == nil {
-			if pretty, err := json.MarshalIndent(v, "", "  "); err == nil {
-				body = pretty
-			}
-		}
-	}
-	if isErr {
-		fmt.Fprintln(stdout, string(body))
+	fmt.Fprintln(stdout, string(callOutput(o)))
+	if callFailed(o) {
 		hintUnknownTool(stderr, a, tool, o)
 		return exitError{1}
 	}
-	fmt.Fprintln(stdout, string(body))
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -48,4 +49,37 @@ func TestMaintenanceDeletesOldTraces(t *testing.T) {
 		t.Fatalf("a bad retention: %d %s", code, errOut)
 	}
 	st.Close()
+}
+
+// TestRetentionErrorNamesTheVariable: a bad NEXUS_TRACE_RETENTION (or
+// --trace-retention) is reported as the other flags are, naming both, by
+// serve and maintenance alike, before anything is created.
+func TestRetentionErrorNamesTheVariable(t *testing.T) {
+	t.Setenv("NEXUS_DB", "")
+	t.Setenv("NEXUS_ADDR", "127.0.0.1:0")
+	for _, tt := range []struct {
+		cmd     string
+		env     string
+		flag    []string
+		quoting string
+	}{
+		{"maintenance", "bogus", nil, `"bogus"`},
+		{"serve", "bogus", nil, `"bogus"`},
+		{"maintenance", "", []string{"--trace-retention", "-3d"}, `"-3d"`},
+		{"serve", "", []string{"--trace-retention", "soon"}, `"soon"`},
+	} {
+		t.Setenv("NEXUS_TRACE_RETENTION", tt.env)
+		dir := t.TempDir()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var stdout, stderr strings.Builder
+		code := run(ctx, append([]string{tt.cmd, "--data-dir", dir}, tt.flag...), strings.NewReader(""), &stdout, &stderr)
+		cancel()
+		want := "--trace-retention (env NEXUS_TRACE_RETENTION): " + tt.quoting + " is not a retention"
+		if code != 1 || !strings.Contains(stderr.String(), want) {
+			t.Errorf("%s %v with NEXUS_TRACE_RETENTION=%q: exit %d, stderr %q; want exit 1 and %q", tt.cmd, tt.flag, tt.env, code, stderr.String(), want)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+			t.Errorf("%s: created %s", tt.cmd, entries[0].Name())
+		}
+	}
 }
