@@ -58,9 +58,8 @@ var dbScheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]+):`)
 
 // checkDB refuses a --db that internal/store would not read as a
 // PostgreSQL URL or a SQLite file: a URL of any other scheme (mysql://,
-// http://, ...) would otherwise be taken for a file name. (A variable so
-// that a test can count the checks.)
-var checkDB = func(db string) error {
+// http://, ...) would otherwise be taken for a file name.
+func checkDB(db string) error {
 	m := dbScheme.FindStringSubmatch(db)
 	if m == nil {
 		return nil // empty (the data directory) or a file path

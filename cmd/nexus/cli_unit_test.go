@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 )
 
 // TestDatabaseLocationRedactsPasswords: the database location serve and
@@ -45,36 +42,3 @@ func TestServeAcceptsWellFormedAddrHostsAndOrigins(t *testing.T) {
 	}
 }
 
-// TestEveryCommandChecksTheDatabaseOnce: each command checks --db once,
-// before it creates anything (serve: before it listens); opening the app
-// does not check it again.
-func TestEveryCommandChecksTheDatabaseOnce(t *testing.T) {
-	t.Setenv("NEXUS_DB", "")
-	real := checkDB
-	t.Cleanup(func() { checkDB = real })
-	var calls []string
-	checkDB = func(db string) error {
-		calls = append(calls, db)
-		return real(db)
-	}
-	for _, args := range [][]string{
-		{"serve", "--addr", "127.0.0.1:0"}, {"stdio"}, {"call", "tension_list", "{}"}, {"maintenance"}, {"tools", "list"},
-	} {
-		calls = nil
-		dir := t.TempDir()
-		timeout := 30 * time.Second
-		if args[0] == "serve" {
-			timeout = 3 * time.Second // serve stops then
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		var stdout, stderr strings.Builder
-		code := run(ctx, append(args, "--data-dir", dir, "--db", filepath.Join(dir, "n.db"), "--log-level", "error"), strings.NewReader(""), &stdout, &stderr)
-		cancel()
-		if code != 0 {
-			t.Errorf("%v: exit %d\n%s", args, code, stderr.String())
-		}
-		if len(calls) != 1 {
-			t.Errorf("%v checked --db %d times: %q", args, len(calls), calls)
-		}
-	}
-}
