@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/config"
+	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
@@ -115,7 +117,9 @@ func TestConformanceThroughProxy(t *testing.T) {
 		Name:    "t",
 		Servers: map[string]*config.Server{"s": {Transport: config.Stdio, Command: bin}},
 	}}}, Options{Logger: testLogger(t), Stderr: devNull(t)})
-	ts := httptest.NewServer(p)
+	// As "nexus serve" mounts it: behind the HTTP front, whose guard
+	// decides Host and Origin for every route.
+	ts := httptest.NewServer(httpapi.Handler(httpapi.Options{Loopback: true, SessionRoutes: map[string]http.Handler{"/mcp/servers/": p}}))
 	defer func() {
 		p.Close()
 		ts.Close()
