@@ -52,8 +52,14 @@ func freeAddr(t testing.TB) string {
 // /healthz answers.
 func startServe(t testing.TB, extra ...string) string {
 	t.Helper()
+	return startServeIn(t, t.TempDir(), extra...)
+}
+
+// startServeIn is [startServe] on the data directory dir.
+func startServeIn(t testing.TB, dir string, extra ...string) string {
+	t.Helper()
 	addr := freeAddr(t)
-	args := append([]string{"serve", "--addr", addr, "--data-dir", t.TempDir()}, extra...)
+	args := append([]string{"serve", "--addr", addr, "--data-dir", dir}, extra...)
 	cmd := exec.Command(binary, args...)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {

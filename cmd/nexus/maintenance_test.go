@@ -83,3 +83,41 @@ func TestRetentionErrorNamesTheVariable(t *testing.T) {
 		}
 	}
 }
+
+// TestServeRunsMaintenance: "nexus serve" deletes traces older than the
+// retention when it starts (and every hour after).
+func TestServeRunsMaintenance(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := trace.NewWriter(st, slog.New(slog.DiscardHandler))
+	w.Record(trace.Record{RequestID: "ancient", Surface: "t", Toolbox: "nexus", Server: "s", Tool: "t", Source: "local",
+		Workspace: "default", StartedAt: time.Now().Add(-60 * 24 * time.Hour), Outcome: trace.OK})
+	w.Record(trace.Record{RequestID: "recent", Surface: "t", Toolbox: "nexus", Server: "s", Tool: "t", Source: "local",
+		Workspace: "default", StartedAt: time.Now().Add(-time.Hour), Outcome: trace.OK})
+	w.Close()
+	st.Close()
+
+	startServeIn(t, dir, "--trace-retention", "30d")
+	st, err = store.Open(ctx, store.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var ancient, recent int
+		st.DB().QueryRow(`SELECT COUNT(*) FROM traces WHERE request_id = 'ancient'`).Scan(&ancient)
+		st.DB().QueryRow(`SELECT COUNT(*) FROM traces WHERE request_id = 'recent'`).Scan(&recent)
+		if ancient == 0 && recent == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after serve started: %d ancient and %d recent traces, want 0 and 1", ancient, recent)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
