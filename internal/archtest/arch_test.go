@@ -1,0 +1,146 @@
+// Package archtest holds the test that enforces docs/architecture.md: which
+// package may import which.
+package archtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/nexus-mcp/nexus/"
+
+// layers puts every package in a layer (docs/architecture.md). A package
+// imports only packages of lower layers, and packages of its own layer only
+// where sameLayer allows it. A new package must be given a layer here and
+// in the document.
+var layers = map[string]int{
+	// 0: foundations, no internal imports.
+	"internal/errs": 0, "internal/jsondepth": 0, "internal/sdklog": 0, "internal/textsearch": 0,
+	"internal/telemetry": 0, "internal/config": 0, "internal/registry": 0, "internal/store": 0,
+	// 1: the core: the one pipeline, its records, the local servers.
+	"internal/trace": 1, "internal/conversation": 1, "internal/substrate": 1, "internal/vkb": 1,
+	"internal/demo": 1, "internal/pipeline": 1,
+	// 2: downstream servers.
+	"internal/workbench": 2,
+	// 3: surfaces and transports.
+	"internal/mcpserver": 3, "internal/agents": 3, "internal/bounded": 3, "internal/rest": 3,
+	"internal/stdio": 3, "internal/httpapi": 3, "internal/proxy": 3,
+	// 4: wiring. 5: the binary.
+	"internal/app": 4, "cmd/nexus": 5,
+	// Test helpers: imported by tests only.
+	"internal/testtools": -1, "internal/pipeline/pipelinetest": -1, "internal/store/storetest": -1,
+	"internal/archtest": -1,
+}
+
+// sameLayer lists the imports allowed within a layer.
+var sameLayer = map[string][]string{
+	"internal/trace":    {"internal/registry"},
+	"internal/vkb":      {"internal/conversation", "internal/substrate"},
+	"internal/demo":     {"internal/substrate"},
+	"internal/pipeline": {"internal/trace"},
+	"internal/rest":     {"internal/httpapi"},                      // the front's one error writer
+	"internal/proxy":    {"internal/httpapi"},                      // likewise
+	"internal/agents":   {"internal/mcpserver"},                    // to remove: surfaces as siblings
+	"internal/bounded":  {"internal/agents", "internal/mcpserver"}, // to remove: surfaces as siblings
+}
+
+// upward lists imports of a higher layer that are known faults, to remove.
+var upward = map[string][]string{
+	"internal/workbench": {"internal/agents"}, // the workbench should present registry types, not a surface's
+}
+
+// never lists imports that no rule may allow.
+var never = map[string][]string{
+	"internal/substrate":    {"internal/pipeline"},
+	"internal/vkb":          {"internal/pipeline"},
+	"internal/conversation": {"internal/pipeline"},
+	"internal/pipeline":     {"internal/substrate", "internal/vkb", "internal/conversation", "internal/store"},
+}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func TestImportRules(t *testing.T) {
+	out, err := exec.Command("go", "list", "-json", module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	var pkgs []pkg
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found only %d packages", len(pkgs))
+	}
+	for _, p := range pkgs {
+		name := strings.TrimPrefix(p.ImportPath, module)
+		layer, ok := layers[name]
+		if !ok {
+			t.Errorf("%s has no layer: add it to docs/architecture.md and to layers in this test", name)
+			continue
+		}
+		for _, imp := range p.Imports {
+			dep, internal := strings.CutPrefix(imp, module)
+			if !internal {
+				continue
+			}
+			if err := check(name, layer, dep); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}
+
+func check(name string, layer int, dep string) error {
+	depLayer, ok := layers[dep]
+	switch {
+	case !ok:
+		return nil // reported as a package without a layer
+	case slices.Contains(never[name], dep):
+		return fmt.Errorf("%s imports %s, which it must never import", name, dep)
+	case depLayer == -1:
+		return fmt.Errorf("%s imports the test helper %s outside a test", name, dep)
+	case layer == -1:
+		return nil
+	case depLayer < layer:
+		return nil
+	case depLayer == layer && slices.Contains(sameLayer[name], dep):
+		return nil
+	case depLayer > layer && slices.Contains(upward[name], dep):
+		return nil
+	case depLayer == layer:
+		return fmt.Errorf("%s imports %s of its own layer %d, which docs/architecture.md does not allow", name, dep, layer)
+	}
+	return fmt.Errorf("%s (layer %d) imports %s of the higher layer %d", name, layer, dep, depLayer)
+}
+
+// TestCheckCatchesViolations: the rules refuse what they must (a test that
+// cannot fail is a defect).
+func TestCheckCatchesViolations(t *testing.T) {
+	for _, tc := range []struct{ name, dep string }{
+		{"internal/pipeline", "internal/mcpserver"}, // upward
+		{"internal/substrate", "internal/pipeline"}, // never
+		{"internal/registry", "internal/errs"},      // foundations import nothing internal
+		{"internal/mcpserver", "internal/agents"},   // a surface importing a sibling
+		{"internal/rest", "internal/testtools"},     // a test helper outside tests
+		{"internal/workbench", "internal/bounded"},  // upward, not a known fault
+	} {
+		if err := check(tc.name, layers[tc.name], tc.dep); err == nil {
+			t.Errorf("%s -> %s was allowed", tc.name, tc.dep)
+		}
+	}
+	if err := check("internal/vkb", layers["internal/vkb"], "internal/substrate"); err != nil {
+		t.Errorf("an allowed import was refused: %v", err)
+	}
+}
