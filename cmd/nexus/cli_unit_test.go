@@ -41,4 +41,3 @@ func TestServeAcceptsWellFormedAddrHostsAndOrigins(t *testing.T) {
 		t.Errorf("--allow-origins: %v", err)
 	}
 }
-

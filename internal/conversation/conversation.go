@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/ids"
 	"github.com/nexus-mcp/nexus/internal/store"
 )
 
@@ -61,11 +61,9 @@ type Exchange struct {
 	CreatedAt      time.Time `json:"created_at"`
 }
 
-// idPattern is what a caller-chosen conversation id may look like.
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$`)
-
-// ValidID reports whether id can name a conversation.
-func ValidID(id string) bool { return idPattern.MatchString(id) }
+// ValidID reports whether id can name a conversation (the one id rule,
+// [ids.Valid]).
+func ValidID(id string) bool { return ids.Valid(id) }
 
 // Store keeps conversations. It is safe for concurrent use.
 type Store struct {

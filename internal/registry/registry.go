@@ -215,6 +215,10 @@ func WorkspaceContextSchema() map[string]any {
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
+// ValidName reports whether name follows the MCP rule for tool names (1-128
+// letters, digits and _ . -), as every tool Nexus lists must.
+func ValidName(name string) bool { return namePattern.MatchString(name) }
+
 // Registry is the set of tools, safe for concurrent use. Local servers add
 // their tools at start; downstream servers replace theirs whenever their
 // tool list changes, and subscribers ([Registry.OnChange]) hear about it.

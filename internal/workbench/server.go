@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -469,9 +468,6 @@ func (s *server) status() status {
 	return st
 }
 
-// flatName mirrors the registry's MCP name rule for "toolbox__server__tool".
-var flatName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
-
 // list reads the server's tools (every page), applies its filters and
 // replaces its tools in the registry.
 func (s *server) list(ctx context.Context, cs *mcp.ClientSession) error {
@@ -491,7 +487,7 @@ func (s *server) list(ctx context.Context, cs *mcp.ClientSession) error {
 			continue
 		}
 		id := registry.ID{Toolbox: s.toolbox, Server: s.name, Tool: t.Name}
-		if !flatName.MatchString(id.Name()) {
+		if !registry.ValidName(id.Name()) {
 			badNames = append(badNames, fmt.Sprintf("%q", t.Name))
 			continue
 		}
