@@ -3,7 +3,6 @@ package bounded_test
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/bounded"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/pipeline/pipelinetest"
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
 
@@ -28,7 +28,7 @@ func TestSessionStateEndsWithTheSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := pipeline.New(pipeline.Options{Registry: reg, Sessions: &memSessions{m: map[string]string{}}})
+	p := pipeline.New(pipeline.Options{Registry: reg, Sessions: pipelinetest.NewSessions()})
 	s, err := bounded.New(p, &agents.Catalog{Registry: reg}, bounded.Options{Name: "nexus", Version: "t", Surface: "t"})
 	if err != nil {
 		t.Fatal(err)
@@ -103,27 +103,4 @@ func TestSessionStateEndsWithTheSession(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// memSessions is an in-memory pipeline.Sessions.
-type memSessions struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (s *memSessions) Workspace(_ context.Context, id string) (string, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ws, ok := s.m[id]
-	return ws, ok, nil
-}
-
-func (s *memSessions) Ensure(_ context.Context, id, ws string) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if got, ok := s.m[id]; ok {
-		return got, nil
-	}
-	s.m[id] = ws
-	return ws, nil
 }

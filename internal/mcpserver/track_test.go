@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,31 +12,9 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/pipeline/pipelinetest"
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
-
-// memSessions is an in-memory pipeline.Sessions.
-type memSessions struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (s *memSessions) Workspace(_ context.Context, id string) (string, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ws, ok := s.m[id]
-	return ws, ok, nil
-}
-
-func (s *memSessions) Ensure(_ context.Context, id, ws string) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if got, ok := s.m[id]; ok {
-		return got, nil
-	}
-	s.m[id] = ws
-	return ws, nil
-}
 
 // TestSessionBindingsEndWithHTTPSessions: over Streamable HTTP, each MCP
 // session keeps its own conversation and workspace, and the pipeline forgets
@@ -50,7 +27,7 @@ func TestSessionBindingsEndWithHTTPSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := pipeline.New(pipeline.Options{Registry: reg, Sessions: &memSessions{m: map[string]string{}}})
+	p := pipeline.New(pipeline.Options{Registry: reg, Sessions: pipelinetest.NewSessions()})
 	srv := mcpserver.New(p, mcpserver.Options{Name: "nexus", Version: "t", Surface: "t"})
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer ts.Close()

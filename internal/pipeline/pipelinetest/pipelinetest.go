@@ -6,6 +6,7 @@ package pipelinetest
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
@@ -88,3 +89,39 @@ func Obj(v any) map[string]any { return v.(map[string]any) }
 
 // Arr asserts that v is a JSON array.
 func Arr(v any) []any { return v.([]any) }
+
+// Sessions is an in-memory [pipeline.Sessions] for tests: session id to
+// workspace, safe for concurrent use.
+type Sessions struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+// NewSessions returns an empty [Sessions].
+func NewSessions() *Sessions { return &Sessions{m: map[string]string{}} }
+
+// Workspace implements [pipeline.Sessions].
+func (s *Sessions) Workspace(_ context.Context, id string) (string, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ws, ok := s.m[id]
+	return ws, ok, nil
+}
+
+// Ensure implements [pipeline.Sessions].
+func (s *Sessions) Ensure(_ context.Context, id, ws string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if got, ok := s.m[id]; ok {
+		return got, nil
+	}
+	s.m[id] = ws
+	return ws, nil
+}
+
+// Len reports how many sessions are stored.
+func (s *Sessions) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
+}
