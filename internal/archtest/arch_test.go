@@ -19,7 +19,7 @@ const module = "github.com/nexus-mcp/nexus/"
 // in the document.
 var layers = map[string]int{
 	// 0: foundations, no internal imports.
-	"internal/errs": 0, "internal/ids": 0, "internal/jsondepth": 0, "internal/sdklog": 0, "internal/textsearch": 0,
+	"internal/errs": 0, "internal/ids": 0, "internal/jsondepth": 0, "internal/jsonrpcmsg": 0, "internal/sdklog": 0, "internal/textsearch": 0,
 	"internal/telemetry": 0, "internal/config": 0, "internal/registry": 0, "internal/store": 0,
 	// 1: the core: the one pipeline, its records, the local servers.
 	"internal/trace": 1, "internal/conversation": 1, "internal/substrate": 1, "internal/vkb": 1,
@@ -28,7 +28,7 @@ var layers = map[string]int{
 	"internal/workbench": 2,
 	// 3: surfaces and transports.
 	"internal/mcpserver": 3, "internal/agents": 3, "internal/bounded": 3, "internal/rest": 3,
-	"internal/stdio": 3, "internal/httpapi": 3, "internal/proxy": 3,
+	"internal/stdio": 3, "internal/httpapi": 3, "internal/proxy": 3, "internal/metrics": 3,
 	// 4: wiring. 5: the binary.
 	"internal/app": 4, "cmd/nexus": 5,
 	// Test helpers: imported by tests only.
@@ -38,14 +38,15 @@ var layers = map[string]int{
 
 // sameLayer lists the imports allowed within a layer.
 var sameLayer = map[string][]string{
-	"internal/trace":    {"internal/registry"},
-	"internal/vkb":      {"internal/conversation", "internal/substrate"},
-	"internal/demo":     {"internal/substrate"},
-	"internal/pipeline": {"internal/trace"},
-	"internal/rest":     {"internal/httpapi"},                      // the front's one error writer
-	"internal/proxy":    {"internal/httpapi"},                      // likewise
-	"internal/agents":   {"internal/mcpserver"},                    // to remove: surfaces as siblings
-	"internal/bounded":  {"internal/agents", "internal/mcpserver"}, // to remove: surfaces as siblings
+	"internal/jsonrpcmsg": {"internal/jsondepth"},
+	"internal/trace":      {"internal/registry"},
+	"internal/vkb":        {"internal/conversation", "internal/substrate"},
+	"internal/demo":       {"internal/substrate"},
+	"internal/pipeline":   {"internal/trace"},
+	"internal/rest":       {"internal/httpapi"},                      // the front's one error writer
+	"internal/proxy":      {"internal/httpapi"},                      // likewise
+	"internal/agents":     {"internal/mcpserver"},                    // to remove: surfaces as siblings
+	"internal/bounded":    {"internal/agents", "internal/mcpserver"}, // to remove: surfaces as siblings
 }
 
 // upward lists imports of a higher layer that are known faults, to remove.

@@ -6,6 +6,9 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/nexus-mcp/nexus/internal/jsondepth"
+	"github.com/nexus-mcp/nexus/internal/jsonrpcmsg"
 )
 
 // JSON-RPC 2.0 error codes of the responses [JSONRPCErrors] writes.
@@ -38,6 +41,15 @@ func JSONRPCErrors(next http.Handler) http.Handler {
 		var body []byte
 		if b, ok := r.Body.(*bufferedBody); ok {
 			body = b.data
+		}
+		// A message is checked here as on stdio (jsonrpcmsg), before the
+		// SDK, which lets some malformed ones through (a fractional id,
+		// a message with neither method nor result, a batch).
+		if r.Method == http.MethodPost && len(bytes.TrimSpace(body)) > 0 {
+			if _, id, code, reason := jsonrpcmsg.Check(body, jsondepth.Max); code != 0 {
+				writeRPCErrorCode(w, http.StatusBadRequest, id, code, reason)
+				return
+			}
 		}
 		rw := &rpcErrorWriter{ResponseWriter: w}
 		next.ServeHTTP(rw, r)
@@ -124,6 +136,15 @@ func writeRPCError(w http.ResponseWriter, status int, body []byte, msg string) {
 		if json.Unmarshal(body, &m) == nil && len(m.ID) > 0 && (m.ID[0] == '"' || m.ID[0] == '-' || m.ID[0] >= '0' && m.ID[0] <= '9') {
 			id = m.ID
 		}
+	}
+	writeRPCErrorCode(w, status, id, code, msg)
+}
+
+// writeRPCErrorCode writes a JSON-RPC error response with the given HTTP
+// status; a nil id is null.
+func writeRPCErrorCode(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
 	}
 	resp := struct {
 		JSONRPC string          `json:"jsonrpc"`

@@ -78,11 +78,11 @@ func TestProxyMCPErrorsAreJSONRPC(t *testing.T) {
 		status, code                int
 		id, msg                     string
 	}{
-		{"malformed JSON", "POST", `{bad`, "", 400, -32700, "null", "malformed payload"},
-		{"empty batch", "POST", `[]`, "", 400, -32600, "null", "empty batch"},
-		{"JSON-RPC 1.0", "POST", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, "", 400, -32600, "1", "invalid message version tag"},
-		{"object id", "POST", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, "", 400, -32600, "null", "invalid ID type"},
-		{"nesting 10,000 deep", "POST", strings.Repeat("[", 10000) + strings.Repeat("]", 10000), "", 400, -32700, "null", "nesting depth"},
+		{"malformed JSON", "POST", `{bad`, "", 400, -32700, "null", "Parse error"},
+		{"empty batch", "POST", `[]`, "", 400, -32600, "null", "batches are not supported"},
+		{"JSON-RPC 1.0", "POST", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, "", 400, -32600, "1", `it must be "2.0"`},
+		{"object id", "POST", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, "", 400, -32600, "null", "must be a string or an integer"},
+		{"nesting 10,000 deep", "POST", strings.Repeat("[", 10000) + strings.Repeat("]", 10000), "", 400, -32700, "null", "nested deeper than 512 levels"},
 		{"empty body", "POST", ``, "", 400, -32600, "null", "non-empty body"},
 		{"unknown method", "POST", `{"jsonrpc":"2.0","id":7,"method":"nosuch/method"}`, "", 400, -32601, "7", "nosuch/method"},
 		{"unknown session", "POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, "nosuch", 404, -32600, "2", "session not found"},

@@ -15,6 +15,7 @@ import (
 )
 
 func (h *handler) openapi(w http.ResponseWriter, r *http.Request) {
+	h.open(r.Context())
 	b, err := MarshalOpenAPI(h.reg, h.version)
 	if err != nil {
 		h.fail(w, 0, &errs.Error{Code: errs.Internal, Message: "internal error", Err: err})

@@ -35,6 +35,7 @@
 package rest
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -71,7 +72,11 @@ type Options struct {
 	Version string
 	// MaxBodyBytes bounds a call's request body; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	Logger       *slog.Logger
+	// OpenAll opens the configured toolboxes (nil: none), so that the tool
+	// list and the OpenAPI document name their tools as MCP clients see
+	// them; it returns once the openings that can succeed soon have ended.
+	OpenAll func(context.Context)
+	Logger  *slog.Logger
 }
 
 type handler struct {
@@ -81,6 +86,7 @@ type handler struct {
 	key     []byte
 	version string
 	maxBody int64
+	openAll func(context.Context)
 	log     *slog.Logger
 }
 
@@ -88,7 +94,7 @@ type handler struct {
 // "GET /openapi.json"; it answers any other path with a JSON 404.
 func Handler(o Options) http.Handler {
 	h := &handler{reg: o.Registry, p: o.Pipeline, st: o.Store, key: o.CursorKey, version: o.Version,
-		maxBody: o.MaxBodyBytes, log: o.Logger}
+		maxBody: o.MaxBodyBytes, openAll: o.OpenAll, log: o.Logger}
 	if h.reg == nil && h.p != nil {
 		h.reg = h.p.Registry()
 	}
@@ -121,6 +127,13 @@ func Handler(o Options) http.Handler {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		inner.ServeHTTP(w, r)
 	})
+}
+
+// open opens the configured toolboxes before their tools are listed.
+func (h *handler) open(ctx context.Context) {
+	if h.openAll != nil {
+		h.openAll(ctx)
+	}
 }
 
 // Endpoints are the endpoints of the handler, for an index.

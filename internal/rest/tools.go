@@ -53,6 +53,7 @@ func (h *handler) listTools(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, 0, errs.Invalid("source", "must be %q or %q, got %q", registry.Local, registry.MCP, source))
 		return
 	}
+	h.open(r.Context())
 	list := ToolList{Tools: []ToolInfo{}}
 	for _, t := range h.reg.List() {
 		if (source != "" && string(t.Source) != source) || (toolbox != "" && t.ID.Toolbox != toolbox) {

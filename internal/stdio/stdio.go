@@ -24,14 +24,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
-	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/jsondepth"
+	"github.com/nexus-mcp/nexus/internal/jsonrpcmsg"
 )
 
 // Defaults of [Transport].
@@ -44,8 +43,8 @@ const (
 
 // JSON-RPC error codes the transport answers with.
 const (
-	CodeParseError     = jsonrpc.CodeParseError     // -32700: not JSON
-	CodeInvalidRequest = jsonrpc.CodeInvalidRequest // -32600: JSON, but not a JSON-RPC 2.0 message
+	CodeParseError     = jsonrpcmsg.CodeParseError     // -32700: not JSON
+	CodeInvalidRequest = jsonrpcmsg.CodeInvalidRequest // -32600: JSON, but not a JSON-RPC 2.0 message
 )
 
 // ErrMessageTooLarge ends a connection whose peer sent a message longer than
@@ -187,7 +186,7 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if len(bytes.TrimSpace(f.line)) == 0 {
 			continue // blank lines separate nothing
 		}
-		msg, id, code, reason := c.check(f.line)
+		msg, id, code, reason := jsonrpcmsg.Check(f.line, c.maxDepth)
 		if msg != nil {
 			return msg, nil
 		}
@@ -198,106 +197,6 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// check validates one line. It returns the message, or the id to answer
-// with (nil when unknown), the error code and its message.
-func (c *conn) check(line []byte) (_ jsonrpc.Message, id json.RawMessage, code int, reason string) {
-	if d := jsondepth.Of(line, c.maxDepth); d > c.maxDepth {
-		return nil, nil, CodeParseError, fmt.Sprintf("Parse error: nested deeper than %d levels", c.maxDepth)
-	}
-	var raw json.RawMessage
-	if err := json.Unmarshal(line, &raw); err != nil {
-		return nil, nil, CodeParseError, "Parse error: " + err.Error()
-	}
-	switch raw = bytes.TrimSpace(raw); raw[0] {
-	case '{':
-	case '[':
-		return nil, nil, CodeInvalidRequest, "Invalid Request: batches are not supported; send one message per line"
-	default:
-		return nil, nil, CodeInvalidRequest, "Invalid Request: a message must be a JSON object"
-	}
-	var fields map[string]json.RawMessage // exact (case-sensitive) member names
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, nil, CodeInvalidRequest, "Invalid Request: " + err.Error()
-	}
-	rawID, hasID := fields["id"]
-	if hasID {
-		if err := checkID(rawID); err != nil {
-			return nil, nil, CodeInvalidRequest, "Invalid Request: " + err.Error()
-		}
-		id = rawID
-	}
-	v, ok := fields["jsonrpc"]
-	if !ok {
-		return nil, id, CodeInvalidRequest, `Invalid Request: "jsonrpc" is missing; it must be "2.0"`
-	}
-	if version := ""; json.Unmarshal(v, &version) != nil || version != "2.0" {
-		return nil, id, CodeInvalidRequest, fmt.Sprintf(`Invalid Request: "jsonrpc" is %s; it must be "2.0"`, clip(v))
-	}
-	_, hasResult := fields["result"]
-	_, hasError := fields["error"]
-	if m, ok := fields["method"]; ok {
-		var s string
-		if json.Unmarshal(m, &s) != nil {
-			return nil, id, CodeInvalidRequest, `Invalid Request: "method" must be a string`
-		}
-		if hasResult || hasError {
-			return nil, id, CodeInvalidRequest, `Invalid Request: a message has either "method" or "result"/"error", not both`
-		}
-		if p, ok := fields["params"]; ok && p[0] != '{' && string(p) != "null" {
-			return nil, id, CodeInvalidRequest, `Invalid Request: "params" must be an object`
-		}
-	} else {
-		switch {
-		case hasResult == hasError:
-			return nil, id, CodeInvalidRequest, `Invalid Request: a request needs "method"; a response needs "result" or "error" (one of them)`
-		case !hasID:
-			return nil, id, CodeInvalidRequest, `Invalid Request: a response needs an "id"`
-		}
-		if hasError && fields["error"][0] != '{' {
-			return nil, id, CodeInvalidRequest, `Invalid Request: "error" must be an object`
-		}
-	}
-	msg, err := jsonrpc.DecodeMessage(raw)
-	if err != nil {
-		return nil, id, CodeInvalidRequest, "Invalid Request: " + err.Error()
-	}
-	return msg, nil, 0, ""
-}
-
-// maxExactInt is the largest integer a float64 (the SDK's id type for
-// numbers) holds exactly.
-const maxExactInt = 1 << 53
-
-// checkID accepts a string or an integer id (MCP: never null).
-func checkID(raw json.RawMessage) error {
-	switch raw[0] {
-	case '"':
-		return nil
-	case 'n':
-		return errors.New(`"id" must not be null (MCP); omit it for a notification`)
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-			if n > maxExactInt || n < -maxExactInt {
-				return fmt.Errorf(`"id" %s is too large (at most 2^53)`, raw)
-			}
-			return nil
-		}
-		if f, err := strconv.ParseFloat(string(raw), 64); err == nil && f == math.Trunc(f) && math.Abs(f) <= maxExactInt {
-			return nil
-		}
-		return fmt.Errorf(`"id" %s is not an integer`, clip(raw))
-	}
-	return fmt.Errorf(`"id" must be a string or an integer, not %s`, clip(raw))
-}
-
-// clip shortens a JSON value quoted in an error message.
-func clip(v []byte) string {
-	const n = 40
-	if len(v) > n {
-		return string(v[:n]) + "..."
-	}
-	return string(v)
-}
 
 func orNull(id json.RawMessage) json.RawMessage {
 	if id == nil {
