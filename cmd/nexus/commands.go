@@ -206,7 +206,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Routes:        map[string]http.Handler{"/api/": api, "/openapi.json": api},
 		SessionRoutes: map[string]http.Handler{"/mcp/servers/": px},
 		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log,
-		AllowedHosts: hosts, AllowedOrigins: origins, MaxSessions: *maxSessions,
+		AllowedHosts: hosts, AllowedOrigins: origins, MaxSessions: *maxSessions, Metrics: a.Metrics.Handler,
 		Endpoints: append(rest.Endpoints(), httpapi.Endpoint{Path: "/mcp/servers/{toolbox}/{server}", Description: "MCP, one downstream server proxied unchanged"}),
 	})
 	// No ReadTimeout or WriteTimeout: they would cut SSE streams; the

@@ -16,6 +16,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/demo"
+	"github.com/nexus-mcp/nexus/internal/metrics"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
@@ -58,6 +59,9 @@ type App struct {
 	Bounded *bounded.Surface
 	// Telemetry exports spans of tool calls when OTEL_* variables ask for it.
 	Telemetry *telemetry.Provider
+	// Metrics counts the pipeline's calls and reads the workbench and the
+	// store's pool at scrape time; serve mounts it at GET /metrics.
+	Metrics *metrics.Metrics
 	// Config is the loaded configuration (nil without --config) and
 	// Workbench its downstream servers.
 	Config    *config.Config
@@ -108,8 +112,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	tw := trace.NewWriter(st, log)
 	a := &App{Store: st, Registry: reg, Substrate: sub, Conversations: conv, Traces: tw, Telemetry: tel, log: log}
+	a.Metrics = metrics.New(metrics.Options{DB: st.DB(), Servers: a.downstreamServers, Logger: log})
 	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: a.Conversations, Logger: log,
-		Tracer: tel.Tracer("github.com/nexus-mcp/nexus/internal/pipeline"), Resolve: a.resolve})
+		Tracer: tel.Tracer("github.com/nexus-mcp/nexus/internal/pipeline"), Resolve: a.resolve, Observer: a.Metrics})
 	a.Catalog = &agents.Catalog{Registry: reg}
 	if conf != nil {
 		a.Config = conf
@@ -140,6 +145,20 @@ func (a *App) resolve(ctx context.Context, tool string) error {
 		return nil
 	}
 	return a.Workbench.Resolve(ctx, tool)
+}
+
+// downstreamServers is the state of the configured downstream servers, for
+// the metrics at scrape time (none without a configuration).
+func (a *App) downstreamServers() []metrics.Server {
+	if a.Workbench == nil {
+		return nil
+	}
+	states := a.Workbench.Servers()
+	out := make([]metrics.Server, len(states))
+	for i, s := range states {
+		out[i] = metrics.Server{Toolbox: s.Toolbox, Server: s.Server, Up: s.Connected, Restarts: s.Restarts}
+	}
+	return out
 }
 
 // Close disconnects downstream servers, flushes traces and closes the store.

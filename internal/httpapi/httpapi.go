@@ -1,8 +1,8 @@
 // Package httpapi is Nexus's HTTP front: the MCP surfaces over Streamable
 // HTTP (/mcp flat, /mcp/agents, /mcp/bounded), GET / (the endpoints),
-// GET /healthz and whatever other routes the caller mounts (REST, the
-// per-server proxy), all behind one guard. The guard alone decides, for
-// every route:
+// GET /healthz, GET /metrics (when given) and whatever other routes the
+// caller mounts (REST, the per-server proxy), all behind one guard. The
+// guard alone decides, for every route:
 //
 //   - Host: a loopback name or address, or one of Options.AllowedHosts
 //     (DNS rebinding protection; the SDK's own localhost check is off).
@@ -110,6 +110,10 @@ type Options struct {
 	// means DefaultMaxSessions. The session idle the longest is closed to
 	// make room for a new one.
 	MaxSessions int
+	// Metrics, when set, serves GET /metrics (Prometheus text format) behind
+	// the guard like every route. [Handler] calls it once, with a function
+	// reporting the live MCP sessions (read at scrape time) and their cap.
+	Metrics func(liveSessions func() int, maxSessions int) http.Handler
 	// Health reports readiness for /healthz; nil means always healthy.
 	Health func(ctx context.Context) map[string]any
 	// Logger receives the front's and the MCP SDK HTTP handler's logs (the
@@ -163,6 +167,10 @@ func Handler(o Options) http.Handler {
 		mux.Handle(pattern, limit.wrap(h))
 	}
 	index = append(index, o.Endpoints...)
+	if o.Metrics != nil {
+		mux.Handle("GET /metrics", o.Metrics(limit.Live, limit.max))
+		index = append(index, Endpoint{"/metrics", "Prometheus metrics: tool calls, downstream servers, MCP sessions, store pool, Go runtime"})
+	}
 	index = append(index, Endpoint{"/healthz", "readiness: 200 when ready, 503 otherwise"})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"name": "Nexus", "endpoints": index})

@@ -72,6 +72,19 @@ type Options struct {
 	// it, bounded by its connect timeout). After a nil error the pipeline
 	// looks the name up again; an error is the call's error.
 	Resolve func(ctx context.Context, tool string) error
+	// Observer is told of every call when it ends (metrics); nil means
+	// none.
+	Observer Observer
+}
+
+// Observer is told of every call the pipeline runs, when it ends.
+type Observer interface {
+	// ObserveCall reports one call: tool is the registered tool's flat
+	// name, or "" when the registry does not know the name the caller gave
+	// (so that a caller's typo never becomes a name of its own); surface is
+	// the [Request]'s; outcome is "ok", the error code, or "TOOL_ERROR" for
+	// a downstream result marked isError; d is the call's duration.
+	ObserveCall(tool, surface, outcome string, d time.Duration)
 }
 
 // Pipeline runs tool calls.
@@ -83,6 +96,7 @@ type Pipeline struct {
 	maxArgs  int
 	tracer   oteltrace.Tracer
 	resolve  func(ctx context.Context, tool string) error
+	observer Observer
 
 	// transports maps a surface's transport session (an MCP session) to the
 	// conversations its calls without a named session belong to, one per
@@ -103,7 +117,7 @@ type boundSession struct {
 // New returns a pipeline.
 func New(o Options) *Pipeline {
 	p := &Pipeline{reg: o.Registry, traces: o.Traces, sessions: o.Sessions, log: o.Logger, maxArgs: o.MaxArgBytes,
-		resolve: o.Resolve, transports: map[string][]boundSession{}}
+		resolve: o.Resolve, observer: o.Observer, transports: map[string][]boundSession{}}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -194,7 +208,15 @@ func (p *Pipeline) Call(ctx context.Context, req Request) *Outcome {
 		p.log.Log(ctx, level, "tool call failed", "tool", req.Tool, "request_id", o.RequestID, "err", o.Err)
 		o.Err = &errs.Error{Code: errs.Internal, Message: fmt.Sprintf("internal error (request %s)", o.RequestID), Err: o.Err.Err}
 	}
-	p.logCall(ctx, req, o, time.Since(start))
+	d := time.Since(start)
+	p.logCall(ctx, req, o, d)
+	if p.observer != nil {
+		tool := ""
+		if o.Tool != nil {
+			tool = req.Tool
+		}
+		p.observer.ObserveCall(tool, req.Surface, outcomeOf(o), d)
+	}
 	if p.traces != nil {
 		rec := trace.Record{
 			RequestID: o.RequestID, Surface: req.Surface, Tool: req.Tool,
@@ -221,15 +243,20 @@ func (p *Pipeline) logCall(ctx context.Context, req Request, o *Outcome, d time.
 	if !p.log.Enabled(ctx, slog.LevelDebug) {
 		return
 	}
-	outcome := "ok"
+	p.log.LogAttrs(ctx, slog.LevelDebug, "tool call", slog.String("tool", req.Tool), slog.String("surface", req.Surface),
+		slog.String("outcome", outcomeOf(o)), slog.Duration("duration", d), slog.String("request_id", o.RequestID))
+}
+
+// outcomeOf is a finished call's outcome: "ok", the error code, or
+// "TOOL_ERROR" for a downstream result marked isError.
+func outcomeOf(o *Outcome) string {
 	switch {
 	case o.Err != nil:
-		outcome = string(o.Err.Code)
+		return string(o.Err.Code)
 	case o.MCP != nil && o.MCP.IsError:
-		outcome = "TOOL_ERROR"
+		return "TOOL_ERROR"
 	}
-	p.log.LogAttrs(ctx, slog.LevelDebug, "tool call", slog.String("tool", req.Tool), slog.String("surface", req.Surface),
-		slog.String("outcome", outcome), slog.Duration("duration", d), slog.String("request_id", o.RequestID))
+	return "ok"
 }
 
 // annotate records the call on its span: the tool, where it runs, the

@@ -206,6 +206,32 @@ func (m *Manager) Toolboxes() []ToolboxInfo {
 	return out
 }
 
+// ServerState is a snapshot of one configured downstream server (see
+// [Manager.Servers]).
+type ServerState struct {
+	Toolbox, Server string
+	// Connected reports whether its session is live now.
+	Connected bool
+	// Restarts counts the times its session ended on its own (a crashed
+	// stdio server, a dropped HTTP session) and Nexus began restarting it;
+	// the failed attempts of one restart count once.
+	Restarts uint64
+}
+
+// Servers reports the state of every configured server, by toolbox and
+// server in config order. It only reads: it connects nothing.
+func (m *Manager) Servers() []ServerState {
+	var out []ServerState
+	for _, tb := range m.toolboxes {
+		for _, s := range tb.servers {
+			s.mu.Lock()
+			out = append(out, ServerState{Toolbox: tb.name, Server: s.name, Connected: s.sess.live(), Restarts: s.restarts})
+			s.mu.Unlock()
+		}
+	}
+	return out
+}
+
 // Opened is the state of a toolbox after [Manager.Open].
 type Opened struct {
 	Toolbox, Description string

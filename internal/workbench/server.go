@@ -48,6 +48,7 @@ type server struct {
 	listed     bool          // the server's tools have been listed at least once
 	tools      []registry.ID // registered tools, in the order listed
 	problems   string        // tools not served at the last listing, and why
+	restarts   uint64        // sessions that ended on their own and were restarted ([server.ended])
 }
 
 // session is a live connection to the server.
@@ -399,6 +400,9 @@ func (s *server) ended(sess *session, uptime time.Duration) {
 	}
 	if uptime >= healthyAfter {
 		s.backoff = restartMin
+	}
+	if !errors.Is(sess.cause, errClosed) {
+		s.restarts++
 	}
 	s.restarting = true
 	s.mu.Unlock()
