@@ -193,7 +193,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	api := rest.Handler(rest.Options{Registry: a.Registry, Pipeline: a.Pipeline, Store: a.Store, CursorKey: cursorKey, Version: app.Version, Logger: log})
+	api := rest.Handler(rest.Options{Registry: a.Registry, Pipeline: a.Pipeline, Store: a.Store, CursorKey: cursorKey, Version: app.Version,
+		OpenAll: openAll(a), Logger: log})
 	conf := a.Config
 	if conf == nil {
 		conf = &config.Config{}

@@ -80,6 +80,16 @@ func TestDesktopConfigThroughEverySurface(t *testing.T) {
 	}})
 	base := startServe(t, "--config", cfg)
 
+	t.Run("rest lists toolbox tools before any client opened them", func(t *testing.T) {
+		code, tools := getJSON(t, "GET", base+"/api/tools?toolbox=default", "")
+		names := map[string]bool{}
+		for _, tool := range tools["tools"].([]any) {
+			names[tool.(map[string]any)["name"].(string)] = true
+		}
+		if code != 200 || !names["default__hello__greet"] || !names["default__memory__create_entities"] {
+			t.Fatalf("GET /api/tools?toolbox=default: %d %v", code, names)
+		}
+	})
 	t.Run("flat", func(t *testing.T) {
 		cs, _ := connect(t, base+"/mcp")
 		waitForTool(t, cs, "default__hello__greet")

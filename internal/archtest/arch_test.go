@@ -25,7 +25,7 @@ var layers = map[string]int{
 	"internal/trace": 1, "internal/conversation": 1, "internal/substrate": 1, "internal/vkb": 1,
 	"internal/demo": 1, "internal/pipeline": 1,
 	// 2: downstream servers.
-	"internal/workbench": 2,
+	"internal/downstream": 2, "internal/workbench": 2,
 	// 3: surfaces and transports.
 	"internal/mcpserver": 3, "internal/agents": 3, "internal/bounded": 3, "internal/rest": 3,
 	"internal/stdio": 3, "internal/httpapi": 3, "internal/proxy": 3, "internal/metrics": 3,
@@ -38,6 +38,7 @@ var layers = map[string]int{
 
 // sameLayer lists the imports allowed within a layer.
 var sameLayer = map[string][]string{
+	"internal/workbench":  {"internal/downstream"},
 	"internal/jsonrpcmsg": {"internal/jsondepth"},
 	"internal/trace":      {"internal/registry"},
 	"internal/vkb":        {"internal/conversation", "internal/substrate"},

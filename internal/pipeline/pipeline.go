@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -30,6 +29,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/ids"
 	"github.com/nexus-mcp/nexus/internal/jsondepth"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/trace"
@@ -190,8 +190,6 @@ type Outcome struct {
 	Err *errs.Error
 }
 
-var workspacePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$`)
-
 // Call runs one tool call through the pipeline.
 func (p *Pipeline) Call(ctx context.Context, req Request) *Outcome {
 	start := time.Now()
@@ -306,16 +304,10 @@ func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.
 	o.Tool = t
 	args, e := p.decode(req.Args)
 	if e != nil {
+		// The arguments are unreadable, so they name no session: the call
+		// reports its connection's, if it has one yet.
+		o.SessionID, o.Workspace = p.transportSession(req.Transport, o.Workspace)
 		return e
-	}
-	if t.Source == registry.Local {
-		// PostgreSQL cannot store NUL in text; both stores refuse it alike.
-		if field, bad := findNUL(args, ""); bad {
-			if field == "" {
-				field = "arguments"
-			}
-			return errs.Invalid(field, "contains a NUL character (\\u0000), which Nexus does not store")
-		}
 	}
 	explicitWS, e := p.resolveContext(ctx, t, req.Context, args, o)
 	if e != nil {
@@ -326,6 +318,16 @@ func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.
 	store, e := p.bindSession(ctx, req.Transport, explicitWS, o)
 	if e != nil {
 		return e
+	}
+	if t.Source == registry.Local && !t.Meta {
+		// PostgreSQL cannot store NUL in text; both stores refuse it alike.
+		// (Meta-tools pass arguments on: the tool they call is checked.)
+		if field, bad := findNUL(args, ""); bad {
+			if field == "" {
+				field = "arguments"
+			}
+			return errs.Invalid(field, "contains a NUL character (\\u0000), which Nexus does not store")
+		}
 	}
 	if t.SelfValidating {
 		// The handler validates (see registry.Tool.SelfValidating).
@@ -522,8 +524,8 @@ func (p *Pipeline) resolveContext(ctx context.Context, t *registry.Tool, given *
 		ws, field = given.WorkspaceID, "_meta workspace"
 	}
 	explicit = ws != ""
-	if ws != "" && !workspacePattern.MatchString(ws) {
-		return false, errs.Invalid(field, "workspace id %q must be 1-128 characters of letters, digits and . _ : @ - starting with a letter or digit", ws)
+	if ws != "" && !ids.Valid(ws) {
+		return false, errs.Invalid(field, "workspace id %q must be %s", ws, ids.Rule)
 	}
 	if sid != "" && p.sessions != nil {
 		sws, ok, err := p.sessions.Workspace(ctx, sid)
@@ -600,6 +602,20 @@ func (p *Pipeline) bindSession(_ context.Context, transport string, explicitWS b
 		}
 		return nil
 	}, nil
+}
+
+// transportSession returns the first session bound to transport, without
+// binding one; ws unchanged and no session when there is none.
+func (p *Pipeline) transportSession(transport, ws string) (string, string) {
+	if transport == "" {
+		return "", ws
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if list := p.transports[transport]; len(list) > 0 {
+		return list[0].id, list[0].workspace
+	}
+	return "", ws
 }
 
 // ensure stores session id in workspace unless it exists.

@@ -171,3 +171,42 @@ func TestGivenContextIsAFallback(t *testing.T) {
 		t.Fatalf("got %v in %q (session %q), want session y in alpha", o.Err, o.Workspace, o.SessionID)
 	}
 }
+
+// TestUnreadableArgumentsReportTheConnectionsSession: a call whose
+// arguments cannot be read (too deep, NUL, not an object) still reports the
+// session of its connection.
+func TestUnreadableArgumentsReportTheConnectionsSession(t *testing.T) {
+	p, _ := newPipeline(t, sessions{})
+	ctx := context.Background()
+	first := p.Call(ctx, pipeline.Request{Tool: "echo", Args: json.RawMessage(`{"name":"a","context":{"workspaceId":"w"}}`), Transport: "conn"})
+	for _, args := range []string{`[]`, `"x"`, `{"name":"a\u0000"}`, `{"name":` + strings.Repeat("[", 600) + `}`} {
+		o := p.Call(ctx, pipeline.Request{Tool: "echo", Args: json.RawMessage(args), Transport: "conn"})
+		if o.Err == nil || o.SessionID != first.SessionID || o.Workspace != "w" {
+			t.Errorf("%.30s: %v, session %q in %q, want %q in w", args, o.Err, o.SessionID, o.Workspace, first.SessionID)
+		}
+	}
+}
+
+// TestNULOnlyForNexusTools: NUL is refused in the strings of Nexus's own
+// tools, not in what a meta-tool (use_tool) passes on to a downstream server.
+func TestNULOnlyForNexusTools(t *testing.T) {
+	reg := registry.New()
+	for _, tool := range []registry.Tool{
+		{ID: registry.ID{Toolbox: registry.BuiltinToolbox, Server: "bounded", Tool: "pass"}, Meta: true},
+		{ID: registry.ID{Toolbox: registry.BuiltinToolbox, Server: "local", Tool: "store"}},
+	} {
+		tool.Source, tool.Family, tool.InputSchema = registry.Local, registry.Workbench, json.RawMessage(`{"type":"object"}`)
+		tool.Handler = func(context.Context, *registry.Call) (any, error) { return "ok", nil }
+		if err := reg.Add(tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := pipeline.New(pipeline.Options{Registry: reg})
+	args := json.RawMessage(`{"arguments":{"name":"N\u0000UL"}}`)
+	if o := p.Call(context.Background(), pipeline.Request{Tool: "pass", Args: args}); o.Err != nil {
+		t.Errorf("a meta-tool passing NUL on: %v", o.Err)
+	}
+	if o := p.Call(context.Background(), pipeline.Request{Tool: "store", Args: args}); o.Err == nil || o.Err.Field != "arguments.name" {
+		t.Errorf("a Nexus tool given NUL: %v", o.Err)
+	}
+}

@@ -13,8 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/nexus-mcp/nexus/internal/downstream"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
-	"github.com/nexus-mcp/nexus/internal/workbench"
 )
 
 // newProtocol is the first protocol version without the initialize
@@ -93,7 +93,7 @@ func (ep *endpoint) dial(ctx context.Context, ss *mcp.ServerSession, params *mcp
 			Message: fmt.Sprintf("connecting to MCP server %q of toolbox %q: %v", ep.name, ep.toolbox, err),
 		}
 	}
-	t, err := workbench.Transport(ep.cfg, ep.p.stderr)
+	t, err := downstream.Transport(ep.cfg, ep.p.stderr)
 	if err != nil {
 		return fail(err)
 	}

@@ -183,13 +183,13 @@ func newTestServer() *mcp.Server {
 	return s
 }
 
-// downstream is a way to run the test server.
-type downstream struct {
+// peerKind is a way to run the test server.
+type peerKind struct {
 	name  string
 	start func(t *testing.T) *config.Server
 }
 
-var downstreams = []downstream{
+var downstreams = []peerKind{
 	{name: "stdio", start: func(t *testing.T) *config.Server {
 		return &config.Server{Transport: config.Stdio, Command: os.Args[0], Env: map[string]string{serverEnv: "stdio", "GORACE": "atexit_sleep_ms=0"}}
 	}},

@@ -197,7 +197,6 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-
 func orNull(id json.RawMessage) json.RawMessage {
 	if id == nil {
 		return json.RawMessage("null")

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/config"
+	"github.com/nexus-mcp/nexus/internal/downstream"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
@@ -257,7 +258,7 @@ func (s *server) discard(cs *mcp.ClientSession, stop context.CancelFunc) {
 // bounds the handshake, which dial stops waiting for when it passes (an
 // abandoned handshake is cleaned up in the background).
 func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.CancelFunc, _ error) {
-	t, err := Transport(s.cfg, s.m.stderr)
+	t, err := downstream.Transport(s.cfg, s.m.stderr)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package workbench
+package downstream
 
 import "os/exec"
 

@@ -1,9 +1,9 @@
-// Package workbench connects Nexus to downstream MCP servers grouped in
-// toolboxes (seed 003, SPEC section 4).
-package workbench
+// Package downstream reaches one downstream MCP server as its
+// configuration says: a child process over stdio, Streamable HTTP or legacy
+// SSE. The workbench (toolboxes) and the per-server proxy both dial through it.
+package downstream
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -39,22 +39,6 @@ func Transport(srv *config.Server, stderr *os.File) (mcp.Transport, error) {
 		return &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: headerClient(srv.Headers)}, nil
 	}
 	return nil, fmt.Errorf("server %q: unknown transport %q", srv.Name, srv.Transport)
-}
-
-// Dial connects to srv with a new client session. ctx must outlive the
-// session: some transports (legacy SSE) tie their stream to it, so a caller
-// that wants to bound the handshake must not cancel ctx afterwards (the
-// Manager runs the handshake in its own goroutine for that reason).
-func Dial(ctx context.Context, srv *config.Server, client *mcp.Client, stderr *os.File) (*mcp.ClientSession, error) {
-	t, err := Transport(srv, stderr)
-	if err != nil {
-		return nil, err
-	}
-	cs, err := client.Connect(ctx, t, nil)
-	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", srv.Name, err)
-	}
-	return cs, nil
 }
 
 func headerClient(h map[string]string) *http.Client {

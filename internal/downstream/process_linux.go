@@ -1,4 +1,4 @@
-package workbench
+package downstream
 
 import (
 	"os/exec"
