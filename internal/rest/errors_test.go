@@ -102,6 +102,7 @@ func TestErrorsHaveOneShape(t *testing.T) {
 		{"bad cursor", "GET", "/api/traces?cursor=garbage", "", 400},
 		{"bad limit", "GET", "/api/traces?limit=0", "", 400},
 		{"repeated parameter", "GET", "/api/traces?tool=a&tool=b", "", 400},
+		{"unknown parameter", "GET", "/api/traces?sessionId=x", "", 400},
 		{"bad source", "GET", "/api/tools?source=elsewhere", "", 400},
 		{"openapi with the wrong method", "POST", "/openapi.json", "", 405},
 	}

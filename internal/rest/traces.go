@@ -2,7 +2,9 @@ package rest
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
@@ -50,6 +52,13 @@ func (h *handler) traces(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
+	for p := range q {
+		if !slices.Contains(traceParams, p) {
+			// A misspelt filter would otherwise return every trace.
+			h.fail(w, 0, errs.Invalid(p, "is not a parameter of /api/traces; the parameters are %s", strings.Join(traceParams, ", ")))
+			return
+		}
+	}
 	for _, p := range traceParams {
 		if len(q[p]) > 1 {
 			h.fail(w, 0, errs.Invalid(p, "is given %d times; give it at most once", len(q[p])))
