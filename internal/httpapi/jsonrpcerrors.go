@@ -46,7 +46,7 @@ func JSONRPCErrors(next http.Handler) http.Handler {
 		// SDK, which lets some malformed ones through (a fractional id,
 		// a message with neither method nor result, a batch).
 		if r.Method == http.MethodPost && len(bytes.TrimSpace(body)) > 0 {
-			if _, id, code, reason := jsonrpcmsg.Check(body, jsondepth.Max); code != 0 {
+			if _, id, code, reason := jsonrpcmsg.Validate(body, jsondepth.Max); code != 0 {
 				writeRPCErrorCode(w, http.StatusBadRequest, id, code, reason)
 				return
 			}

@@ -30,49 +30,69 @@ const (
 // with (nil when unknown), the error code ([CodeParseError] or
 // [CodeInvalidRequest]) and the reason, which names what is wrong.
 func Check(line []byte, maxDepth int) (_ jsonrpc.Message, id json.RawMessage, code int, reason string) {
+	raw, id, code, reason := Validate(line, maxDepth)
+	if code != 0 {
+		return nil, id, code, reason
+	}
+	msg, err := jsonrpc.DecodeMessage(raw)
+	if err != nil {
+		return nil, id, CodeInvalidRequest, "Invalid Request: " + err.Error()
+	}
+	return msg, nil, 0, ""
+}
+
+// Validate is [Check] without decoding the message, for a transport that
+// hands the bytes on (HTTP, to the MCP SDK): it returns the message trimmed
+// of white space, or the id to answer with, the error code and the reason.
+func Validate(line []byte, maxDepth int) (raw, id json.RawMessage, code int, reason string) {
 	if d := jsondepth.Of(line, maxDepth); d > maxDepth {
 		return nil, nil, CodeParseError, fmt.Sprintf("Parse error: nested deeper than %d levels", maxDepth)
 	}
-	var raw json.RawMessage
-	if err := json.Unmarshal(line, &raw); err != nil {
+	if !json.Valid(line) {
+		var v json.RawMessage
+		err := json.Unmarshal(line, &v) // says where and why
 		return nil, nil, CodeParseError, "Parse error: " + err.Error()
 	}
-	switch raw = bytes.TrimSpace(raw); raw[0] {
+	switch raw = bytes.TrimSpace(line); raw[0] {
 	case '{':
 	case '[':
 		return nil, nil, CodeInvalidRequest, "Invalid Request: batches are not supported; send one message per line"
 	default:
 		return nil, nil, CodeInvalidRequest, "Invalid Request: a message must be a JSON object"
 	}
-	var fields map[string]json.RawMessage // exact (case-sensitive) member names
-	if err := json.Unmarshal(raw, &fields); err != nil {
+	var m struct { // a member present (even as null) is non-empty
+		JSONRPC json.RawMessage `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  json.RawMessage `json:"method"`
+		Params  json.RawMessage `json:"params"`
+		Result  json.RawMessage `json:"result"`
+		Error   json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, nil, CodeInvalidRequest, "Invalid Request: " + err.Error()
 	}
-	rawID, hasID := fields["id"]
+	hasID := len(m.ID) > 0
 	if hasID {
-		if err := checkID(rawID); err != nil {
+		if err := checkID(m.ID); err != nil {
 			return nil, nil, CodeInvalidRequest, "Invalid Request: " + err.Error()
 		}
-		id = rawID
+		id = m.ID
 	}
-	v, ok := fields["jsonrpc"]
-	if !ok {
+	if len(m.JSONRPC) == 0 {
 		return nil, id, CodeInvalidRequest, `Invalid Request: "jsonrpc" is missing; it must be "2.0"`
 	}
-	if version := ""; json.Unmarshal(v, &version) != nil || version != "2.0" {
-		return nil, id, CodeInvalidRequest, fmt.Sprintf(`Invalid Request: "jsonrpc" is %s; it must be "2.0"`, clip(v))
+	if string(m.JSONRPC) != `"2.0"` {
+		return nil, id, CodeInvalidRequest, fmt.Sprintf(`Invalid Request: "jsonrpc" is %s; it must be "2.0"`, clip(m.JSONRPC))
 	}
-	_, hasResult := fields["result"]
-	_, hasError := fields["error"]
-	if m, ok := fields["method"]; ok {
-		var s string
-		if json.Unmarshal(m, &s) != nil {
+	hasResult, hasError := len(m.Result) > 0, len(m.Error) > 0
+	if len(m.Method) > 0 {
+		if m.Method[0] != '"' {
 			return nil, id, CodeInvalidRequest, `Invalid Request: "method" must be a string`
 		}
 		if hasResult || hasError {
 			return nil, id, CodeInvalidRequest, `Invalid Request: a message has either "method" or "result"/"error", not both`
 		}
-		if p, ok := fields["params"]; ok && p[0] != '{' && string(p) != "null" {
+		if p := m.Params; len(p) > 0 && p[0] != '{' && string(p) != "null" {
 			return nil, id, CodeInvalidRequest, `Invalid Request: "params" must be an object`
 		}
 	} else {
@@ -82,15 +102,11 @@ func Check(line []byte, maxDepth int) (_ jsonrpc.Message, id json.RawMessage, co
 		case !hasID:
 			return nil, id, CodeInvalidRequest, `Invalid Request: a response needs an "id"`
 		}
-		if hasError && fields["error"][0] != '{' {
+		if hasError && m.Error[0] != '{' {
 			return nil, id, CodeInvalidRequest, `Invalid Request: "error" must be an object`
 		}
 	}
-	msg, err := jsonrpc.DecodeMessage(raw)
-	if err != nil {
-		return nil, id, CodeInvalidRequest, "Invalid Request: " + err.Error()
-	}
-	return msg, nil, 0, ""
+	return raw, nil, 0, ""
 }
 
 // maxExactInt is the largest integer a float64 (the SDK's id type for
