@@ -312,7 +312,8 @@ func TestCallPrintsJSONAndExitStatus(t *testing.T) {
 		{"unknown toolbox", []string{"nobox__srv__tool", "{}"}, 1, nil, "NOT_FOUND"},
 		{"a tool's error", []string{"belief_query", "{}"}, 1, []string{`"error_code": "BAD_REQUEST"`}, ""},
 		{"a tool's result", []string{"belief_query", `{"query":"SQLite"}`}, 0, []string{"SQLite"}, ""},
-		{"use_tool: the tool's error", []string{"use_tool", useTool(`{"query":5}`)}, 1, []string{`"isError": true`, "BAD_REQUEST"}, ""},
+		// use_tool's outcome is the tool's, in the tool's own shape.
+		{"use_tool: the tool's error", []string{"use_tool", useTool(`{"query":5}`)}, 1, []string{`"error_code": "BAD_REQUEST"`, `"success": false`}, ""},
 		{"use_tool: the tool's result", []string{"use_tool", useTool(`{"query":"SQLite"}`)}, 0, []string{"SQLite"}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

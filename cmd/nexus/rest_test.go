@@ -46,6 +46,18 @@ func TestREST(t *testing.T) {
 	if e, _ := res["error"].(map[string]any); code != 404 || e["code"] != "NOT_FOUND" || e["requestId"] == nil {
 		t.Fatalf("error call: %d %v", code, res)
 	}
+	// use_tool's outcome is the tool's: its body, or the one error shape.
+	useTool := func(args string) string {
+		return `{"tool":{"toolbox":"nexus","server":"substrate","tool":"belief_query"},"arguments":` + args + `}`
+	}
+	code, res = getJSON(t, "POST", base+"/api/tools/use_tool:call", useTool(`{"query":"pipeline"}`))
+	if code != 200 || res["success"] != true || res["beliefs"] == nil || res["content"] != nil {
+		t.Fatalf("use_tool over REST: %d %v", code, res)
+	}
+	code, res = getJSON(t, "POST", base+"/api/tools/use_tool:call", useTool(`{"query":5}`))
+	if e, _ := res["error"].(map[string]any); code != 400 || e["code"] != "BAD_REQUEST" {
+		t.Fatalf("use_tool's failing tool over REST: %d %v", code, res)
+	}
 	// Traces are written in batches, a few milliseconds after the call.
 	deadline := time.Now().Add(5 * time.Second)
 	for {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/errs"
-	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
@@ -331,9 +330,10 @@ func (s *Surface) useTool(ctx context.Context, c *registry.Call) (any, error) {
 	// its own).
 	o := s.p.Call(ctx, pipeline.Request{Tool: t.ID.Name(), Args: args, Surface: "use_tool",
 		Context: &pipeline.CallContext{SessionID: c.SessionID, WorkspaceID: c.Workspace}})
-	// The tool's result (or error, in its family's shape) is use_tool's
-	// result, unmodified.
-	return mcpserver.Result(o), nil
+	// The tool's outcome is use_tool's: the pipeline adopts it, and every
+	// surface renders it as that tool's (its result, or its error in its
+	// family's shape).
+	return o, nil
 }
 
 // parseUseTool checks use_tool's arguments with seed 003's messages and

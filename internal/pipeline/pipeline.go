@@ -188,6 +188,9 @@ type Outcome struct {
 	MCP *mcp.CallToolResult
 	// Err is the failure, when the call failed.
 	Err *errs.Error
+	// Render is the tool whose family renders the outcome when it is not
+	// Tool: the tool a meta-tool (use_tool) ran on the caller's behalf.
+	Render *registry.Tool
 }
 
 // Call runs one tool call through the pipeline.
@@ -348,6 +351,16 @@ func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.
 			e.Op = req.Tool
 		}
 		return e
+	}
+	if inner, ok := value.(*Outcome); ok {
+		// A meta-tool (use_tool) ran another tool through the pipeline: its
+		// outcome is this call's, rendered in that tool's family by every
+		// surface alike.
+		o.Result, o.MCP, o.Render = inner.Result, inner.MCP, inner.renderer()
+		if inner.Err != nil {
+			return inner.Err
+		}
+		return nil
 	}
 	if r, ok := value.(*mcp.CallToolResult); ok {
 		o.MCP = r

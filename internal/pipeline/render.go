@@ -20,8 +20,8 @@ func (o *Outcome) Body() (body []byte, isError bool) {
 		return o.Result, o.MCP != nil && o.MCP.IsError
 	}
 	family := registry.Family("")
-	if o.Tool != nil {
-		family = o.Tool.Family
+	if t := o.renderer(); t != nil {
+		family = t.Family
 	}
 	var v any
 	switch family {
@@ -45,7 +45,16 @@ func (o *Outcome) IsJSON() bool {
 	if o.Err == nil {
 		return true
 	}
-	return o.Tool != nil && (o.Tool.Family == registry.Valence || o.Tool.Family == registry.Tutor)
+	t := o.renderer()
+	return t != nil && (t.Family == registry.Valence || t.Family == registry.Tutor)
+}
+
+// renderer is the tool whose family renders the outcome.
+func (o *Outcome) renderer() *registry.Tool {
+	if o.Render != nil {
+		return o.Render
+	}
+	return o.Tool
 }
 
 type valenceError struct {
