@@ -93,12 +93,22 @@ func TestAgentsSurface(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{map[string]any{"sessionId": "x"}, "mode is required"},
+		{map[string]any{"sessionId": "x"}, "mode: is required"},
+		{map[string]any{"mode": 5, "sessionId": "x"}, "mode: must be a string"},
 		{map[string]any{"mode": "nope", "sessionId": "x"}, `unknown mode "nope" for agent "substrate"`},
 		{map[string]any{"mode": "belief_get", "sessionId": "x"}, `missing properties`},
 	} {
-		if res := call(t, cs, "substrate", tc.args); !res.IsError || !strings.Contains(text(res), tc.want) {
-			t.Errorf("%v: %s", tc.args, text(res))
+		// Every refusal is the pipeline's: traced, in the agent's family
+		// (valence), with the call's _meta.
+		res := call(t, cs, "substrate", tc.args)
+		var body struct {
+			Success bool   `json:"success"`
+			Code    string `json:"error_code"`
+			Message string `json:"error_message"`
+		}
+		if err := json.Unmarshal([]byte(text(res)), &body); err != nil || !res.IsError || body.Code != "BAD_REQUEST" ||
+			!strings.Contains(body.Message, tc.want) || res.Meta["io.nexus/requestId"] == nil {
+			t.Errorf("%v: %s (meta %v)", tc.args, text(res), res.Meta)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -159,19 +160,35 @@ func argList(t *registry.Tool) string {
 
 func (sy *syncer) handler(a Agent) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		modes := sy.cat.Modes(a)
+		// What the client sent is not a call of a tool yet: a request the
+		// surface cannot map to one is refused through the pipeline, which
+		// traces it and renders the error in the agent's tools' family.
+		refuse := func(e *errs.Error) (*mcp.CallToolResult, error) {
+			r := mcpserver.CallRequest(sy.surface, sy.instance, req.Session, a.Name, req.Params.Arguments, req.Params.Meta)
+			r.Refused = e
+			if len(modes) > 0 {
+				r.RenderAs = modes[0].ID.Name()
+			}
+			return mcpserver.Result(sy.p.Call(ctx, r)), nil
+		}
 		var args map[string]any
 		if len(req.Params.Arguments) > 0 {
 			if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
-				return errorResult(fmt.Sprintf("arguments must be a JSON object: %v", err)), nil
+				return refuse(errs.E(errs.BadRequest, "arguments must be a JSON object: %v", err))
 			}
 		}
-		mode, _ := args["mode"].(string)
-		if mode == "" {
-			return errorResult(fmt.Sprintf("mode is required: one of %s", strings.Join(modeNames(sy.cat.Modes(a)), ", "))), nil
+		m, given := args["mode"]
+		mode, isString := m.(string)
+		switch {
+		case given && !isString:
+			return refuse(errs.Invalid("mode", "must be a string: one of %s", strings.Join(modeNames(modes), ", ")))
+		case mode == "":
+			return refuse(errs.Invalid("mode", "is required: one of %s", strings.Join(modeNames(modes), ", ")))
 		}
 		t, ok := sy.p.Registry().LookupID(registry.ID{Toolbox: a.Toolbox, Server: a.Server, Tool: mode})
 		if !ok || t.Meta {
-			return errorResult(fmt.Sprintf("unknown mode %q for agent %q: one of %s", mode, a.Name, strings.Join(modeNames(sy.cat.Modes(a)), ", "))), nil
+			return refuse(errs.Invalid("mode", "unknown mode %q for agent %q: one of %s", mode, a.Name, strings.Join(modeNames(modes), ", ")))
 		}
 		delete(args, "mode")
 		raw, _ := json.Marshal(args)
@@ -186,8 +203,4 @@ func modeNames(ts []*registry.Tool) []string {
 		out[i] = t.ID.Tool
 	}
 	return out
-}
-
-func errorResult(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}, IsError: true}
 }

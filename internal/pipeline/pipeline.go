@@ -151,6 +151,12 @@ type Request struct {
 	// arguments' context, where the tool does not declare those names
 	// itself, takes precedence.
 	Context *CallContext
+	// Refused is set by a surface that could not make a call of what the
+	// client sent (an agent tool without a valid mode): the pipeline does
+	// not run a tool, but records, traces and renders this error like any
+	// call's. RenderAs names the tool whose family renders it.
+	Refused  *errs.Error
+	RenderAs string
 }
 
 // CallContext is a call's session and workspace given outside its
@@ -294,6 +300,11 @@ func (p *Pipeline) annotate(span oteltrace.Span, req Request, o *Outcome) {
 }
 
 func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.Error) {
+	if req.Refused != nil {
+		o.Render, _ = p.reg.Lookup(req.RenderAs)
+		o.SessionID, o.Workspace = p.transportSession(req.Transport, o.Workspace)
+		return req.Refused
+	}
 	t, ok := p.reg.Lookup(req.Tool)
 	if !ok && p.resolve != nil {
 		if err := p.resolve(ctx, req.Tool); err != nil {

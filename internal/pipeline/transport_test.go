@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
@@ -208,5 +209,24 @@ func TestNULOnlyForNexusTools(t *testing.T) {
 	}
 	if o := p.Call(context.Background(), pipeline.Request{Tool: "store", Args: args}); o.Err == nil || o.Err.Field != "arguments.name" {
 		t.Errorf("a Nexus tool given NUL: %v", o.Err)
+	}
+}
+
+// TestRefusedRequestsAreRenderedLikeCalls: a request a surface could not map
+// to a tool is rendered by the pipeline in the family it names, with the
+// connection's session, and runs no handler.
+func TestRefusedRequestsAreRenderedLikeCalls(t *testing.T) {
+	p, calls := newPipeline(t, sessions{})
+	ctx := context.Background()
+	first := p.Call(ctx, pipeline.Request{Tool: "echo", Args: json.RawMessage(`{"name":"a"}`), Transport: "conn"})
+	n := len(*calls)
+	o := p.Call(ctx, pipeline.Request{Tool: "agent", Transport: "conn", RenderAs: "echo",
+		Refused: errs.Invalid("mode", "is required: one of echo")})
+	body, isErr := o.Body()
+	if !isErr || string(body) != `{"success":false,"error_code":"BAD_REQUEST","error_message":"mode: is required: one of echo"}` {
+		t.Fatalf("refused: %s (error %v)", body, isErr)
+	}
+	if o.SessionID != first.SessionID || len(*calls) != n || o.RequestID == "" {
+		t.Fatalf("session %q (want %q), %d handler calls (want %d)", o.SessionID, first.SessionID, len(*calls), n)
 	}
 }
