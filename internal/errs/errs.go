@@ -37,9 +37,10 @@ type Error struct {
 	Message string
 	// Field names the offending argument, when there is one ("confidence.overall").
 	Field string
-	// Reason, RetryAfter are ADR-012's optional details.
+	// Reason, RetryAfter and Limit are ADR-012's optional details.
 	Reason     string
 	RetryAfter int
+	Limit      *QuotaLimit
 	// Err is the wrapped cause; it is never shown to callers.
 	Err error
 }
@@ -140,17 +141,26 @@ type Response struct {
 
 // ResponseDetails are ADR-012's optional details.
 type ResponseDetails struct {
-	Reason     string `json:"reason,omitempty"`
-	RetryAfter int    `json:"retryAfter,omitempty"`
+	Reason     string      `json:"reason,omitempty"`
+	RetryAfter int         `json:"retryAfter,omitempty"`
+	Limit      *QuotaLimit `json:"limit,omitempty"`
+}
+
+// QuotaLimit is ADR-012's quota detail of a RATE_LIMITED error: how much of
+// the limit is used, the limit, and its window ("day", "minute").
+type QuotaLimit struct {
+	Current float64 `json:"current"`
+	Max     float64 `json:"max"`
+	Window  string  `json:"window"`
 }
 
 // Response returns e's [Response] for the call requestID: its code, message
-// and details (when it has a reason or a retry delay), without the field,
+// and details (when it has a reason, a retry delay or a quota), without the field,
 // which a surface that shows it sets.
 func (e *Error) Response(requestID string) Response {
 	r := Response{Code: e.Code, Message: e.Message, RequestID: requestID}
-	if e.Reason != "" || e.RetryAfter > 0 {
-		r.Details = &ResponseDetails{Reason: e.Reason, RetryAfter: e.RetryAfter}
+	if e.Reason != "" || e.RetryAfter > 0 || e.Limit != nil {
+		r.Details = &ResponseDetails{Reason: e.Reason, RetryAfter: e.RetryAfter, Limit: e.Limit}
 	}
 	return r
 }

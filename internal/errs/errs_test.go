@@ -48,3 +48,15 @@ func TestResponse(t *testing.T) {
 		t.Fatalf("no details, no field: %+v", r)
 	}
 }
+
+// TestResponseLimit: ADR-012's example error response, byte for byte.
+func TestResponseLimit(t *testing.T) {
+	e := &errs.Error{Code: errs.RateLimited, Message: "Daily prompt limit exceeded", Reason: "User has used 100/100 prompts today",
+		RetryAfter: 43200, Limit: &errs.QuotaLimit{Current: 100, Max: 100, Window: "day"}}
+	b, _ := json.Marshal(e.Response("01JXYZ123ABC"))
+	want := `{"code":"RATE_LIMITED","message":"Daily prompt limit exceeded","details":{"reason":"User has used 100/100 prompts today",` +
+		`"retryAfter":43200,"limit":{"current":100,"max":100,"window":"day"}},"requestId":"01JXYZ123ABC"}`
+	if string(b) != want {
+		t.Fatalf("Response = %s\nwant       %s", b, want)
+	}
+}

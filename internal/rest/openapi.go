@@ -291,9 +291,11 @@ func baseSchemas() map[string]any {
 		"ErrorCode": map[string]any{"type": "string", "enum": codes, "description": "Error code (Tutor Nexus ADR-012)."},
 		"Error": object("Every error response: Tutor Nexus ADR-012's ErrorResponse, plus the offending field, under error.", []any{"error"}, map[string]any{
 			"error": object("", []any{"code", "message", "requestId"}, map[string]any{
-				"code":      ref("ErrorCode"),
-				"message":   str,
-				"details":   object("", nil, map[string]any{"reason": str, "retryAfter": integer}),
+				"code":    ref("ErrorCode"),
+				"message": str,
+				"details": object("", nil, map[string]any{"reason": str, "retryAfter": integer,
+					"limit": object("The quota a RATE_LIMITED error refers to.", []any{"current", "max", "window"},
+						map[string]any{"current": map[string]any{"type": "number"}, "max": map[string]any{"type": "number"}, "window": str})}),
 				"requestId": map[string]any{"type": "string", "description": "Equals the X-Request-Id header."},
 				"field":     map[string]any{"type": "string", "description": "The offending parameter or argument, when there is one."},
 			}),
