@@ -56,3 +56,34 @@ type Server struct {
 	// ConnectTimeout bounds connecting and listing tools (default 30 s).
 	ConnectTimeout time.Duration
 }
+
+// CallTimeout is Timeout, or DefaultTimeout when it is not set (a Server
+// made in code rather than loaded).
+func (s *Server) CallTimeout() time.Duration {
+	if s.Timeout > 0 {
+		return s.Timeout
+	}
+	return DefaultTimeout
+}
+
+// DialTimeout is ConnectTimeout, or DefaultConnectTimeout when it is not set.
+func (s *Server) DialTimeout() time.Duration {
+	if s.ConnectTimeout > 0 {
+		return s.ConnectTimeout
+	}
+	return DefaultConnectTimeout
+}
+
+// TransportKind is Transport, or, when it is not set (a Server made in code),
+// what the loader would infer: Stdio for a command, StreamableHTTP for a URL.
+func (s *Server) TransportKind() string {
+	switch {
+	case s.Transport != "":
+		return s.Transport
+	case s.Command != "":
+		return Stdio
+	case s.URL != "":
+		return StreamableHTTP
+	}
+	return ""
+}

@@ -962,3 +962,26 @@ func TestLoadResolvesRelativeCwdFromTheFile(t *testing.T) {
 		t.Errorf("absolute cwd = %q", got)
 	}
 }
+
+// TestServerDefaultsDecidedOnce: a Server made in code (not loaded) gets the
+// same defaults and transport the loader would give it.
+func TestServerDefaultsDecidedOnce(t *testing.T) {
+	for _, tc := range []struct {
+		s    Server
+		kind string
+	}{
+		{Server{Command: "x"}, Stdio}, {Server{URL: "http://h/mcp"}, StreamableHTTP},
+		{Server{URL: "http://h/sse", Transport: SSE}, SSE}, {Server{}, ""},
+	} {
+		if got := tc.s.TransportKind(); got != tc.kind {
+			t.Errorf("%+v: transport %q, want %q", tc.s, got, tc.kind)
+		}
+		if tc.s.CallTimeout() != DefaultTimeout || tc.s.DialTimeout() != DefaultConnectTimeout {
+			t.Errorf("%+v: timeouts %v/%v", tc.s, tc.s.CallTimeout(), tc.s.DialTimeout())
+		}
+	}
+	s := Server{Timeout: time.Second, ConnectTimeout: 2 * time.Second}
+	if s.CallTimeout() != time.Second || s.DialTimeout() != 2*time.Second {
+		t.Errorf("set timeouts: %v/%v", s.CallTimeout(), s.DialTimeout())
+	}
+}

@@ -19,7 +19,7 @@ import (
 // goes to stderr), Streamable HTTP or legacy SSE for a URL (with
 // srv.Headers on every request).
 func Transport(srv *config.Server, stderr *os.File) (mcp.Transport, error) {
-	switch srv.Transport {
+	switch srv.TransportKind() {
 	case config.Stdio:
 		if srv.Command == "" {
 			return nil, fmt.Errorf("server %q: stdio transport without a command", srv.Name)

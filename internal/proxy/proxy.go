@@ -268,14 +268,7 @@ type endpoint struct {
 func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 	c := *srv
 	c.Name = name
-	if c.Transport == "" {
-		switch {
-		case c.Command != "":
-			c.Transport = config.Stdio
-		case c.URL != "":
-			c.Transport = config.StreamableHTTP
-		}
-	}
+	c.Transport = c.TransportKind()
 	ep := &endpoint{
 		p:       p,
 		toolbox: toolbox,

@@ -17,12 +17,6 @@ import (
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
 
-// Defaults for a server whose configuration leaves a duration zero.
-const (
-	defaultTimeout        = 60 * time.Second
-	defaultConnectTimeout = 30 * time.Second
-)
-
 // Restart policy of a server whose session ended on its own (a crashed
 // stdio server, a dropped HTTP stream): the first restart waits restartMin,
 // each further one twice as long up to restartMax, and a session that stayed

@@ -98,19 +98,9 @@ func newServer(m *Manager, toolbox, name string, sc *config.Server, impl *mcp.Im
 	return s
 }
 
-func (s *server) timeout() time.Duration {
-	if s.cfg.Timeout > 0 {
-		return s.cfg.Timeout
-	}
-	return defaultTimeout
-}
+func (s *server) timeout() time.Duration { return s.cfg.CallTimeout() }
 
-func (s *server) connectTimeout() time.Duration {
-	if s.cfg.ConnectTimeout > 0 {
-		return s.cfg.ConnectTimeout
-	}
-	return defaultConnectTimeout
-}
+func (s *server) connectTimeout() time.Duration { return s.cfg.DialTimeout() }
 
 // ensure connects the server unless it is connected, waiting for the attempt
 // (its own or one already in progress) or for ctx.
@@ -373,7 +363,7 @@ func (s *server) endCause(err error) error {
 		return errClosed
 	}
 	what := "its session ended"
-	if s.cfg.Transport == config.Stdio {
+	if s.cfg.TransportKind() == config.Stdio {
 		what = "its process exited"
 	}
 	if err != nil {
