@@ -9,45 +9,12 @@
 package agents
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
-
-// Toolbox is a configured toolbox as the surfaces see it.
-type Toolbox struct {
-	Name, Description string
-	Servers           []string
-}
-
-// Opened reports the result of opening a toolbox.
-type Opened struct {
-	Toolbox, Description string
-	// ServersConnected are the names of the servers connected, in
-	// configuration order.
-	ServersConnected []string
-	ServerErrors     map[string]string
-	// Tools are the toolbox's tools: by server in configuration order, then
-	// in the order the server listed them.
-	Tools []*registry.Tool
-}
-
-// Toolboxes is what the surfaces need of the workbench (downstream
-// servers); nil means Nexus serves only its local servers.
-type Toolboxes interface {
-	// List returns the configured toolboxes, in configuration order.
-	List() []Toolbox
-	// Open connects a toolbox's servers and registers their tools; it is
-	// idempotent. An unknown toolbox is a NOT_FOUND error (and no Opened);
-	// a toolbox none of whose servers connects is an error beside its
-	// Opened.
-	Open(ctx context.Context, name string) (*Opened, error)
-	// OpenAll opens every toolbox.
-	OpenAll(ctx context.Context)
-}
 
 // Key identifies a server.
 type Key struct{ Toolbox, Server string }
@@ -104,7 +71,7 @@ func Names(keys []Key) []Agent {
 // toolboxes.
 type Catalog struct {
 	Registry  *registry.Registry
-	Toolboxes Toolboxes // may be nil
+	Toolboxes registry.Toolboxes // may be nil
 }
 
 // Agents returns every agent: the local servers, then each configured
@@ -129,7 +96,7 @@ func (c *Catalog) Agents() []Agent {
 		add(k)
 	}
 	if c.Toolboxes != nil {
-		for _, tb := range c.Toolboxes.List() {
+		for _, tb := range c.Toolboxes.Toolboxes() {
 			for _, s := range tb.Servers {
 				add(Key{tb.Name, s})
 			}

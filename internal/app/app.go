@@ -119,7 +119,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if conf != nil {
 		a.Config = conf
 		a.Workbench = workbench.NewManager(conf, reg, workbench.Options{Logger: log, ClientName: "nexus", ClientVersion: Version})
-		a.Catalog.Toolboxes = a.Workbench.Surfaces()
+		a.Catalog.Toolboxes = a.Workbench
 		a.Workbench.Start(ctx)
 	}
 	b, err := bounded.New(a.Pipeline, a.Catalog, bounded.Options{Name: "nexus", Version: Version, Surface: "mcp-bounded", Logger: log})

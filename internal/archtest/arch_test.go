@@ -51,9 +51,7 @@ var sameLayer = map[string][]string{
 }
 
 // upward lists imports of a higher layer that are known faults, to remove.
-var upward = map[string][]string{
-	"internal/workbench": {"internal/agents"}, // the workbench should present registry types, not a surface's
-}
+var upward = map[string][]string{}
 
 // never lists imports that no rule may allow.
 var never = map[string][]string{

@@ -241,8 +241,8 @@ func (s *Surface) register() error {
 }
 
 // toolboxNames is the toolbox part of the instructions.
-func (s *Surface) builtin() agents.Toolbox {
-	tb := agents.Toolbox{Name: registry.BuiltinToolbox, Description: "Nexus's own servers (knowledge substrate, conversation memory)"}
+func (s *Surface) builtin() registry.Toolbox {
+	tb := registry.Toolbox{Name: registry.BuiltinToolbox, Description: "Nexus's own servers (knowledge substrate, conversation memory)"}
 	seen := map[string]bool{}
 	for _, t := range s.p.Registry().List() {
 		if t.ID.Toolbox == registry.BuiltinToolbox && !t.Meta && !seen[t.ID.Server] {
@@ -254,16 +254,16 @@ func (s *Surface) builtin() agents.Toolbox {
 }
 
 // Toolboxes lists the built-in toolbox and the configured ones.
-func (s *Surface) Toolboxes() []agents.Toolbox {
-	out := []agents.Toolbox{s.builtin()}
+func (s *Surface) Toolboxes() []registry.Toolbox {
+	out := []registry.Toolbox{s.builtin()}
 	if s.cat.Toolboxes != nil {
-		out = append(out, s.cat.Toolboxes.List()...)
+		out = append(out, s.cat.Toolboxes.Toolboxes()...)
 	}
 	return out
 }
 
 // Instructions describes the toolboxes for the initialize result.
-func Instructions(intro string, tbs []agents.Toolbox) string {
+func Instructions(intro string, tbs []registry.Toolbox) string {
 	var b strings.Builder
 	b.WriteString(intro)
 	b.WriteString("\n\nToolboxes (open one with open_toolbox, then call its tools with use_tool; or discover tools with get_tools):\n")

@@ -49,7 +49,7 @@ func TestUseToolEdgeCases(t *testing.T) {
 	m := workbench.NewManager(cfg, reg, workbench.Options{})
 	t.Cleanup(func() { m.Close() })
 	p := pipeline.New(pipeline.Options{Registry: reg})
-	s, err := bounded.New(p, &agents.Catalog{Registry: reg, Toolboxes: m.Surfaces()}, bounded.Options{Name: "nexus", Version: "t", Surface: "t"})
+	s, err := bounded.New(p, &agents.Catalog{Registry: reg, Toolboxes: m}, bounded.Options{Name: "nexus", Version: "t", Surface: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -279,7 +279,7 @@ func (s *Surface) configured(name string) bool {
 	if s.cat.Toolboxes == nil {
 		return false
 	}
-	for _, tb := range s.cat.Toolboxes.List() {
+	for _, tb := range s.cat.Toolboxes.Toolboxes() {
 		if tb.Name == name {
 			return true
 		}
@@ -304,7 +304,7 @@ func (s *Surface) useTool(ctx context.Context, c *registry.Call) (any, error) {
 	if id.Toolbox == registry.BuiltinToolbox {
 		servers = s.builtin().Servers
 	} else {
-		for _, tb := range s.cat.Toolboxes.List() {
+		for _, tb := range s.cat.Toolboxes.Toolboxes() {
 			if tb.Name == id.Toolbox {
 				servers = tb.Servers
 			}

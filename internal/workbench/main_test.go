@@ -129,7 +129,7 @@ func newManager(t testing.TB, cfg *config.Config) (*Manager, *registry.Registry)
 }
 
 // open opens the toolbox and fails the test on an error.
-func open(t testing.TB, m *Manager, toolbox string) *Opened {
+func open(t testing.TB, m *Manager, toolbox string) *registry.Opened {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -180,18 +180,11 @@ func (m *Manager) goroutine(fn func()) bool {
 	return true
 }
 
-// ToolboxInfo describes a configured toolbox.
-type ToolboxInfo struct {
-	Name, Description string
-	// Servers are the names of its servers, in config order.
-	Servers []string
-}
-
 // Toolboxes lists the configured toolboxes in config order.
-func (m *Manager) Toolboxes() []ToolboxInfo {
-	out := make([]ToolboxInfo, 0, len(m.toolboxes))
+func (m *Manager) Toolboxes() []registry.Toolbox {
+	out := make([]registry.Toolbox, 0, len(m.toolboxes))
 	for _, tb := range m.toolboxes {
-		info := ToolboxInfo{Name: tb.name, Description: tb.description, Servers: []string{}}
+		info := registry.Toolbox{Name: tb.name, Description: tb.description, Servers: []string{}}
 		for _, s := range tb.servers {
 			info.Servers = append(info.Servers, s.name)
 		}
@@ -226,20 +219,6 @@ func (m *Manager) Servers() []ServerState {
 	return out
 }
 
-// Opened is the state of a toolbox after [Manager.Open].
-type Opened struct {
-	Toolbox, Description string
-	// ServersConnected are the servers connected now, in config order.
-	ServersConnected []string
-	// ServerErrors says, per server, why it is not connected, or which of
-	// its tools are not served (names that break the MCP name rules).
-	// Never nil.
-	ServerErrors map[string]string
-	// Tools are the toolbox's tools in the registry, by server in config
-	// order, then in the order the server lists them.
-	Tools []*registry.Tool
-}
-
 func (m *Manager) toolbox(name string) *toolbox {
 	for _, tb := range m.toolboxes {
 		if tb.name == name {
@@ -259,7 +238,7 @@ func (m *Manager) toolbox(name string) *toolbox {
 // that failed: "Error opening toolbox 'NAME': Failed to connect to MCP
 // server 'SERVER': CAUSE" (a toolbox with no servers opens, empty). An
 // unknown toolbox is NOT_FOUND with seed 003's text.
-func (m *Manager) Open(ctx context.Context, name string) (*Opened, error) {
+func (m *Manager) Open(ctx context.Context, name string) (*registry.Opened, error) {
 	tb := m.toolbox(name)
 	if tb == nil {
 		return nil, errs.E(errs.NotFound, "Toolbox '%s' not found", name)
@@ -279,7 +258,7 @@ func (m *Manager) Open(ctx context.Context, name string) (*Opened, error) {
 	}
 	wg.Wait()
 
-	o := &Opened{Toolbox: tb.name, Description: tb.description, ServersConnected: []string{},
+	o := &registry.Opened{Toolbox: tb.name, Description: tb.description, ServersConnected: []string{},
 		ServerErrors: map[string]string{}, Tools: []*registry.Tool{}}
 	for i, s := range tb.servers {
 		st := s.status()

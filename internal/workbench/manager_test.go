@@ -115,7 +115,7 @@ func TestToolboxesAndUnknownToolbox(t *testing.T) {
 	addToolbox(cfg, "prod", named{"hello", example("hello")})
 	m, _ := newManager(t, cfg)
 
-	want := []ToolboxInfo{
+	want := []registry.Toolbox{
 		{Name: "dev", Description: "the dev toolbox", Servers: []string{"hello", "memory"}},
 		{Name: "prod", Description: "the prod toolbox", Servers: []string{"hello"}},
 	}

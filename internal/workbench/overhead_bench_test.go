@@ -67,7 +67,7 @@ func nexus(b *testing.B, downURL string) string {
 	if _, err := m.Open(context.Background(), "bench"); err != nil {
 		b.Fatal(err)
 	}
-	cat := &agents.Catalog{Registry: reg, Toolboxes: m.Surfaces()}
+	cat := &agents.Catalog{Registry: reg, Toolboxes: m}
 	bs, err := bounded.New(p, cat, bounded.Options{Name: "nexus", Version: "bench", Surface: "bench"})
 	if err != nil {
 		b.Fatal(err)
