@@ -14,10 +14,9 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
-	"github.com/nexus-mcp/nexus/internal/mcpserver"
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
-	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
 
 // Options configure the agents surface.
@@ -30,33 +29,29 @@ type Options struct {
 // when a client initializes, every configured toolbox is opened so that
 // downstream agents appear (announced with tools/list_changed), and the
 // session's tools/list requests wait for that opening
-// (mcpserver.OpenOnInitialize), so that the first lists them.
-func NewServer(p *pipeline.Pipeline, cat *Catalog, o Options) *mcp.Server {
+// (mcpkit.OpenOnInitialize), so that the first lists them.
+func NewServer(p *pipeline.Pipeline, cat *mcpkit.Catalog, o Options) *mcp.Server {
 	instance := ulid.Make().String()
-	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
-		Instructions: o.Instructions,
-		Logger:       sdklog.New(o.Logger),
-		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
-	})
+	s := mcpkit.NewServer(o.Name, o.Version, o.Instructions, o.Logger)
 	sy := &syncer{s: s, p: p, cat: cat, surface: o.Surface, instance: instance, listed: map[string]string{}}
 	p.Registry().OnChange(sy.sync)
 	sy.sync()
-	mcpserver.Track(s, p, instance, nil)
+	mcpkit.Track(s, p, instance, nil)
 	s.AddReceivingMiddleware(legacyNames(cat))
 	if cat.Toolboxes != nil {
-		s.AddReceivingMiddleware(mcpserver.OpenOnInitialize(cat.Toolboxes.OpenAll))
+		s.AddReceivingMiddleware(mcpkit.OpenOnInitialize(cat.Toolboxes.OpenAll))
 	}
 	return s
 }
 
 // legacyNames routes a call of "agent_<suffix>" (older flows) to "agent".
-func legacyNames(cat *Catalog) mcp.Middleware {
+func legacyNames(cat *mcpkit.Catalog) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "tools/call" {
 				if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
 					if _, known := cat.Agent(p.Name); !known {
-						if agent, _, ok := SplitName(p.Name); ok {
+						if agent, _, ok := mcpkit.SplitName(p.Name); ok {
 							if _, known := cat.Agent(agent); known {
 								p.Name = agent
 							}
@@ -73,7 +68,7 @@ func legacyNames(cat *Catalog) mcp.Middleware {
 type syncer struct {
 	s                 *mcp.Server
 	p                 *pipeline.Pipeline
-	cat               *Catalog
+	cat               *mcpkit.Catalog
 	surface, instance string
 
 	mu     sync.Mutex
@@ -115,7 +110,7 @@ func (sy *syncer) sync() {
 // Tool is the listing of an agent: mode (required, one of the agent's
 // tools), sessionId (required in the listing, seed 000's legacy), context,
 // and the modes' own arguments beside them.
-func Tool(a Agent, modes []*registry.Tool) *mcp.Tool {
+func Tool(a mcpkit.Agent, modes []*registry.Tool) *mcp.Tool {
 	names := make([]any, len(modes))
 	var doc strings.Builder
 	fmt.Fprintf(&doc, "Agent %q (server %q in toolbox %q). Choose the operation with mode and pass its arguments beside mode. Modes:\n", a.Name, a.Server, a.Toolbox)
@@ -158,19 +153,19 @@ func argList(t *registry.Tool) string {
 	return strings.Join(out, ", ")
 }
 
-func (sy *syncer) handler(a Agent) mcp.ToolHandler {
+func (sy *syncer) handler(a mcpkit.Agent) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		modes := sy.cat.Modes(a)
 		// What the client sent is not a call of a tool yet: a request the
 		// surface cannot map to one is refused through the pipeline, which
 		// traces it and renders the error in the agent's tools' family.
 		refuse := func(e *errs.Error) (*mcp.CallToolResult, error) {
-			r := mcpserver.CallRequest(sy.surface, sy.instance, req.Session, a.Name, req.Params.Arguments, req.Params.Meta)
+			r := mcpkit.CallRequest(sy.surface, sy.instance, req.Session, a.Name, req.Params.Arguments, req.Params.Meta)
 			r.Refused = e
 			if len(modes) > 0 {
 				r.RenderAs = modes[0].ID.Name()
 			}
-			return mcpserver.Result(sy.p.Call(ctx, r)), nil
+			return mcpkit.Result(sy.p.Call(ctx, r)), nil
 		}
 		var args map[string]any
 		if len(req.Params.Arguments) > 0 {
@@ -192,8 +187,8 @@ func (sy *syncer) handler(a Agent) mcp.ToolHandler {
 		}
 		delete(args, "mode")
 		raw, _ := json.Marshal(args)
-		o := sy.p.Call(ctx, mcpserver.CallRequest(sy.surface, sy.instance, req.Session, t.ID.Name(), raw, req.Params.Meta))
-		return mcpserver.Result(o), nil
+		o := sy.p.Call(ctx, mcpkit.CallRequest(sy.surface, sy.instance, req.Session, t.ID.Name(), raw, req.Params.Meta))
+		return mcpkit.Result(o), nil
 	}
 }
 

@@ -11,11 +11,11 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/bounded"
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/demo"
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/metrics"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -54,7 +54,7 @@ type App struct {
 	// Conversations is the one conversation model every surface shares.
 	Conversations *conversation.Store
 	// Catalog names agents and their modes for the agents and bounded surfaces.
-	Catalog *agents.Catalog
+	Catalog *mcpkit.Catalog
 	// Bounded is the bounded surface (its meta-tools live in the registry).
 	Bounded *bounded.Surface
 	// Telemetry exports spans of tool calls when OTEL_* variables ask for it.
@@ -115,7 +115,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Metrics = metrics.New(metrics.Options{DB: st.DB(), Servers: a.downstreamServers, Logger: log})
 	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: a.Conversations, Logger: log,
 		Tracer: tel.Tracer("github.com/nexus-mcp/nexus/internal/pipeline"), Resolve: a.resolve, Observer: a.Metrics})
-	a.Catalog = &agents.Catalog{Registry: reg}
+	a.Catalog = &mcpkit.Catalog{Registry: reg}
 	if conf != nil {
 		a.Config = conf
 		a.Workbench = workbench.NewManager(conf, reg, workbench.Options{Logger: log, ClientName: "nexus", ClientVersion: Version})

@@ -24,11 +24,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/oklog/ulid/v2"
 
-	"github.com/nexus-mcp/nexus/internal/agents"
-	"github.com/nexus-mcp/nexus/internal/mcpserver"
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
-	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
 
 // ServerName is the server the meta-tools belong to.
@@ -43,7 +41,7 @@ type Options struct {
 // Surface is the bounded surface.
 type Surface struct {
 	p   *pipeline.Pipeline
-	cat *agents.Catalog
+	cat *mcpkit.Catalog
 	o   Options
 
 	// server is the one MCP server of every session of the surface; the
@@ -56,7 +54,7 @@ type Surface struct {
 }
 
 // New registers the meta-tools in p's registry and returns the surface.
-func New(p *pipeline.Pipeline, cat *agents.Catalog, o Options) (*Surface, error) {
+func New(p *pipeline.Pipeline, cat *mcpkit.Catalog, o Options) (*Surface, error) {
 	s := &Surface{p: p, cat: cat, o: o, sessions: map[*mcp.ServerSession]*session{}}
 	if err := s.register(); err != nil {
 		return nil, err
@@ -105,19 +103,15 @@ func (s *Surface) state(ss *mcp.ServerSession) *session {
 }
 
 func (s *Surface) build() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: s.o.Name, Version: s.o.Version}, &mcp.ServerOptions{
-		Instructions: s.o.Instructions,
-		Logger:       sdklog.New(s.o.Logger),
-		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
-	})
+	srv := mcpkit.NewServer(s.o.Name, s.o.Version, s.o.Instructions, s.o.Logger)
 	s.instance = ulid.Make().String()
 	for _, t := range s.p.Registry().List() {
 		if t.Meta && t.ID.Server == ServerName {
-			srv.AddTool(mcpserver.Tool(t), s.metaHandler)
+			srv.AddTool(mcpkit.Tool(t), s.metaHandler)
 		}
 	}
 	srv.AddReceivingMiddleware(s.perSession)
-	mcpserver.Track(srv, s.p, s.instance, func(ss *mcp.ServerSession) {
+	mcpkit.Track(srv, s.p, s.instance, func(ss *mcp.ServerSession) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		delete(s.sessions, ss)
@@ -149,8 +143,8 @@ func (s *Surface) HTTPServer(*http.Request) *mcp.Server { return s.NewServer() }
 func (s *Surface) metaHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	sess := s.state(req.Session)
 	ctx = context.WithValue(ctx, sessionKey{}, sess)
-	o := s.p.Call(ctx, mcpserver.CallRequest(s.o.Surface, s.instance, req.Session, req.Params.Name, req.Params.Arguments, req.Params.Meta))
-	return mcpserver.Result(o), nil
+	o := s.p.Call(ctx, mcpkit.CallRequest(s.o.Surface, s.instance, req.Session, req.Params.Name, req.Params.Arguments, req.Params.Meta))
+	return mcpkit.Result(o), nil
 }
 
 // perSession lists a session's discovered tools after the meta-tools and
@@ -185,8 +179,8 @@ func (s *Surface) perSession(next mcp.MethodHandler) mcp.MethodHandler {
 			if d == nil {
 				break
 			}
-			o := s.p.Call(ctx, mcpserver.CallRequest(s.o.Surface, s.instance, ss, d.flat, p.Arguments, p.Meta))
-			return mcpserver.Result(o), nil
+			o := s.p.Call(ctx, mcpkit.CallRequest(s.o.Surface, s.instance, ss, d.flat, p.Arguments, p.Meta))
+			return mcpkit.Result(o), nil
 		}
 		return next(ctx, method, req)
 	}
@@ -200,7 +194,7 @@ func (s *Surface) discover(sess *session, name string, t *registry.Tool) {
 		sess.mu.Unlock()
 		return
 	}
-	mt := mcpserver.Tool(t)
+	mt := mcpkit.Tool(t)
 	mt.Name = name
 	sess.discovered[name] = &discoveredTool{listing: mt, flat: t.ID.Name()}
 	sess.mu.Unlock()
@@ -209,7 +203,7 @@ func (s *Surface) discover(sess *session, name string, t *registry.Tool) {
 	// debounced by the SDK; sessions that did not discover anything list the
 	// same tools again.
 	if gt, ok := s.p.Registry().LookupID(registry.ID{Toolbox: registry.BuiltinToolbox, Server: ServerName, Tool: "get_tools"}); ok {
-		s.NewServer().AddTool(mcpserver.Tool(gt), s.metaHandler)
+		s.NewServer().AddTool(mcpkit.Tool(gt), s.metaHandler)
 	}
 }
 

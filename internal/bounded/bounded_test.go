@@ -10,9 +10,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/bounded"
 	"github.com/nexus-mcp/nexus/internal/config"
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/workbench"
@@ -49,7 +49,7 @@ func TestUseToolEdgeCases(t *testing.T) {
 	m := workbench.NewManager(cfg, reg, workbench.Options{})
 	t.Cleanup(func() { m.Close() })
 	p := pipeline.New(pipeline.Options{Registry: reg})
-	s, err := bounded.New(p, &agents.Catalog{Registry: reg, Toolboxes: m}, bounded.Options{Name: "nexus", Version: "t", Surface: "t"})
+	s, err := bounded.New(p, &mcpkit.Catalog{Registry: reg, Toolboxes: m}, bounded.Options{Name: "nexus", Version: "t", Surface: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/bounded"
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -82,7 +83,7 @@ func TestContextCost(t *testing.T) {
 	reg := registry.New()
 	downstreamTools(t, reg, 500)
 	p := pipeline.New(pipeline.Options{Registry: reg})
-	cat := &agents.Catalog{Registry: reg}
+	cat := &mcpkit.Catalog{Registry: reg}
 	b, err := bounded.New(p, cat, bounded.Options{Name: "nexus", Version: "t", Surface: "t"})
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/bounded"
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/pipeline/pipelinetest"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -29,7 +29,7 @@ func TestSessionStateEndsWithTheSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := pipeline.New(pipeline.Options{Registry: reg, Sessions: pipelinetest.NewSessions()})
-	s, err := bounded.New(p, &agents.Catalog{Registry: reg}, bounded.Options{Name: "nexus", Version: "t", Surface: "t"})
+	s, err := bounded.New(p, &mcpkit.Catalog{Registry: reg}, bounded.Options{Name: "nexus", Version: "t", Surface: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

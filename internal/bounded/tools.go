@@ -9,8 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
@@ -192,7 +192,7 @@ func parseWanted(raw json.RawMessage) ([]want, error) {
 		return nil, errs.Invalid("tools", "must be {\"agent\": [\"mode\", ...]} or [\"agent_mode\", ...]")
 	}
 	for _, n := range names {
-		a, m, ok := agents.SplitName(n)
+		a, m, ok := mcpkit.SplitName(n)
 		if !ok || a == "" || m == "" {
 			return nil, errs.Invalid("tools", "%q is not an agent_mode name", n)
 		}

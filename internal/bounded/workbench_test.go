@@ -12,9 +12,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/bounded"
 	"github.com/nexus-mcp/nexus/internal/config"
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -70,7 +70,7 @@ func newHub(t *testing.T, cfg *config.Config) *hub {
 	m := workbench.NewManager(cfg, reg, workbench.Options{})
 	t.Cleanup(func() { m.Close() })
 	p := pipeline.New(pipeline.Options{Registry: reg})
-	s, err := bounded.New(p, &agents.Catalog{Registry: reg, Toolboxes: m}, bounded.Options{Name: "nexus", Version: "t", Surface: "t"})
+	s, err := bounded.New(p, &mcpkit.Catalog{Registry: reg, Toolboxes: m}, bounded.Options{Name: "nexus", Version: "t", Surface: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

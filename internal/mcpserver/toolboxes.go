@@ -2,18 +2,18 @@ package mcpserver
 
 import (
 	"context"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
 )
 
 // Downstream toolboxes open lazily, when a client connects, so a client's
 // first requests can race their opening. Two middlewares close the race:
 //
-//   - OpenOnInitialize starts the opening when a client's initialize
+//   - mcpkit.OpenOnInitialize starts the opening when a client's initialize
 //     succeeds and holds the session's tools/list requests until that
 //     opening is done, so that the first tools/list lists every toolbox being
 //     opened (a client without list_changed support would never see them
@@ -27,91 +27,6 @@ import (
 //     (pipeline.Options.Resolve), which waits for the tool's server, again
 //     within its connect timeout. The bounded surface's meta-tools, which
 //     this server never lists, stay unknown here.
-
-// OpenOnInitialize returns a receiving middleware that runs open in the
-// background when a client's initialize succeeds, and makes the session's
-// tools/list requests wait until that run has ended (or the request is
-// cancelled). A session runs one opening at a time: a repeated initialize
-// (which the SDK refuses anyway) starts none, and a session's entry is
-// removed when its opening ends, so none outlives it.
-func OpenOnInitialize(open func(context.Context)) mcp.Middleware {
-	mw, _ := openOnInitialize(open)
-	return mw
-}
-
-// openings are the sessions whose opening runs.
-type openings struct {
-	mu      sync.Mutex
-	running map[mcp.Session]chan struct{} // closed when the opening ends
-}
-
-// sessions counts the sessions whose opening runs.
-func (o *openings) sessions() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return len(o.running)
-}
-
-// start runs open for sess in the background unless an opening of sess
-// runs already.
-func (o *openings) start(ctx context.Context, sess mcp.Session, open func(context.Context)) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if _, ok := o.running[sess]; ok {
-		return
-	}
-	done := make(chan struct{})
-	o.running[sess] = done
-	go func() {
-		defer func() {
-			o.mu.Lock()
-			delete(o.running, sess)
-			o.mu.Unlock()
-			close(done)
-		}()
-		open(ctx)
-	}()
-}
-
-// wait waits for the opening of sess, if one runs, or for ctx.
-func (o *openings) wait(ctx context.Context, sess mcp.Session) error {
-	o.mu.Lock()
-	done := o.running[sess]
-	o.mu.Unlock()
-	if done == nil {
-		return nil
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func openOnInitialize(open func(context.Context)) (mcp.Middleware, *openings) {
-	o := &openings{running: map[mcp.Session]chan struct{}{}}
-	mw := func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			switch method {
-			case "initialize":
-				// The opening starts before the initialize result goes out,
-				// so the session's first tools/list finds it.
-				res, err := next(ctx, method, req)
-				if err == nil {
-					o.start(context.WithoutCancel(ctx), req.GetSession(), open)
-				}
-				return res, err
-			case "tools/list":
-				if err := o.wait(ctx, req.GetSession()); err != nil {
-					return nil, err
-				}
-			}
-			return next(ctx, method, req)
-		}
-	}
-	return mw, o
-}
 
 // unlisted routes a tools/call of a name the server does not list yet to
 // the pipeline, as [Handler] would: a name the registry does not know (a
@@ -132,11 +47,11 @@ func (sy *syncer) unlisted(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || r.Params == nil || sy.lists(r.Params.Name) || !sy.mayList(r.Params.Name) {
 			return next(ctx, method, req)
 		}
-		o := sy.p.Call(ctx, CallRequest(sy.surface, sy.instance, r.Session, r.Params.Name, r.Params.Arguments, r.Params.Meta))
+		o := sy.p.Call(ctx, mcpkit.CallRequest(sy.surface, sy.instance, r.Session, r.Params.Name, r.Params.Arguments, r.Params.Meta))
 		if o.Tool == nil && o.Err != nil && o.Err.Code == errs.NotFound {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: o.Err.Message}
 		}
-		return Result(o), nil
+		return mcpkit.Result(o), nil
 	}
 }
 

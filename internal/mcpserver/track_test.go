@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/pipeline/pipelinetest"
@@ -38,7 +39,7 @@ func TestSessionBindingsEndWithHTTPSessions(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatalf("call: %v %v", err, res)
 		}
-		return res.Meta[mcpserver.MetaSession].(string), res.Meta[mcpserver.MetaWorkspace].(string)
+		return res.Meta[mcpkit.MetaSession].(string), res.Meta[mcpkit.MetaWorkspace].(string)
 	}
 	const n = 10
 	var clients []*mcp.ClientSession

@@ -16,6 +16,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -197,7 +198,7 @@ func TestAgentsFirstListIncludesTheToolbox(t *testing.T) {
 	url := slowPeer(t, peer, 500*time.Millisecond)
 	m, reg := newManager(t, toolboxConfig("tb", named{"slow", urlServer(config.StreamableHTTP, url)}))
 	p := pipeline.New(pipeline.Options{Registry: reg, Resolve: m.Resolve})
-	srv := agents.NewServer(p, &agents.Catalog{Registry: reg, Toolboxes: m}, agents.Options{Name: "nexus", Version: "t", Surface: "t"})
+	srv := agents.NewServer(p, &mcpkit.Catalog{Registry: reg, Toolboxes: m}, agents.Options{Name: "nexus", Version: "t", Surface: "t"})
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)

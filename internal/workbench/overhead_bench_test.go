@@ -15,11 +15,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/bounded"
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -67,7 +67,7 @@ func nexus(b *testing.B, downURL string) string {
 	if _, err := m.Open(context.Background(), "bench"); err != nil {
 		b.Fatal(err)
 	}
-	cat := &agents.Catalog{Registry: reg, Toolboxes: m}
+	cat := &mcpkit.Catalog{Registry: reg, Toolboxes: m}
 	bs, err := bounded.New(p, cat, bounded.Options{Name: "nexus", Version: "bench", Surface: "bench"})
 	if err != nil {
 		b.Fatal(err)

@@ -2,11 +2,7 @@
 // section 2): one tool per agent, where an agent is a server (the local
 // substrate and vkb, and every downstream server), with a required "mode"
 // argument naming the agent's tool and the mode's own arguments beside it.
-//
-// It also assigns agent names, which the bounded surface shares: names never
-// contain an underscore, because legacy "agent_<suffix>" names and
-// "agent_mode" discovery names are split on the first underscore.
-package agents
+package mcpkit
 
 import (
 	"fmt"

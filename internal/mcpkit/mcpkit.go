@@ -1,0 +1,190 @@
+// Package mcpkit is what every MCP surface (flat, agents, bounded) shares:
+// the server options, a tool's MCP listing, the rendering of an outcome as a
+// tool result, the pipeline request of a tools/call (session keying and the
+// context in _meta), session tracking, the toolbox-opening middleware, and
+// the catalog that names agents. No surface imports another; they all
+// import this.
+package mcpkit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/sdklog"
+)
+
+// NewServer returns an MCP server as every Nexus surface makes one: its
+// name, version and instructions, the SDK's logs through [sdklog], and tools
+// (with list_changed) advertised even while none is listed.
+func NewServer(name, version, instructions string, log *slog.Logger) *mcp.Server {
+	return mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       sdklog.New(log),
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
+	})
+}
+
+// TransportKey is the pipeline's name for the transport session of an MCP
+// request: the server instance and the SDK session. Sessions without an id
+// (stdio, in-memory) are told apart by their address while they live.
+func TransportKey(instance string, ss *mcp.ServerSession) string {
+	switch {
+	case ss == nil:
+		return instance
+	case ss.ID() == "":
+		return fmt.Sprintf("%s/%p", instance, ss)
+	}
+	return instance + "/" + ss.ID()
+}
+
+// Track ends the pipeline's binding of each session of s once the session
+// has ended (closed by the client, timed out or evicted), and then calls
+// onEnd if it is not nil, so that no state of a session outlives it for long.
+// A session is tracked from its first request (initialize, or
+// server/discover for clients of newer protocol versions). Ended sessions
+// are swept when new sessions arrive (every time while few are tracked,
+// every [sweepEvery] new sessions beyond that), so tracking costs a map entry
+// per session and no goroutine; what an ended session leaves is bounded by
+// the live sessions plus sweepEvery.
+func Track(s *mcp.Server, p *pipeline.Pipeline, instance string, onEnd func(*mcp.ServerSession)) {
+	t := &tracker{s: s, p: p, instance: instance, onEnd: onEnd, sessions: map[*mcp.ServerSession]bool{}}
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+				t.see(ss)
+			}
+			return next(ctx, method, req)
+		}
+	})
+}
+
+// sweepEvery is how many new sessions may arrive between sweeps once more
+// than sweepEvery sessions are tracked.
+const sweepEvery = 64
+
+// tracker is the state of [Track].
+type tracker struct {
+	s        *mcp.Server
+	p        *pipeline.Pipeline
+	instance string
+	onEnd    func(*mcp.ServerSession)
+
+	mu       sync.Mutex
+	sessions map[*mcp.ServerSession]bool
+	added    int // new sessions since the last sweep
+}
+
+// see tracks ss and, now and then, sweeps the sessions that ended.
+func (t *tracker) see(ss *mcp.ServerSession) {
+	t.mu.Lock()
+	if t.sessions[ss] {
+		t.mu.Unlock()
+		return
+	}
+	t.sessions[ss] = true
+	t.added++
+	sweep := len(t.sessions) <= sweepEvery || t.added >= sweepEvery
+	if sweep {
+		t.added = 0
+	}
+	t.mu.Unlock()
+	if sweep {
+		t.sweep()
+	}
+}
+
+// sweep ends the state of every tracked session the server no longer has.
+func (t *tracker) sweep() {
+	live := map[*mcp.ServerSession]bool{}
+	for ss := range t.s.Sessions() {
+		live[ss] = true
+	}
+	t.mu.Lock()
+	var ended []*mcp.ServerSession
+	for ss := range t.sessions {
+		if !live[ss] {
+			ended = append(ended, ss)
+			delete(t.sessions, ss)
+		}
+	}
+	t.mu.Unlock()
+	for _, ss := range ended {
+		t.p.EndTransport(TransportKey(t.instance, ss))
+		if t.onEnd != nil {
+			t.onEnd(ss)
+		}
+	}
+}
+
+// CallRequest is the pipeline request of a tools/call on an MCP surface:
+// the tool (by its flat name) and arguments, the session's transport key and
+// the context in the request's _meta. Every MCP surface builds its requests
+// here.
+func CallRequest(surface, instance string, ss *mcp.ServerSession, tool string, args json.RawMessage, meta mcp.Meta) pipeline.Request {
+	return pipeline.Request{Tool: tool, Args: args, Surface: surface, Transport: TransportKey(instance, ss), Context: CallContext(meta)}
+}
+
+// CallContext is the call context a client put in a tools/call request's
+// _meta ("io.nexus/sessionId", "io.nexus/workspaceId"): the way to give
+// Nexus a session or workspace for a tool that declares "context",
+// "sessionId" or "workspaceContext" arguments of its own. Nil when absent.
+func CallContext(meta mcp.Meta) *pipeline.CallContext {
+	sid, _ := meta[MetaSession].(string)
+	ws, _ := meta[MetaWorkspace].(string)
+	if sid == "" && ws == "" {
+		return nil
+	}
+	return &pipeline.CallContext{SessionID: sid, WorkspaceID: ws}
+}
+
+// Tool is the MCP listing of a registry tool.
+func Tool(t *registry.Tool) *mcp.Tool {
+	mt := &mcp.Tool{
+		Name:        t.ID.Name(),
+		Title:       t.Title,
+		Description: t.Description,
+		InputSchema: t.ListedSchema(),
+		Annotations: t.Annotations,
+		Icons:       t.Icons,
+		Meta:        t.ToolMeta,
+	}
+	if len(t.OutputSchema) > 0 {
+		mt.OutputSchema = t.OutputSchema
+	}
+	if t.ReadOnly && mt.Annotations == nil {
+		mt.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
+	}
+	return mt
+}
+
+// Meta keys Nexus sets on every tool result.
+const (
+	MetaSession   = "io.nexus/sessionId"
+	MetaWorkspace = "io.nexus/workspaceId"
+	MetaRequest   = "io.nexus/requestId"
+)
+
+// Result renders an outcome as an MCP tool result. A downstream server's
+// result is returned exactly as it came.
+func Result(o *pipeline.Outcome) *mcp.CallToolResult {
+	if o.MCP != nil {
+		return o.MCP
+	}
+	body, isErr := o.Body()
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}, IsError: isErr}
+	res.Meta = mcp.Meta{MetaRequest: o.RequestID, MetaWorkspace: o.Workspace}
+	if o.SessionID != "" {
+		res.Meta[MetaSession] = o.SessionID
+	}
+	if o.IsJSON() && len(body) > 0 && body[0] == '{' {
+		res.StructuredContent = json.RawMessage(body)
+	}
+	return res
+}
