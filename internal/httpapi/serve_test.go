@@ -14,13 +14,13 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/logtest"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
 
@@ -348,28 +348,11 @@ func TestIndex(t *testing.T) {
 	}
 }
 
-// capture records log records at every level.
-type capture struct {
-	mu      sync.Mutex
-	records []slog.Record
-}
-
-func (c *capture) Enabled(context.Context, slog.Level) bool { return true }
-func (c *capture) Handle(_ context.Context, r slog.Record) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.records = append(c.records, r.Clone())
-	return nil
-}
-func (c *capture) WithAttrs([]slog.Attr) slog.Handler { return c }
-func (c *capture) WithGroup(string) slog.Handler      { return c }
-
-func (c *capture) check(t *testing.T, min slog.Level) {
+// checkLogs fails the test for a record at min or above.
+func checkLogs(t *testing.T, c *logtest.Capture, min slog.Level) {
 	t.Helper()
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	debug := 0
-	for _, r := range c.records {
+	for _, r := range c.Records() {
 		if r.Level < min {
 			debug++
 			continue
@@ -388,7 +371,7 @@ func (c *capture) check(t *testing.T, min slog.Level) {
 // session (connect, a stream the client closes, a request it abandons) logs
 // nothing above Debug.
 func TestSDKLoggerQuietOnNormalSessions(t *testing.T) {
-	c := &capture{}
+	c := &logtest.Capture{}
 	log := sdklog.New(slog.New(c))
 	srv := testServer(log)
 	started, release := make(chan struct{}, 1), make(chan struct{})
@@ -420,11 +403,9 @@ func TestSDKLoggerQuietOnNormalSessions(t *testing.T) {
 	ts.CloseClientConnections() // and goes away without DELETE
 	cs.Close()
 	time.Sleep(200 * time.Millisecond)
-	c.check(t, slog.LevelInfo)
+	checkLogs(t, c, slog.LevelInfo)
 	// No record above Debug carries a session id.
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, r := range c.records {
+	for _, r := range c.Records() {
 		r.Attrs(func(a slog.Attr) bool {
 			if a.Key == "session_id" && r.Level > slog.LevelDebug {
 				t.Errorf("%s logged at %s with session_id", r.Message, r.Level)

@@ -22,6 +22,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
 	"github.com/nexus-mcp/nexus/internal/trace"
 )
@@ -85,28 +86,7 @@ func BenchmarkOverheadBareRaw(b *testing.B) {
 // real SQLite store) and the HTTP guard, over Streamable HTTP. The trace
 // backlog is flushed inside the timed region so tracing is fully paid for.
 func BenchmarkOverheadNexus(b *testing.B) {
-	reg := registry.New()
-	err := reg.Add(registry.Tool{
-		ID:          registry.ID{Toolbox: registry.BuiltinToolbox, Server: "bench", Tool: "echo"},
-		Description: "Echo the text.",
-		InputSchema: json.RawMessage(echoSchema),
-		Source:      registry.Local,
-		Family:      registry.Valence,
-		Handler: registry.Bind(func(_ context.Context, _ *registry.Call, in echoArgs) (any, error) {
-			return echoArgs{Text: in.Text}, nil
-		}),
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	st := storetest.OpenTestSQLite(b)
-	tw := trace.NewWriter(st, slog.New(slog.DiscardHandler))
-	b.Cleanup(tw.Close) // runs before the store closes
-	// Sessions as in the real app: each client session gets a conversation.
-	p := pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: conversation.New(st)})
-	srv := mcpserver.New(p, mcpserver.Options{Name: "nexus", Version: "bench", Surface: "mcp-http"})
-	ts := httptest.NewServer(httpapi.Handler(httpapi.Options{MCP: srv, Loopback: true}))
-	b.Cleanup(ts.Close)
+	ts, st, tw := nexusBenchServer(b, nil)
 
 	var before int64
 	if err := st.DB().QueryRow(`SELECT COUNT(*) FROM traces`).Scan(&before); err != nil {
@@ -256,3 +236,39 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 
 // micros converts d to microseconds.
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// nexusBenchServer serves the echo tool through Nexus as serve does: the
+// registry, the full pipeline with sessions and tracing into a real SQLite
+// store, the flat surface and the HTTP front. withMetrics (may be nil) gives
+// the pipeline's observer and the GET /metrics handler for the store.
+func nexusBenchServer(b *testing.B, withMetrics func(*store.Store) (pipeline.Observer, func(func() int, int) http.Handler)) (*httptest.Server, *store.Store, *trace.Writer) {
+	b.Helper()
+	reg := registry.New()
+	err := reg.Add(registry.Tool{
+		ID:          registry.ID{Toolbox: registry.BuiltinToolbox, Server: "bench", Tool: "echo"},
+		Description: "Echo the text.",
+		InputSchema: json.RawMessage(echoSchema),
+		Source:      registry.Local,
+		Family:      registry.Valence,
+		Handler: registry.Bind(func(_ context.Context, _ *registry.Call, in echoArgs) (any, error) {
+			return echoArgs{Text: in.Text}, nil
+		}),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := storetest.OpenTestSQLite(b)
+	tw := trace.NewWriter(st, slog.New(slog.DiscardHandler))
+	b.Cleanup(tw.Close) // runs before the store closes
+	var observer pipeline.Observer
+	var metrics func(func() int, int) http.Handler
+	if withMetrics != nil {
+		observer, metrics = withMetrics(st)
+	}
+	// Sessions as in the real app: each client session gets a conversation.
+	p := pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: conversation.New(st), Observer: observer})
+	srv := mcpserver.New(p, mcpserver.Options{Name: "nexus", Version: "bench", Surface: "mcp-http"})
+	ts := httptest.NewServer(httpapi.Handler(httpapi.Options{MCP: srv, Loopback: true, Metrics: metrics}))
+	b.Cleanup(ts.Close)
+	return ts, st, tw
+}

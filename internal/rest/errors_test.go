@@ -11,12 +11,12 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/logtest"
 	"github.com/nexus-mcp/nexus/internal/rest"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
 )
@@ -211,34 +211,16 @@ func TestErrorsHaveOneShape(t *testing.T) {
 	})
 }
 
-// logCapture records log records.
-type logCapture struct {
-	mu      sync.Mutex
-	records []slog.Record
-}
-
-func (c *logCapture) Enabled(context.Context, slog.Level) bool { return true }
-func (c *logCapture) Handle(_ context.Context, r slog.Record) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.records = append(c.records, r.Clone())
-	return nil
-}
-func (c *logCapture) WithAttrs([]slog.Attr) slog.Handler { return c }
-func (c *logCapture) WithGroup(string) slog.Handler      { return c }
-
 // Issue 17: a client that goes away while its traces are being read is not
 // an ERROR in the log.
 func TestTracesClientGoneIsNotAnError(t *testing.T) {
-	c := &logCapture{}
+	c := &logtest.Capture{}
 	e := newEnv(t, storetest.OpenTestSQLite(t), rest.Options{Logger: slog.New(c)})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	rec := httptest.NewRecorder()
 	e.h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/traces", nil).WithContext(ctx))
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, r := range c.records {
+	for _, r := range c.Records() {
 		if r.Level >= slog.LevelWarn {
 			t.Errorf("logged at %s: %s", r.Level, r.Message)
 		}
