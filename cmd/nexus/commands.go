@@ -22,8 +22,8 @@ import (
 	"github.com/nexus-mcp/nexus/internal/app"
 	"github.com/nexus-mcp/nexus/internal/bounded"
 	"github.com/nexus-mcp/nexus/internal/config"
+	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
-	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/proxy"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -130,7 +130,7 @@ type surfaces struct {
 func newSurfaces(a *app.App, transport string, log *slog.Logger) surfaces {
 	flatInstr, agentsInstr := surfaceInstructions(a, "flat"), surfaceInstructions(a, "agents")
 	return surfaces{
-		flat: mcpserver.New(a.Pipeline, mcpserver.Options{Name: "nexus", Version: app.Version, Surface: "mcp-flat-" + transport, Instructions: flatInstr, Logger: log,
+		flat: flat.New(a.Pipeline, flat.Options{Name: "nexus", Version: app.Version, Surface: "mcp-flat-" + transport, Instructions: flatInstr, Logger: log,
 			OnInitialized: openAll(a)}),
 		agents: agents.NewServer(a.Pipeline, a.Catalog, agents.Options{Name: "nexus", Version: app.Version, Surface: "mcp-agents-" + transport,
 			Instructions: agentsInstr, Logger: log}),

@@ -30,7 +30,7 @@ var layers = map[string]int{
 	// stdio transport.
 	"internal/mcpkit": 3, "internal/httpapi": 3, "internal/stdio": 3,
 	// 4: the surfaces, siblings.
-	"internal/mcpserver": 4, "internal/agents": 4, "internal/bounded": 4, "internal/rest": 4,
+	"internal/flat": 4, "internal/agents": 4, "internal/bounded": 4, "internal/rest": 4,
 	"internal/proxy": 4, "internal/metrics": 4,
 	// 5: wiring. 6: the binary.
 	"internal/app": 5, "cmd/nexus": 6,
@@ -127,10 +127,10 @@ func check(name string, layer int, dep string) error {
 // cannot fail is a defect).
 func TestCheckCatchesViolations(t *testing.T) {
 	for _, tc := range []struct{ name, dep string }{
-		{"internal/pipeline", "internal/mcpserver"}, // upward
+		{"internal/pipeline", "internal/flat"},      // upward
 		{"internal/substrate", "internal/pipeline"}, // never
 		{"internal/registry", "internal/errs"},      // foundations import nothing internal
-		{"internal/mcpserver", "internal/agents"},   // a surface importing a sibling
+		{"internal/flat", "internal/agents"},        // a surface importing a sibling
 		{"internal/rest", "internal/testtools"},     // a test helper outside tests
 		{"internal/workbench", "internal/bounded"},  // upward, not a known fault
 	} {

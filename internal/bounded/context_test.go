@@ -10,8 +10,8 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/bounded"
+	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/mcpkit"
-	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
@@ -88,7 +88,7 @@ func TestContextCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	flatBytes, flatN := listBytes(t, mcpserver.New(p, mcpserver.Options{Name: "nexus", Version: "t"}))
+	flatBytes, flatN := listBytes(t, flat.New(p, flat.Options{Name: "nexus", Version: "t"}))
 	boundedBytes, boundedN := listBytes(t, b.NewServer())
 	agentBytes, agentN := listBytes(t, agents.NewServer(p, cat, agents.Options{Name: "nexus", Version: "t"}))
 	t.Logf("500 downstream tools: flat %d tools %d bytes (~%d tokens); agents %d tools %d bytes (~%d tokens); bounded %d tools %d bytes (~%d tokens)",

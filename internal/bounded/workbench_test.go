@@ -14,8 +14,8 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/bounded"
 	"github.com/nexus-mcp/nexus/internal/config"
+	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/mcpkit"
-	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/workbench"
@@ -76,7 +76,7 @@ func newHub(t *testing.T, cfg *config.Config) *hub {
 	}
 	h := &hub{m: m, reg: reg, boundedSurface: s}
 	h.bounded = connectInMemory(t, s.NewServer())
-	h.flat = connectInMemory(t, mcpserver.New(p, mcpserver.Options{Name: "nexus", Version: "t", Surface: "t"}))
+	h.flat = connectInMemory(t, flat.New(p, flat.Options{Name: "nexus", Version: "t", Surface: "t"}))
 	return h
 }
 

@@ -22,8 +22,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/nexus-mcp/nexus/internal/app"
+	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
-	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/metrics"
 	"github.com/nexus-mcp/nexus/internal/rest"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
@@ -49,7 +49,7 @@ func front(t *testing.T, a *app.App, maxSessions int) *httptest.Server {
 	t.Helper()
 	api := rest.Handler(rest.Options{Registry: a.Registry, Pipeline: a.Pipeline, Store: a.Store, Version: app.Version})
 	h := httpapi.Handler(httpapi.Options{
-		MCP:      mcpserver.New(a.Pipeline, mcpserver.Options{Name: "nexus", Version: app.Version, Surface: "mcp-flat-http"}),
+		MCP:      flat.New(a.Pipeline, flat.Options{Name: "nexus", Version: app.Version, Surface: "mcp-flat-http"}),
 		Routes:   map[string]http.Handler{"/api/": api},
 		Loopback: true, MaxSessions: maxSessions, Health: a.Health,
 		Metrics: a.Metrics.Handler,

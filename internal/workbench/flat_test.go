@@ -16,8 +16,8 @@ import (
 	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/mcpkit"
-	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
@@ -44,7 +44,7 @@ func slowPeer(t *testing.T, srv *mcp.Server, delay time.Duration) string {
 func flatSurface(t *testing.T, m *Manager, reg *registry.Registry) *mcp.ClientSession {
 	t.Helper()
 	p := pipeline.New(pipeline.Options{Registry: reg, Resolve: m.Resolve})
-	srv := mcpserver.New(p, mcpserver.Options{Name: "nexus", Version: "t", Surface: "t", OnInitialized: m.OpenAll})
+	srv := flat.New(p, flat.Options{Name: "nexus", Version: "t", Surface: "t", OnInitialized: m.OpenAll})
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/errs"
-	"github.com/nexus-mcp/nexus/internal/mcpserver"
+	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 )
 
@@ -64,7 +64,7 @@ func TestBrokenServerDoesNotStallNewSessions(t *testing.T) {
 	m, reg := newManager(t, cfg)
 
 	p := pipeline.New(pipeline.Options{Registry: reg, Resolve: m.Resolve})
-	srv := mcpserver.New(p, mcpserver.Options{Name: "nexus", Version: "t", Surface: "t", OnInitialized: m.OpenAll})
+	srv := flat.New(p, flat.Options{Name: "nexus", Version: "t", Surface: "t", OnInitialized: m.OpenAll})
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
 	// session connects a client and lists its tools; it reports how long

@@ -18,9 +18,9 @@ import (
 	"github.com/nexus-mcp/nexus/internal/bounded"
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/conversation"
+	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/mcpkit"
-	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
@@ -72,7 +72,7 @@ func nexus(b *testing.B, downURL string) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := httpapi.Handler(httpapi.Options{Loopback: true, MCP: mcpserver.New(p, mcpserver.Options{Name: "nexus", Version: "bench"}), Bounded: bs.HTTPServer})
+	h := httpapi.Handler(httpapi.Options{Loopback: true, MCP: flat.New(p, flat.Options{Name: "nexus", Version: "bench"}), Bounded: bs.HTTPServer})
 	ts := httptest.NewServer(h)
 	b.Cleanup(ts.Close)
 	return ts.URL

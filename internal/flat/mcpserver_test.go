@@ -1,4 +1,4 @@
-package mcpserver_test
+package flat_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/nexus-mcp/nexus/internal/mcpserver"
+	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
@@ -24,7 +24,7 @@ func TestToolListFollowsTheRegistryAndProxiesResultsUnchanged(t *testing.T) {
 		InputSchema: json.RawMessage(`{"type":"object"}`),
 		Handler:     func(context.Context, *registry.Call) (any, error) { return downstream, nil }}
 	p := pipeline.New(pipeline.Options{Registry: reg})
-	srv := mcpserver.New(p, mcpserver.Options{Name: "nexus", Version: "test", Surface: "test"})
+	srv := flat.New(p, flat.Options{Name: "nexus", Version: "test", Surface: "test"})
 
 	changed := make(chan struct{}, 10)
 	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{

@@ -1,4 +1,4 @@
-package mcpserver
+package flat
 
 import (
 	"context"

@@ -1,11 +1,11 @@
-// Package mcpserver is the flat MCP surface: every registry tool under its
+// Package flat is the flat MCP surface: every registry tool under its
 // own name (SPEC section 2), served over any MCP transport the SDK offers.
 //
 // It only translates: a tools/call becomes a [pipeline.Request], and the
 // [pipeline.Outcome] becomes a CallToolResult whose text content is the
 // rendered body (also offered as structuredContent when it is a JSON object)
 // and whose isError follows the outcome.
-package mcpserver
+package flat
 
 import (
 	"context"

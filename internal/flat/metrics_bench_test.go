@@ -1,4 +1,4 @@
-package mcpserver_test
+package flat_test
 
 import (
 	"io"

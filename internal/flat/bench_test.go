@@ -1,4 +1,4 @@
-package mcpserver_test
+package flat_test
 
 import (
 	"context"
@@ -18,8 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/conversation"
+	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
-	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
@@ -267,7 +267,7 @@ func nexusBenchServer(b *testing.B, withMetrics func(*store.Store) (pipeline.Obs
 	}
 	// Sessions as in the real app: each client session gets a conversation.
 	p := pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: conversation.New(st), Observer: observer})
-	srv := mcpserver.New(p, mcpserver.Options{Name: "nexus", Version: "bench", Surface: "mcp-http"})
+	srv := flat.New(p, flat.Options{Name: "nexus", Version: "bench", Surface: "mcp-http"})
 	ts := httptest.NewServer(httpapi.Handler(httpapi.Options{MCP: srv, Loopback: true, Metrics: metrics}))
 	b.Cleanup(ts.Close)
 	return ts, st, tw

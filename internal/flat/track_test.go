@@ -1,4 +1,4 @@
-package mcpserver_test
+package flat_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/mcpkit"
-	"github.com/nexus-mcp/nexus/internal/mcpserver"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/pipeline/pipelinetest"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -29,7 +29,7 @@ func TestSessionBindingsEndWithHTTPSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := pipeline.New(pipeline.Options{Registry: reg, Sessions: pipelinetest.NewSessions()})
-	srv := mcpserver.New(p, mcpserver.Options{Name: "nexus", Version: "t", Surface: "t"})
+	srv := flat.New(p, flat.Options{Name: "nexus", Version: "t", Surface: "t"})
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer ts.Close()
 	ctx := context.Background()
