@@ -1,0 +1,122 @@
+package tension
+
+// Frames of the single-valued slot, reversed relations and opposed words.
+
+import (
+	"strings"
+)
+
+// hasFrame reports whether x states a single-valued slot around the core
+// range s (see sameFrame).
+func hasFrame(x *belief, s [2]int, shared []string) bool {
+	return frameCopulaAfter(x, s) || frameCopulaBefore(x, s) || frameCue(x, s, shared) != ""
+}
+
+// sameFrame reports whether both beliefs use the same kind of frame:
+//
+//	A: "the R ... is <slot>"      (slot right after a copula preceded by "the" or a possessive)
+//	B: "<slot> is the R ..."      (slot right before "is the" / "as the")
+//	C: "... <cue> ... <slot>"     (a shared single-valued cue word before the slot)
+func sameFrame(x, y *belief, sx, sy [2]int, shared []string) bool {
+	if frameCopulaAfter(x, sx) && frameCopulaAfter(y, sy) {
+		return true
+	}
+	if frameCopulaBefore(x, sx) && frameCopulaBefore(y, sy) {
+		return true
+	}
+	c := frameCue(x, sx, shared)
+	return c != "" && c == frameCue(y, sy, shared)
+}
+
+func frameCopulaAfter(x *belief, s [2]int) bool {
+	p := x.core[s[0]]
+	j := p - 1
+	for j >= 0 && x.seq[j].kind == stopTerm && !copulas[x.seq[j].key] {
+		j--
+	}
+	if j < 0 || x.seq[j].kind != stopTerm || !copulas[x.seq[j].key] || x.seq[j].key == "as" {
+		return false
+	}
+	for k := j - 1; k >= 0 && x.seq[k].kind != breakTerm; k-- {
+		if x.seq[k].kind == stopTerm && x.seq[k].key == "the" || x.seq[k].poss {
+			return true
+		}
+	}
+	return false
+}
+
+func frameCopulaBefore(x *belief, s [2]int) bool {
+	q := x.core[s[1]]
+	return q+2 < len(x.seq) && x.seq[q+1].kind == stopTerm && copulas[x.seq[q+1].key] &&
+		x.seq[q+2].kind == stopTerm && x.seq[q+2].key == "the"
+}
+
+// frameCue returns the first shared cue word that precedes the slot.
+func frameCue(x *belief, s [2]int, shared []string) string {
+	for k := 0; k < s[0]; k++ {
+		t := &x.seq[x.core[k]]
+		if t.kind == wordTerm && cueWords[t.key] && !cueVerbs[t.disp] && hasSorted(shared, t.key) {
+			return t.key
+		}
+	}
+	return ""
+}
+
+// reversed returns a directional cue around which two shared terms swap
+// sides ("A reports to B" vs "B reports to A"), or "".
+func reversed(x, y *belief) string {
+	for i := range x.seq {
+		c := x.seq[i].key
+		if x.seq[i].kind == breakTerm || x.seq[i].kind == valueTerm || !dirCues[c] {
+			continue
+		}
+		for j := range y.seq {
+			if y.seq[j].key != c || y.seq[j].kind != x.seq[i].kind {
+				continue
+			}
+			bx, ax := around(x, i)
+			by, ay := around(y, j)
+			if intersects(bx, ay) && intersects(ax, by) {
+				return x.seq[i].disp
+			}
+		}
+	}
+	return ""
+}
+
+// around returns the content keys before and after seq index p within its
+// clause.
+func around(x *belief, p int) (before, after []string) {
+	for k := p - 1; k >= 0 && x.seq[k].kind != breakTerm; k-- {
+		if x.seq[k].kind == wordTerm || x.seq[k].kind == valueTerm {
+			before = append(before, x.seq[k].key)
+		}
+	}
+	for k := p + 1; k < len(x.seq) && x.seq[k].kind != breakTerm; k++ {
+		if x.seq[k].kind == wordTerm || x.seq[k].kind == valueTerm {
+			after = append(after, x.seq[k].key)
+		}
+	}
+	return before, after
+}
+
+// opposed reports whether two word keys are opposed terms.
+func opposed(a, b string) bool {
+	if contains(antonyms[a], b) {
+		return true
+	}
+	return prefixed(a, b) || prefixed(b, a)
+}
+
+// prefixed reports whether neg is base with a negating prefix
+// ("unstable"/"stable", "invalid"/"valid").
+func prefixed(neg, base string) bool {
+	if len(base) < 5 || len(neg) <= len(base) || !strings.HasSuffix(neg, base) {
+		return false
+	}
+	switch neg[:len(neg)-len(base)] {
+	case "un", "non", "in", "im", "ir", "il":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,290 @@
+package tension
+
+// The decision: a table of named rules tried in order.
+
+import (
+	"math"
+)
+
+// Effect is what a rule decides when its condition holds.
+type Effect int
+
+// Effects of a rule.
+const (
+	// Finds a tension, unless a check then vetoes it.
+	Finds Effect = iota
+	// Vetoes any tension.
+	Vetoes
+	// Excuses a conflict: the conflict rules are skipped and only a partial
+	// overlap may still be found.
+	Excuses
+)
+
+// A Rule is one named step of the decision. The rules are tried in order; the
+// first whose condition holds takes effect: a veto ends the decision with no
+// tension, an excuse skips to the partial-overlap rule, a finding rule
+// reports a tension unless one of the checks (the last entries of [Rules])
+// vetoes it. The finding's [Finding.Rule] names the rule.
+type Rule struct {
+	// Name identifies the rule in findings, tests and docs.
+	Name string
+	// Description says what the rule detects or excuses, with an example.
+	Description string
+	// Effect is what the rule decides when its condition holds.
+	Effect Effect
+
+	typ      string             // finding rules: the type before scope and window adjustments
+	severity int                // finding rules: base severity, 1 (low) to 4 (critical)
+	overlap  bool               // partial overlap: no checks, no scope, window or confidence adjustment
+	early    bool               // reads only the inputs and their analyses, not the alignment
+	when     func(p *pair) bool // the condition
+	reason   func(p *pair) string
+}
+
+// pair is what the rules read: both inputs, their analyses and their
+// alignment.
+type pair struct {
+	a, b Input
+	x, y *belief
+	ev   *evidence
+}
+
+// Rule names, as reported in [Finding.Rule].
+const (
+	RuleDisjointWindows     = "disjoint-windows"
+	RuleNoContent           = "no-content"
+	RulePeriods             = "different-periods"
+	RuleSubstituted         = "substituted-words"
+	RuleSlot                = "single-valued-slot"
+	RuleDifferentSubjects   = "different-subjects"
+	RuleNarrowerSubject     = "narrower-subject"
+	RulePolarityUnderValues = "polarity-under-values"
+	RuleOpposed             = "opposed-terms"
+	RuleNegation            = "negation"
+	RuleValue               = "different-values"
+	RuleDate                = "different-dates"
+	RuleReversed            = "reversed-relation"
+	RulePartial             = "partial-overlap"
+	CheckDateQualifiers     = "dates-as-qualifiers"
+	CheckGate               = "similarity-gate"
+)
+
+// rules is the decision table, in order.
+var rules = []Rule{
+	{Name: RuleDisjointWindows, Effect: Vetoes, early: true,
+		Description: "both beliefs have validity windows that do not overlap: any difference is explained by time",
+		when:        func(p *pair) bool { return hasWindow(p.a) && hasWindow(p.b) && disjoint(p.a, p.b) }},
+	{Name: RuleNoContent, Effect: Vetoes, early: true,
+		Description: "a belief has no content term",
+		when:        func(p *pair) bool { return len(p.x.core) == 0 || len(p.y.core) == 0 }},
+	{Name: RulePeriods, Effect: Vetoes,
+		Description: `both beliefs are scoped to stated periods that differ ("from 2024-07-01 to ..." vs "from 2024-12-20 to ...")`,
+		when:        func(p *pair) bool { return p.ev.tqDiffer }},
+	{Name: RuleSubstituted, Effect: Excuses,
+		Description: "each belief has words the other lacks and they are not one single-valued slot: different subjects or objects, so polarity and values say nothing",
+		when:        func(p *pair) bool { return p.substituted() && !p.ev.functional }},
+	{Name: RuleSlot, typ: TypeContradiction, severity: 2,
+		Description: `one single-valued slot holds different values ("the default branch is main" vs "... is master"; "written in Go" vs "written in Rust")`,
+		when:        func(p *pair) bool { return p.ev.functional },
+		reason: func(p *pair) string {
+			return "single-valued slot: " + quote(slotText(p.x, p.ev.slotA)) + " vs " + quote(slotText(p.y, p.ev.slotB))
+		}},
+	{Name: RuleDifferentSubjects, Effect: Excuses,
+		Description: `the same words said of different leading subjects ("Langara CPSC 1160 has ..." vs "Langara CPSC 1150 has ...")`,
+		when:        func(p *pair) bool { return p.ev.subjectDiff && (p.ev.flip || len(p.ev.conflicts) > 0) }},
+	{Name: RuleNarrowerSubject, Effect: Excuses,
+		Description: `a narrower subject with another value may be an exception ("Nexus logs ... 14 days" vs "Nexus audit logs ... 1 year")`,
+		when:        func(p *pair) bool { return p.ev.subjectNarrow && !p.ev.flip && len(p.ev.conflicts) > 0 }},
+	{Name: RulePolarityUnderValues, Effect: Excuses,
+		Description: `opposite polarity under different values of one class describes two situations ("closed on Mondays" vs "open on Tuesdays")`,
+		when:        func(p *pair) bool { return p.ev.flip && p.ev.otherConflict }},
+	{Name: RuleOpposed, typ: TypeContradiction, severity: 3,
+		Description: `aligned opposed terms and no negation ("enabled" vs "disabled", "public" vs "private")`,
+		when:        func(p *pair) bool { return p.ev.flip && len(p.ev.antA) > 0 && !p.ev.negA && !p.ev.negB },
+		reason: func(p *pair) string {
+			return "opposed terms: " + quote(dispOf(p.x, p.ev.antA[0])) + " vs " + quote(dispOf(p.y, p.ev.antB[0]))
+		}},
+	{Name: RuleNegation, typ: TypeContradiction, severity: 3,
+		Description: `one belief negates what the other asserts ("supports Windows" vs "does not support Windows")`,
+		when:        func(p *pair) bool { return p.ev.flip },
+		reason: func(p *pair) string {
+			side, other := "b", "a"
+			if p.ev.negA {
+				side, other = "a", "b"
+			}
+			extra := ""
+			if len(p.ev.antA) > 0 {
+				extra = " (with opposed terms " + quote(dispOf(p.x, p.ev.antA[0])) + " vs " + quote(dispOf(p.y, p.ev.antB[0])) + ")"
+			}
+			return "negation: " + side + " negates what " + other + " asserts" + extra
+		}},
+	{Name: RuleValue, typ: TypeContradiction, severity: 3,
+		Description: `different values of one class in the same place ("100 requests per minute" vs "500 ..."; "512 MB" vs "2 GB")`,
+		when:        func(p *pair) bool { return p.ev.otherConflict },
+		reason:      func(p *pair) string { return conflictReason(p, false) }},
+	{Name: RuleDate, typ: TypeTemporalConflict, severity: 2,
+		Description: `different calendar dates for one event ("released in 2019" vs "released in 2021")`,
+		when:        func(p *pair) bool { return p.ev.dateConflict },
+		reason:      func(p *pair) string { return conflictReason(p, true) }},
+	{Name: RuleReversed, typ: TypeContradiction, severity: 3,
+		Description: `two shared terms swap sides of a directional relation ("Maria reports to Daniel" vs "Daniel reports to Maria")`,
+		when:        func(p *pair) bool { return p.ev.directional != "" },
+		reason:      func(p *pair) string { return "reversed relation around " + quote(p.ev.directional) }},
+	{Name: RulePartial, typ: TypePartialOverlap, severity: 1, overlap: true,
+		Description: `one clean substituted slot that is not the subject, the final object or named entities on both sides ("stores embeddings in pgvector" vs "... in Qdrant")`,
+		when:        partialOverlap,
+		reason: func(p *pair) string {
+			return "partial overlap: differing detail " + quote(slotText(p.x, p.ev.slotA)) + " vs " + quote(slotText(p.y, p.ev.slotB))
+		}},
+}
+
+// checks veto a finding rule's verdict (not a partial overlap's).
+var checks = []Rule{
+	{Name: CheckDateQualifiers, Effect: Vetoes,
+		Description: `differing calendar dates next to another conflict are time qualifiers ("in 2019 ... MySQL" vs "in 2023 ... PostgreSQL")`,
+		when:        func(p *pair) bool { return p.ev.dateConflict },
+	},
+	{Name: CheckGate, Effect: Vetoes,
+		Description: "the topical similarity gate fails (see gate)",
+		when:        func(p *pair) bool { return !gate(p.x, p.y, p.ev, p.aligned()) }},
+}
+
+// Rules returns the decision table, then the checks, in order.
+func Rules() []Rule {
+	return append(append([]Rule(nil), rules...), checks...)
+}
+
+func (p *pair) substituted() bool { return len(p.ev.resA) > 0 && len(p.ev.resB) > 0 }
+
+// aligned counts the aligned non-shared terms a finding rule's gate credits:
+// opposed terms, a value conflict, a functional slot, differing scopes.
+func (p *pair) aligned() int {
+	ev := p.ev
+	n := len(ev.antA)
+	if ev.otherConflict || ev.dateConflict {
+		n++
+	}
+	if ev.functional {
+		n++
+	}
+	if len(p.x.scopes) > 0 && len(p.y.scopes) > 0 && !equalStrings(p.x.scopes, p.y.scopes) {
+		n++
+	}
+	return n
+}
+
+// partialOverlap is the partial-overlap condition, gate included.
+func partialOverlap(p *pair) bool {
+	x, y, ev := p.x, p.y, p.ev
+	tail := ev.slotA[1] == len(x.core)-1 && ev.slotB[1] == len(y.core)-1
+	named := slotNamed(x, ev.slotA) && slotNamed(y, ev.slotB)
+	return ev.slotOK && !ev.flip && x.negs == y.negs && len(ev.conflicts) == 0 && !ev.scopeDiff &&
+		ev.slotA[0] > 0 && ev.slotB[0] > 0 && (tail || named) &&
+		len(ev.shared) >= partialMinShared && gate(x, y, ev, 1)
+}
+
+// decide runs the table on a and b. It returns the finding, the name of the
+// rule or check that decided (for no tension: the veto, check or excuse, or
+// "" when no rule applied) and whether there is a tension.
+func decide(a, b Input) (Finding, string, bool) {
+	x, y := analyze(a), analyze(b)
+	p := &pair{a: a, b: b, x: &x, y: &y}
+	excused := ""
+	for i := range rules {
+		r := &rules[i]
+		if excused != "" && !r.overlap {
+			continue
+		}
+		if p.ev == nil && !r.early {
+			ev := align(&x, &y)
+			p.ev = &ev
+		}
+		if !r.when(p) {
+			continue
+		}
+		switch r.Effect {
+		case Vetoes:
+			return Finding{}, r.Name, false
+		case Excuses:
+			excused = r.Name
+			continue
+		}
+		if !r.overlap {
+			for j := range checks {
+				c := &checks[j]
+				if (c.Name != CheckDateQualifiers || r.Name != RuleDate) && c.when(p) {
+					return Finding{}, c.Name, false
+				}
+			}
+		}
+		return finding(p, r), r.Name, true
+	}
+	return Finding{}, excused, false
+}
+
+// finding builds the finding of rule r: type and severity adjusted for scope,
+// validity windows and confidence, and the reason.
+func finding(p *pair, r *Rule) Finding {
+	a, b := p.a, p.b
+	typ, sev, window := r.typ, r.severity, ""
+	if !r.overlap {
+		switch {
+		case p.ev.scopeDiff:
+			typ = TypeScopeConflict
+			sev--
+		case hasWindow(a) && hasWindow(b) && (a.ValidUntil != nil || b.ValidUntil != nil):
+			typ = TypeTemporalConflict
+			window = "validity windows overlap (" + windowText(a) + " vs " + windowText(b) + "); "
+		}
+		ca, cb := clampConf(a.Confidence), clampConf(b.Confidence)
+		if math.Min(ca, cb) >= confident {
+			sev++
+		} else if math.Max(ca, cb) < weak {
+			sev--
+		}
+	}
+	sev = min(max(sev, 1), 4)
+	return Finding{
+		Type:     typ,
+		Severity: [...]string{SeverityLow, SeverityMedium, SeverityHigh, SeverityCritical}[sev-1],
+		Reason:   window + scopeNote(p.x, p.y, p.ev, typ) + r.reason(p) + " on shared terms {" + sharedList(p.x, p.ev.shared) + "}",
+		Rule:     r.Name,
+	}
+}
+
+// gate is the topical similarity gate: at least one shared term, two
+// aligned terms in all, overlap coefficient >= minOverlap and Jaccard >=
+// minJaccard, both over content terms where aligned opposed terms, value
+// conflicts and slots count as shared.
+func gate(x, y *belief, ev *evidence, aligned int) bool {
+	shared := len(ev.shared) + ev.matched
+	if shared < 1 || shared+aligned < 2 {
+		return false
+	}
+	na := len(x.words) + countValues(x)
+	nb := len(y.words) + countValues(y)
+	s := float64(shared + aligned)
+	if s/float64(min(na, nb)) < minOverlap {
+		return false
+	}
+	den := float64(na+nb) - s
+	return den <= 0 || s/den >= minJaccard
+}
+
+func countValues(x *belief) int {
+	n := 0
+	for _, i := range x.core {
+		if x.seq[i].kind == valueTerm {
+			n++
+		}
+	}
+	return n
+}
+
+// clampConf clamps a confidence into [0, 1]; NaN counts as 0.
+func clampConf(c float64) float64 {
+	if math.IsNaN(c) || c < 0 {
+		return 0
+	}
+	return math.Min(c, 1)
+}

@@ -1,0 +1,276 @@
+package tension
+
+// Terms: tokens classified as content words, values, negations, stop words
+// and clause breaks.
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// termKind is what a term is.
+type termKind uint8
+
+const (
+	wordTerm  termKind = iota + 1 // content word (stemmed)
+	valueTerm                     // number, date, time or other exclusive value
+	negTerm                       // negation marker
+	stopTerm                      // stop word, kept for frames and qualifiers
+	breakTerm                     // clause boundary
+)
+
+// valueClass is the class of a value; only values of one class are compared.
+type valueClass uint8
+
+const (
+	classNum      valueClass = iota + 1 // plain number or version
+	classYear                           // 1900..2100 used as a year
+	classDate                           // ISO date
+	classMonth                          // month name
+	classMonthDay                       // month name with a day
+	classWeekday                        // day of the week
+	classDaypart                        // morning, afternoon, evening, night
+	classClock                          // time of day, in minutes
+	classFreq                           // bare time unit: per minute, every day
+	classDur                            // duration, in milliseconds
+	classSize                           // data size, in bytes
+	classPct                            // percentage
+)
+
+// isDateClass reports whether values of c are calendar dates.
+func isDateClass(c valueClass) bool {
+	return c == classYear || c == classDate || c == classMonth || c == classMonthDay
+}
+
+// term is one analysed token.
+type term struct {
+	key    string     // comparison key: stem for words, canonical text for values
+	disp   string     // surface form for reasons
+	kind   termKind   // word, value, negation, stop or break
+	class  valueClass // value class
+	num    float64    // numeric magnitude of numeric values
+	ver    bool       // dotted number (compared as a version prefix)
+	qual   string     // value qualifier: "~", ">", "<", ">=", "<=" or ""
+	tq     bool       // date introduced by from/since/until/...: a time scope
+	poss   bool       // possessive
+	scope  bool       // environment scope word
+	negged bool       // inside a negation's scope
+}
+
+// belief is an analysed belief.
+type belief struct {
+	seq    []term
+	core   []int    // seq indices of content terms (words and values), scope words excluded
+	words  []string // sorted unique keys of word terms, scope words included
+	scopes []string // sorted unique scope keys
+	negs   int      // surface negation markers
+	top    string   // first domain path segment, lower-cased
+	ents   []string // sorted unique entity word keys
+}
+
+// analyze turns one input into terms.
+func analyze(in Input) belief {
+	var x belief
+	content := in.Content
+	if len(content) > maxBytes {
+		cut := maxBytes
+		for cut > 0 && !utf8.RuneStart(content[cut]) {
+			cut--
+		}
+		content = content[:cut]
+	}
+	x.seq = toTerms(lexText(content))
+	if len(x.seq) > maxTerms {
+		x.seq = x.seq[:maxTerms]
+	}
+	for i := range x.seq {
+		t := &x.seq[i]
+		switch t.kind {
+		case wordTerm:
+			x.words = append(x.words, t.key)
+			if t.scope {
+				x.scopes = append(x.scopes, t.key)
+			} else {
+				x.core = append(x.core, i)
+			}
+		case valueTerm:
+			x.core = append(x.core, i)
+		case negTerm:
+			x.negs++
+			for j := i + 1; j < len(x.seq) && x.seq[j].kind != breakTerm; j++ {
+				x.seq[j].negged = true
+			}
+		}
+	}
+	x.words = uniq(x.words)
+	x.scopes = uniq(x.scopes)
+	if len(in.DomainPath) > 0 {
+		x.top = strings.ToLower(strings.TrimSpace(in.DomainPath[0]))
+	}
+	for _, e := range in.Entities {
+		if len(e) > maxBytes || len(x.ents) > maxTerms {
+			continue
+		}
+		for _, t := range toTerms(lexText(e)) {
+			if t.kind == wordTerm {
+				x.ents = append(x.ents, t.key)
+			}
+		}
+	}
+	x.ents = uniq(x.ents)
+	return x
+}
+
+// toTerms classifies lexed tokens.
+func toTerms(lx []lexeme) []term {
+	out := make([]term, 0, len(lx))
+	prevCaps := -1 // index in out of the last word term from an all-caps token
+	for i := 0; i < len(lx); i++ {
+		l := lx[i]
+		switch {
+		case l.brk:
+			out = append(out, term{kind: breakTerm})
+			continue
+		case l.neg:
+			out = append(out, term{key: "not", disp: "not", kind: negTerm})
+			continue
+		case l.num:
+			// Course and standard codes: an all-caps word directly followed
+			// by an integer of 3+ digits ("CPSC 1150", "ISO 8601") is one
+			// identifier, not a quantity.
+			if prevCaps >= 0 && prevCaps == len(out)-1 && len(l.s) >= 3 && allDigits(l.s) {
+				t := &out[prevCaps]
+				t.key += l.s
+				t.disp += " " + l.s
+				prevCaps = -1
+				continue
+			}
+			var t term
+			t, i = parseNumber(lx, i, out)
+			out = append(out, t)
+			prevCaps = -1
+			continue
+		}
+		w := l.s
+		prevCaps = -1
+		if w == "cannot" {
+			out = append(out, term{key: "can", disp: "can", kind: stopTerm}, term{key: "not", disp: "cannot", kind: negTerm})
+			continue
+		}
+		if negWords[w] {
+			out = append(out, term{key: "not", disp: w, kind: negTerm})
+			if w == "no" && i+1 < len(lx) && lx[i+1].s == "longer" {
+				i++
+			}
+			continue
+		}
+		if breakWords[w] {
+			out = append(out, term{kind: breakTerm})
+			continue
+		}
+		if w == "may" && !mayIsMonth(lx, i) {
+			out = append(out, term{key: w, disp: w, kind: stopTerm})
+			continue
+		}
+		if w == "on" && particle(lx, i) {
+			// "turned on in production", "logging is on": the particle
+			// is opposable to "off", so it is a content word here.
+			out = append(out, term{key: w, disp: w, kind: wordTerm})
+			continue
+		}
+		if stopWords[w] {
+			out = append(out, term{key: w, disp: w, kind: stopTerm})
+			continue
+		}
+		if v, ok := numberWords[w]; ok {
+			t := term{key: fmtNum(v), disp: w, kind: valueTerm, class: classNum, num: v}
+			t, i = foldUnit(lx, i, t)
+			t.qual = qualifier(out)
+			out = append(out, t)
+			continue
+		}
+		if m, ok := months[w]; ok {
+			t := term{key: strconv.Itoa(m), disp: w, kind: valueTerm, class: classMonth}
+			if i+1 < len(lx) && lx[i+1].num && allDigits(lx[i+1].s) && len(lx[i+1].s) <= 2 {
+				d, _ := strconv.Atoi(lx[i+1].s)
+				if d >= 1 && d <= 31 {
+					t.class = classMonthDay
+					t.key = strconv.Itoa(m) + "-" + strconv.Itoa(d)
+					t.disp = w + " " + lx[i+1].s
+					i++
+				}
+			}
+			t.tq = timeScoped(out)
+			out = append(out, t)
+			continue
+		}
+		if d, ok := weekdays[w]; ok {
+			out = append(out, term{key: d, disp: w, kind: valueTerm, class: classWeekday})
+			continue
+		}
+		if d, ok := dayparts[w]; ok {
+			out = append(out, term{key: d, disp: w, kind: valueTerm, class: classDaypart})
+			continue
+		}
+		if f, ok := freqWords[w]; ok && !(strings.HasSuffix(w, "ly") && beforeNoun(lx, i)) {
+			out = append(out, term{key: f, disp: w, kind: valueTerm, class: classFreq})
+			continue
+		}
+		key := w
+		if c, ok := synonyms[w]; ok {
+			key = c
+		}
+		t := term{disp: w, kind: wordTerm, poss: l.poss}
+		if scopeWords[key] {
+			t.key = key
+			t.scope = true
+		} else {
+			t.key = stem(key)
+		}
+		if l.caps && !t.poss {
+			prevCaps = len(out)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// beforeNoun reports whether lx[i] is directly followed by a content word,
+// so an adjective there names a kind ("the weekly backup") rather than
+// stating a value ("the backup runs weekly").
+func beforeNoun(lx []lexeme, i int) bool {
+	if i+1 >= len(lx) {
+		return false
+	}
+	n := lx[i+1]
+	if n.brk || n.num || n.neg || n.poss {
+		return false
+	}
+	w := n.s
+	return !stopWords[w] && !negWords[w] && !breakWords[w]
+}
+
+// particle reports whether the preposition at lx[i] stands alone as a
+// particle: it ends the clause or is directly followed by another
+// preposition or a conjunction ("is on", "turned on in staging").
+func particle(lx []lexeme, i int) bool {
+	if i+1 >= len(lx) || lx[i+1].brk {
+		return true
+	}
+	return afterParticle[lx[i+1].s]
+}
+
+// mayIsMonth reports whether "may" at lx[i] is the month.
+func mayIsMonth(lx []lexeme, i int) bool {
+	if i+1 < len(lx) && lx[i+1].num {
+		return true
+	}
+	if i > 0 {
+		switch lx[i-1].s {
+		case "in", "of", "early", "late", "mid", "since", "until", "from":
+			return true
+		}
+	}
+	return false
+}
