@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // BenchmarkStdioFirstToolsList measures "nexus stdio" from process start to
@@ -58,8 +60,8 @@ func benchStdioStartup(b *testing.B, dataDir func() string) {
 	}
 	b.StopTimer()
 	slices.Sort(lat)
-	b.ReportMetric(millis(percentile(lat, 50)), "p50-ms")
-	b.ReportMetric(millis(percentile(lat, 99)), "p99-ms")
+	b.ReportMetric(millis(testtools.Percentile(lat, 50)), "p50-ms")
+	b.ReportMetric(millis(testtools.Percentile(lat, 99)), "p99-ms")
 }
 
 // stdioFirstToolsList starts "nexus stdio --data-dir dir", connects an SDK
@@ -178,7 +180,7 @@ type serveProcess struct {
 // when tb ends.
 func startNexusServe(tb testing.TB, dataDir string) *serveProcess {
 	tb.Helper()
-	addr := freeAddr(tb)
+	addr := testtools.FreeAddr(tb)
 	p := &serveProcess{
 		cmd:    exec.Command(binary, "serve", "--addr", addr, "--data-dir", dataDir),
 		base:   "http://" + addr,
@@ -275,15 +277,6 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
-}
-
-// percentile returns the p-th percentile (nearest rank) of sorted durations.
-func percentile(sorted []time.Duration, p int) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := (len(sorted)*p+99)/100 - 1
-	return sorted[max(i, 0)]
 }
 
 // millis converts d to milliseconds.

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 var (
@@ -229,7 +231,7 @@ func TestStartAndStopAreLogged(t *testing.T) {
 		t.Errorf("stdio: exit %d\n%s", code, errOut)
 	}
 
-	addr := freeAddr(t)
+	addr := testtools.FreeAddr(t)
 	cmd := exec.Command(binary, "serve", "--addr", addr, "--data-dir", data)
 	var logs lockedBuffer
 	cmd.Stderr = &logs

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // binary is the nexus binary built once for the end-to-end tests.
@@ -35,18 +36,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// freeAddr returns a loopback address with a port that was free a moment ago.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // startServe runs "nexus serve" on a free port with a fresh data directory
 // (plus extra args) until the test ends, and returns its base URL once
 // /healthz answers.
@@ -58,7 +47,7 @@ func startServe(t testing.TB, extra ...string) string {
 // startServeIn is [startServe] on the data directory dir.
 func startServeIn(t testing.TB, dir string, extra ...string) string {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := testtools.FreeAddr(t)
 	args := append([]string{"serve", "--addr", addr, "--data-dir", dir}, extra...)
 	cmd := exec.Command(binary, args...)
 	stderr, _ := cmd.StderrPipe()

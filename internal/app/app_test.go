@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/app"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files (tool schema snapshots, docs/tools.md)")
@@ -25,27 +25,6 @@ func openApp(t *testing.T) *app.App {
 	}
 	t.Cleanup(a.Close)
 	return a
-}
-
-// golden compares got with the file at path, rewriting it under -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/app -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s is stale: a schema changed. If the change is deliberate (and additive), run go test ./internal/app -update and commit the result.", path)
-	}
 }
 
 // TestToolSchemaSnapshots pins every tool's listed schema and description.
@@ -62,7 +41,7 @@ func TestToolSchemaSnapshots(t *testing.T) {
 		}
 		name := tool.ID.Name() + ".json"
 		seen[name] = true
-		golden(t, filepath.Join("testdata", "toolsnaps", name), append(snap, '\n'))
+		testtools.Golden(t, filepath.Join("testdata", "toolsnaps", name), append(snap, '\n'), *update)
 	}
 	entries, _ := os.ReadDir(filepath.Join("testdata", "toolsnaps"))
 	for _, e := range entries {
@@ -75,7 +54,7 @@ func TestToolSchemaSnapshots(t *testing.T) {
 // TestToolsDoc keeps docs/tools.md generated from the schemas.
 func TestToolsDoc(t *testing.T) {
 	a := openApp(t)
-	golden(t, filepath.Join("..", "..", "docs", "tools.md"), app.ToolsMarkdown(a.Registry))
+	testtools.Golden(t, filepath.Join("..", "..", "docs", "tools.md"), app.ToolsMarkdown(a.Registry), *update)
 }
 
 func TestDemoDataLoadsOnlyIntoANewDatabase(t *testing.T) {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 var update = flag.Bool("update", false, "rewrite the .golden files of testdata/invalid")
@@ -271,20 +273,8 @@ func TestInvalidFiles(t *testing.T) {
 			if perr == nil {
 				t.Fatal("no error")
 			}
-			got := perr.Error() + "\n"
 			golden := strings.TrimSuffix(f, filepath.Ext(f)) + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != string(want) {
-				t.Errorf("errors:\n%s\nwant (%s):\n%s", got, golden, want)
-			}
+			testtools.Golden(t, golden, []byte(perr.Error()+"\n"), *update)
 		})
 	}
 	if n == 0 {

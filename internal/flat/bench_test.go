@@ -24,6 +24,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 	"github.com/nexus-mcp/nexus/internal/trace"
 )
 
@@ -167,8 +168,8 @@ func benchEcho(b *testing.B, url string, drain func()) {
 	all := slices.Concat(lats...)
 	slices.Sort(all)
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
-	b.ReportMetric(micros(percentile(all, 50)), "p50-us")
-	b.ReportMetric(micros(percentile(all, 99)), "p99-us")
+	b.ReportMetric(micros(testtools.Percentile(all, 50)), "p50-us")
+	b.ReportMetric(micros(testtools.Percentile(all, 99)), "p99-us")
 	if cpuOK {
 		b.ReportMetric(micros(cpu1-cpu0)/float64(b.N), "cpu-us/op")
 	}
@@ -223,15 +224,6 @@ type echoError struct{ res *mcp.CallToolResult }
 func (e *echoError) Error() string {
 	b, _ := json.Marshal(e.res)
 	return "unexpected echo result: " + string(b)
-}
-
-// percentile returns the p-th percentile (nearest rank) of sorted durations.
-func percentile(sorted []time.Duration, p int) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := (len(sorted)*p+99)/100 - 1
-	return sorted[max(i, 0)]
 }
 
 // micros converts d to microseconds.

@@ -65,23 +65,11 @@ func buildEverythingServer(t *testing.T) string {
 	return bin
 }
 
-// freeAddr returns a loopback address with a port free at the time.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 // startDirect runs the conformance server on Streamable HTTP, stateful like
 // the proxy (its default, stateless, cannot make server-to-client requests).
 func startDirect(t *testing.T, bin string) string {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := testtools.FreeAddr(t)
 	cmd := exec.Command(bin, "-http", addr, "-stateless=false")
 	cmd.Stderr = devNull(t)
 	if err := cmd.Start(); err != nil {

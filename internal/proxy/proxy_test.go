@@ -26,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/config"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // The test binary doubles as a stdio MCP server: with this variable set it
@@ -363,18 +364,6 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallT
 	return res
 }
 
-// eventually waits up to 10 s for cond.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestTransparent compares a client's view of each downstream server
 // through the proxy with its view of the same server connected directly,
 // and exercises every kind of message through the proxy.
@@ -530,7 +519,7 @@ func TestTransparent(t *testing.T) {
 					t.Fatal(err)
 				}
 				call(t, cs, "touch", nil)
-				eventually(t, "resources/updated", func() bool { return slices.Contains(ev.snapshot().updated, "test://r1") })
+				testtools.Eventually(t, 10*time.Second, "resources/updated", func() bool { return slices.Contains(ev.snapshot().updated, "test://r1") })
 				if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "test://r1"}); err != nil {
 					t.Fatal(err)
 				}
@@ -592,7 +581,7 @@ func TestTransparent(t *testing.T) {
 					t.Fatal(err)
 				}
 				call(t, cs, "log", nil)
-				eventually(t, "3 log messages", func() bool { return len(ev.snapshot().logs) == 3 })
+				testtools.Eventually(t, 10*time.Second, "3 log messages", func() bool { return len(ev.snapshot().logs) == 3 })
 				if g, w := strings.Join(ev.snapshot().logs, ","), "message 0,message 1,message 2"; g != w {
 					t.Errorf("logs = %s, want %s", g, w)
 				}
@@ -608,7 +597,7 @@ func TestTransparent(t *testing.T) {
 				if text(t, res) != "tok-1" {
 					t.Errorf("the server saw progress token %q", text(t, res))
 				}
-				eventually(t, "3 progress notifications", func() bool { return len(ev.snapshot().progress) == 3 })
+				testtools.Eventually(t, 10*time.Second, "3 progress notifications", func() bool { return len(ev.snapshot().progress) == 3 })
 				if g, w := strings.Join(ev.snapshot().progress, ","), "tok-1:1,tok-1:2,tok-1:3"; g != w {
 					t.Errorf("progress = %s, want %s", g, w)
 				}
@@ -624,7 +613,7 @@ func TestTransparent(t *testing.T) {
 
 			t.Run("roots/list_changed", func(t *testing.T) {
 				client.AddRoots(&mcp.Root{URI: "file:///other"})
-				eventually(t, "roots/list_changed downstream", func() bool { return text(t, call(t, cs, "roots_changed", nil)) == "1" })
+				testtools.Eventually(t, 10*time.Second, "roots/list_changed downstream", func() bool { return text(t, call(t, cs, "roots_changed", nil)) == "1" })
 				if got := text(t, call(t, cs, "ask", nil)); !strings.HasSuffix(got, "roots [file:///other file:///work]") {
 					t.Errorf("ask after adding a root = %s", got)
 				}
@@ -632,7 +621,7 @@ func TestTransparent(t *testing.T) {
 
 			t.Run("list_changed", func(t *testing.T) {
 				call(t, cs, "add_tool", nil)
-				eventually(t, "tools/list_changed", func() bool { return ev.snapshot().toolsList > 0 })
+				testtools.Eventually(t, 10*time.Second, "tools/list_changed", func() bool { return ev.snapshot().toolsList > 0 })
 				if text(t, call(t, cs, "added", nil)) != "added" {
 					t.Error("the added tool does not answer")
 				}
@@ -644,7 +633,7 @@ func TestTransparent(t *testing.T) {
 				if _, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "slow"}); err == nil {
 					t.Fatal("slow returned before it was cancelled")
 				}
-				eventually(t, "the downstream call to be cancelled", func() bool { return text(t, call(t, cs, "cancelled", nil)) == "true" })
+				testtools.Eventually(t, 10*time.Second, "the downstream call to be cancelled", func() bool { return text(t, call(t, cs, "cancelled", nil)) == "true" })
 			})
 
 			t.Run("tool filters", func(t *testing.T) {
@@ -819,7 +808,7 @@ func TestSessionLifecycle(t *testing.T) {
 		t.Fatalf("sessions share process %d/%d, want one each", pa, pb)
 	}
 	a.Close() // DELETE: the downstream session and process end
-	eventually(t, "the first process to end", func() bool { return !alive(pa) })
+	testtools.Eventually(t, 10*time.Second, "the first process to end", func() bool { return !alive(pa) })
 	if !alive(pb) {
 		t.Fatal("closing one session ended the other's process")
 	}
@@ -853,7 +842,7 @@ func TestDownstreamExit(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "calls to fail", func() bool {
+	testtools.Eventually(t, 10*time.Second, "calls to fail", func() bool {
 		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "pid"})
 		return err != nil
 	})
@@ -1033,5 +1022,5 @@ func TestToolTimeout(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("the timeout took %v", d)
 	}
-	eventually(t, "the downstream call to be cancelled", func() bool { return text(t, call(t, cs, "cancelled", nil)) == "true" })
+	testtools.Eventually(t, 10*time.Second, "the downstream call to be cancelled", func() bool { return text(t, call(t, cs, "cancelled", nil)) == "true" })
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/rest"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files (testdata/openapi.golden.json)")
@@ -35,23 +35,7 @@ func TestOpenAPIGolden(t *testing.T) {
 	if !bytes.Equal(raw, again) {
 		t.Fatal("two requests gave different documents")
 	}
-	path := filepath.Join("testdata", "openapi.golden.json")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/rest -update to create it)", err)
-	}
-	if !bytes.Equal(raw, want) {
-		t.Errorf("%s is stale; if the change is deliberate, run go test ./internal/rest -update and review the diff", path)
-	}
+	testtools.Golden(t, filepath.Join("testdata", "openapi.golden.json"), raw, *update)
 }
 
 func TestOpenAPIStructure(t *testing.T) {

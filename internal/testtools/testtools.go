@@ -1,6 +1,9 @@
-// Package testtools is test support: it finds the tools that
-// scripts/install-test-tools.sh installs for the end-to-end tests (Node 22,
-// the MCP conformance suite, npm MCP servers) and runs the conformance suite.
+// Package testtools is test support, imported by tests only. It holds the
+// helpers many packages' tests share (Eventually and EventuallyErr, which
+// wait for a condition instead of sleeping; Golden; FreeAddr; Percentile),
+// and it finds the tools that scripts/install-test-tools.sh installs for the
+// end-to-end tests (Node 22, the MCP conformance suite, npm MCP servers) and
+// runs the conformance suite.
 //
 // The tools live in NEXUS_TOOLS_DIR, by default <repo>/.cache/tools. When a
 // tool is missing or stale the test is skipped, or failed when the

@@ -200,18 +200,6 @@ func toolNames(reg *registry.Registry, toolbox string) []string {
 	return out
 }
 
-// eventually polls cond every 20 ms until it holds or d passes.
-func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // httpPeer serves srv in process over Streamable HTTP (config.StreamableHTTP)
 // or legacy SSE (config.SSE) until the test ends, and returns its URL.
 // Register it before the manager, so that the manager closes first.

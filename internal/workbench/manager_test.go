@@ -260,7 +260,7 @@ func TestListChangedRefresh(t *testing.T) {
 				t.Fatalf("tools = %v", got)
 			}
 			textTool(srv, "late", "l")
-			eventually(t, 10*time.Second, "the added tool is not registered", func() bool {
+			testtools.Eventually(t, 10*time.Second, "the added tool to be registered", func() bool {
 				_, ok := reg.Lookup("tb__srv__late")
 				return ok
 			})
@@ -268,7 +268,7 @@ func TestListChangedRefresh(t *testing.T) {
 				t.Errorf("late = %q", got)
 			}
 			srv.RemoveTools("early")
-			eventually(t, 10*time.Second, "the removed tool is still registered", func() bool {
+			testtools.Eventually(t, 10*time.Second, "the removed tool to be unregistered", func() bool {
 				_, ok := reg.Lookup("tb__srv__early")
 				return !ok
 			})
@@ -393,12 +393,7 @@ func TestHungServerTimesOut(t *testing.T) {
 // A URL with nothing listening is reported in ServerErrors without holding
 // up the other servers; opening again retries it.
 func TestUnreachableServer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testtools.FreeAddr(t)
 
 	m, reg := newManager(t, toolboxConfig("tb",
 		named{"gone", urlServer(config.StreamableHTTP, "http://"+addr+"/mcp")},
@@ -488,7 +483,7 @@ func TestEagerServersConnectAtStart(t *testing.T) {
 	cfg := toolboxConfig("tb", named{"eager", eager}, named{"lazy", example("memory")})
 	m, reg := newManager(t, cfg)
 	m.Start(context.Background())
-	eventually(t, 10*time.Second, "the eager server's tools are not registered", func() bool {
+	testtools.Eventually(t, 10*time.Second, "the eager server's tools to be registered", func() bool {
 		_, ok := reg.Lookup("tb__eager__greet")
 		return ok
 	})

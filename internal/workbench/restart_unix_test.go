@@ -19,6 +19,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // setRestart shortens the restart backoff for a test.
@@ -89,7 +90,7 @@ func TestKillStdioServerMidCall(t *testing.T) {
 
 	// It comes back by itself, as a new process; the dead one was reaped.
 	var pid2 int
-	eventually(t, 10*time.Second, "the killed server was not restarted", func() bool {
+	testtools.Eventually(t, 10*time.Second, "the killed server to restart", func() bool {
 		res, err := call(t, reg, "tb__peer__pid", nil)
 		if err != nil {
 			return false
@@ -100,7 +101,7 @@ func TestKillStdioServerMidCall(t *testing.T) {
 	if pid2 == pid {
 		t.Errorf("same pid %d after a restart", pid)
 	}
-	eventually(t, 5*time.Second, "the killed process was not reaped", func() bool { return gone(pid) })
+	testtools.Eventually(t, 5*time.Second, "the killed process to be reaped", func() bool { return gone(pid) })
 	if got := mustCall(t, reg, "tb__peer__sleep", map[string]any{"ms": 10}); got != "slept 10 ms" {
 		t.Errorf("sleep after restart = %q", got)
 	}
@@ -168,14 +169,14 @@ func TestNoLeaks(t *testing.T) {
 		pid := peerPID(t, reg, "tb__peer__pid")
 		pids = append(pids, pid)
 		syscall.Kill(pid, syscall.SIGKILL)
-		eventually(t, 10*time.Second, "the killed server was not restarted", func() bool {
+		testtools.Eventually(t, 10*time.Second, "the killed server to restart", func() bool {
 			res, err := call(t, reg, "tb__peer__pid", nil)
 			return err == nil && text(res) != strconv.Itoa(pid)
 		})
 	}
 	textTool(streamable, "late", "l")
 	textTool(sse, "late", "l")
-	eventually(t, 10*time.Second, "list_changed was not followed", func() bool {
+	testtools.Eventually(t, 10*time.Second, "list_changed to be followed", func() bool {
 		_, a := reg.Lookup("tb__streamable__late")
 		_, b := reg.Lookup("tb__sse__late")
 		return a && b
@@ -188,7 +189,7 @@ func TestNoLeaks(t *testing.T) {
 	pid := peerPID(t, reg, "tb__peer__pid")
 	pids = append(pids, pid)
 	syscall.Kill(pid, syscall.SIGKILL)
-	eventually(t, 5*time.Second, "the peer's death was not noticed", func() bool {
+	testtools.Eventually(t, 5*time.Second, "the peer's death to be noticed", func() bool {
 		_, err := call(t, reg, "tb__peer__pid", nil)
 		return err != nil
 	})

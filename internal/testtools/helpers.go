@@ -1,0 +1,153 @@
+package testtools
+
+// Helpers that many packages' tests share: waiting for a condition instead of
+// sleeping, golden files, free loopback addresses and latency percentiles.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// PollInterval is how often Eventually and EventuallyErr check their
+// condition.
+const PollInterval = 10 * time.Millisecond
+
+// Eventually waits until cond returns true, checking it at once and then
+// every PollInterval. When timeout passes first it fails tb (Fatal) with
+// "timed out after TIMEOUT waiting for WHAT": what says what is awaited, as
+// in "the session to close". Give a generous timeout: it is only reached
+// when the test fails, while a test that passes waits no longer than cond
+// needs.
+//
+// cond runs on the calling goroutine, so it may call tb.Fatal itself.
+func Eventually(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	EventuallyErr(tb, timeout, what, func() error {
+		if cond() {
+			return nil
+		}
+		return errNotYet
+	})
+}
+
+// errNotYet is what Eventually's condition gives while it does not hold.
+var errNotYet = errors.New("not yet")
+
+// EventuallyErr is Eventually for a check that says why it does not hold
+// yet: it waits until check returns nil, and on timeout the failure ends with
+// the last error check returned (a readiness probe's "connection refused",
+// the state seen so far).
+func EventuallyErr(tb testing.TB, timeout time.Duration, what string, check func() error) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(PollInterval)
+	defer tick.Stop()
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			if err == errNotYet {
+				tb.Fatalf("timed out after %s waiting for %s", timeout, what)
+			}
+			tb.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
+		}
+		<-tick.C
+	}
+}
+
+// Golden compares got with the golden file at path and fails tb (Error) when
+// they differ, showing the difference; a missing file fails tb (Fatal).
+//
+// With update it writes got to path instead, creating its directory. The
+// flag that sets update belongs to the caller's test package (a test binary
+// can define a flag only once):
+//
+//	var update = flag.Bool("update", false, "rewrite the golden files")
+//	...
+//	testtools.Golden(t, filepath.Join("testdata", "x.golden"), got, *update)
+func Golden(tb testing.TB, path string, got []byte, update bool) {
+	tb.Helper()
+	rerun := "go test -update"
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(RepoRoot(tb), wd); err == nil && !strings.HasPrefix(rel, "..") {
+			rerun = "go test ./" + filepath.ToSlash(rel) + " -update"
+		}
+	}
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatalf("%v (run %s to create it)", err, rerun)
+	}
+	if !bytes.Equal(got, want) {
+		tb.Errorf("%s is stale: %s\nIf the change is deliberate, run %s, review the diff and commit it.", path, difference(got, want), rerun)
+	}
+}
+
+// goldenShown is the size up to which Golden shows both texts in full.
+const goldenShown = 4 << 10
+
+// difference describes how got differs from want: both in full when they
+// are short, else their first differing line.
+func difference(got, want []byte) string {
+	if len(got) <= goldenShown && len(want) <= goldenShown {
+		return fmt.Sprintf("got:\n%s\nwant:\n%s", got, want)
+	}
+	g := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")
+	w := strings.Split(strings.TrimSuffix(string(want), "\n"), "\n")
+	for i := 0; i < max(len(g), len(w)); i++ {
+		switch {
+		case i >= len(g):
+			return fmt.Sprintf("got %d lines, want %d (it lacks line %d: %q)", len(g), len(w), i+1, w[i])
+		case i >= len(w):
+			return fmt.Sprintf("got %d lines, want %d (extra line %d: %q)", len(g), len(w), i+1, g[i])
+		case g[i] != w[i]:
+			return fmt.Sprintf("line %d:\n got %q\nwant %q", i+1, g[i], w[i])
+		}
+	}
+	return "they differ in the newline at the end"
+}
+
+// FreeAddr returns a loopback TCP address ("127.0.0.1:PORT") whose port was
+// free a moment ago, for a server the test starts in another process or
+// that must be told its address before it listens. Another process may take
+// the port meanwhile; a test that can listen itself should listen on
+// "127.0.0.1:0" and keep the listener.
+func FreeAddr(tb testing.TB) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return addr
+}
+
+// Percentile returns the p-th percentile (nearest rank, p from 0 to 100) of
+// durations sorted in ascending order; 0 when there are none.
+func Percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted)*p+99)/100 - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
