@@ -12,7 +12,6 @@ package bounded
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -208,30 +207,7 @@ func (s *Surface) discover(sess *session, name string, t *registry.Tool) {
 }
 
 func (s *Surface) register() error {
-	reg := s.p.Registry()
-	for _, t := range []registry.Tool{
-		{
-			ID:          registry.ID{Toolbox: registry.BuiltinToolbox, Server: ServerName, Tool: "get_tools"},
-			Description: "Discover tools on demand. With no tools asked for: an overview of the agents, their modes and the toolboxes. With tools ({agent: [modes]} or [\"agent_mode\", ...]): their full schemas, named agent_mode; each becomes callable by that name in this session.",
-			InputSchema: json.RawMessage(getToolsSchema), Handler: s.getTools, ReadOnly: true,
-		},
-		{
-			ID:          registry.ID{Toolbox: registry.BuiltinToolbox, Server: ServerName, Tool: "open_toolbox"},
-			Description: "Open a toolbox: connect its MCP servers (idempotent) and list its tools with their schemas. Call use_tool with {toolbox, server, tool} from this list.",
-			InputSchema: json.RawMessage(openToolboxSchema), Handler: s.openToolbox,
-		},
-		{
-			ID:          registry.ID{Toolbox: registry.BuiltinToolbox, Server: ServerName, Tool: "use_tool"},
-			Description: "Execute a tool from an opened toolbox by its structured identifier {toolbox, server, tool}; the result is the tool's own, unmodified.",
-			InputSchema: json.RawMessage(useToolSchema), Handler: s.useTool, SelfValidating: true,
-		},
-	} {
-		t.Source, t.Family, t.Meta = registry.Local, registry.Workbench, true
-		if err := reg.Add(t); err != nil {
-			return err
-		}
-	}
-	return nil
+	return registry.AddAll(s.p.Registry(), registry.BuiltinToolbox, ServerName, s.tools()...)
 }
 
 // toolboxNames is the toolbox part of the instructions.

@@ -61,6 +61,38 @@ const useToolSchema = `{
   "additionalProperties": false
 }`
 
+// tools are the bounded surface's meta-tools, listed by this surface only.
+func (s *Surface) tools() []registry.Def {
+	return []registry.Def{
+		{
+			Name:        "get_tools",
+			Description: "Discover tools on demand. With no tools asked for: an overview of the agents, their modes and the toolboxes. With tools ({agent: [modes]} or [\"agent_mode\", ...]): their full schemas, named agent_mode; each becomes callable by that name in this session.",
+			ReadOnly:    true,
+			Family:      registry.Workbench,
+			Meta:        true,
+			Schema:      json.RawMessage(getToolsSchema),
+			Handler:     registry.Handle(s.getTools),
+		},
+		{
+			Name:        "open_toolbox",
+			Description: "Open a toolbox: connect its MCP servers (idempotent) and list its tools with their schemas. Call use_tool with {toolbox, server, tool} from this list.",
+			Family:      registry.Workbench,
+			Meta:        true,
+			Schema:      json.RawMessage(openToolboxSchema),
+			Handler:     registry.Handle(s.openToolbox),
+		},
+		{
+			Name:           "use_tool",
+			Description:    "Execute a tool from an opened toolbox by its structured identifier {toolbox, server, tool}; the result is the tool's own, unmodified.",
+			Family:         registry.Workbench,
+			Meta:           true,
+			SelfValidating: true,
+			Schema:         json.RawMessage(useToolSchema),
+			Handler:        registry.Handle(s.useTool),
+		},
+	}
+}
+
 // --- get_tools ---------------------------------------------------------------
 
 type modeInfo struct {
@@ -83,10 +115,10 @@ type toolboxInfo struct {
 	Servers     []string `json:"servers"`
 }
 
+// overview is get_tools' result when no tools are asked for.
 type overview struct {
 	Agents    []agentInfo   `json:"agents"`
 	Toolboxes []toolboxInfo `json:"toolboxes"`
-	Usage     string        `json:"usage"`
 }
 
 type toolSchema struct {
@@ -98,10 +130,23 @@ type toolSchema struct {
 	Tool        string         `json:"tool"`
 }
 
+// discovered is get_tools' result when tools are asked for.
 type discovered struct {
 	Tools   []toolSchema `json:"tools"`
 	Unknown []string     `json:"unknown,omitempty"`
-	Usage   string       `json:"usage"`
+}
+
+// getToolsResult is get_tools' result: the overview or the tools discovered
+// (exactly one is set; a nil embedded pointer adds no fields), then usage.
+type getToolsResult struct {
+	*overview
+	*discovered
+	Usage string `json:"usage"`
+}
+
+type getToolsIn struct {
+	// Tools is {agent: [modes]} or [agent_mode, ...]; see parseWanted.
+	Tools json.RawMessage `json:"tools"`
 }
 
 func firstLine(s string) string {
@@ -109,17 +154,13 @@ func firstLine(s string) string {
 	return line
 }
 
-func (s *Surface) getTools(ctx context.Context, c *registry.Call) (any, error) {
-	var in struct {
-		Tools json.RawMessage `json:"tools"`
-	}
-	json.Unmarshal(c.Args, &in)
+func (s *Surface) getTools(ctx context.Context, _ *registry.Call, in getToolsIn) (*getToolsResult, error) {
 	wanted, err := parseWanted(in.Tools)
 	if err != nil {
 		return nil, err
 	}
 	if len(wanted) == 0 {
-		ov := overview{Usage: "Ask get_tools for {\"agent\": [\"mode\"]} to get schemas; then call \"agent_mode\" directly, passing context {sessionId, workspaceId}."}
+		ov := &overview{}
 		for _, a := range s.cat.Agents() {
 			ai := agentInfo{Name: a.Name, Toolbox: a.Toolbox, Server: a.Server, Modes: []modeInfo{}}
 			for _, t := range s.cat.Modes(a) {
@@ -131,10 +172,10 @@ func (s *Surface) getTools(ctx context.Context, c *registry.Call) (any, error) {
 		for _, tb := range s.Toolboxes() {
 			ov.Toolboxes = append(ov.Toolboxes, toolboxInfo{Name: tb.Name, Description: tb.Description, Servers: tb.Servers})
 		}
-		return ov, nil
+		return &getToolsResult{overview: ov, Usage: "Ask get_tools for {\"agent\": [\"mode\"]} to get schemas; then call \"agent_mode\" directly, passing context {sessionId, workspaceId}."}, nil
 	}
 	sess := sessionFrom(ctx)
-	out := discovered{Tools: []toolSchema{}, Usage: "Call each tool by its name, passing context {sessionId, workspaceId} beside its arguments."}
+	out := &discovered{Tools: []toolSchema{}}
 	opened := map[string]bool{}
 	for _, w := range wanted {
 		a, ok := s.cat.Agent(w.agent)
@@ -161,7 +202,7 @@ func (s *Surface) getTools(ctx context.Context, c *registry.Call) (any, error) {
 			s.discover(sess, name, t)
 		}
 	}
-	return out, nil
+	return &getToolsResult{discovered: out, Usage: "Call each tool by its name, passing context {sessionId, workspaceId} beside its arguments."}, nil
 }
 
 type want struct{ agent, mode string }
@@ -232,11 +273,11 @@ type openResult struct {
 	Tools            []openedTool      `json:"tools"`
 }
 
-func (s *Surface) openToolbox(ctx context.Context, c *registry.Call) (any, error) {
-	var in struct {
-		Toolbox string `json:"toolbox"`
-	}
-	json.Unmarshal(c.Args, &in)
+type openToolboxIn struct {
+	Toolbox string `json:"toolbox"`
+}
+
+func (s *Surface) openToolbox(ctx context.Context, _ *registry.Call, in openToolboxIn) (*openResult, error) {
 	res := &openResult{Toolbox: in.Toolbox, ServerNames: []string{}, Tools: []openedTool{}}
 	var tools []*registry.Tool
 	if in.Toolbox == registry.BuiltinToolbox {
@@ -292,7 +333,16 @@ func (s *Surface) configured(name string) bool {
 // useTool follows seed 003's validation order and error texts: the shape of
 // the request, then the toolbox, the server, the tool, and the arguments
 // (validated by the pipeline against the tool's schema, then downstream).
-func (s *Surface) useTool(ctx context.Context, c *registry.Call) (any, error) {
+// useToolIn is use_tool's arguments as the schema describes them; useTool
+// reads them from the call itself (parseUseTool), in seed 003's order.
+type useToolIn struct {
+	Tool      json.RawMessage `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// useTool's result is not its own (see registry.Def): it is the outcome of
+// the tool it ran, which the pipeline adopts.
+func (s *Surface) useTool(ctx context.Context, c *registry.Call, _ useToolIn) (any, error) {
 	id, args, err := parseUseTool(c.Args)
 	if err != nil {
 		return nil, err

@@ -210,7 +210,7 @@ func nullTime(t *time.Time) any {
 // CreateInput is belief_create's arguments; other packages use it to create
 // beliefs from Go (vkb's insight_extract, the demo data).
 type CreateInput struct {
-	Content     string           `json:"content,omitempty"`
+	Content     string           `json:"content"`
 	Confidence  *ConfidenceInput `json:"confidence,omitempty"`
 	DomainPath  []string         `json:"domain_path,omitempty"`
 	SourceType  string           `json:"source_type,omitempty"`
@@ -280,7 +280,7 @@ func (s *Server) CreateTx(ctx context.Context, tx *sql.Tx, workspace string, in 
 	return res, nil
 }
 
-func (s *Server) beliefCreate(ctx context.Context, c *registry.Call, in CreateInput) (any, error) {
+func (s *Server) beliefCreate(ctx context.Context, c *registry.Call, in CreateInput) (*CreateResult, error) {
 	return s.Create(ctx, c.Workspace, in)
 }
 
@@ -300,7 +300,7 @@ type supersedeResult struct {
 	Tensions  []Tension `json:"tensions"`
 }
 
-func (s *Server) beliefSupersede(ctx context.Context, c *registry.Call, in beliefSupersedeIn) (any, error) {
+func (s *Server) beliefSupersede(ctx context.Context, c *registry.Call, in beliefSupersedeIn) (*supersedeResult, error) {
 	content := strings.TrimSpace(in.NewContent)
 	if content == "" {
 		return nil, errs.Invalid("new_content", "must not be blank")
@@ -375,7 +375,7 @@ type beliefGetResult struct {
 // maxChain bounds how far a supersession chain is followed.
 const maxChain = 1000
 
-func (s *Server) beliefGet(ctx context.Context, c *registry.Call, in beliefGetIn) (any, error) {
+func (s *Server) beliefGet(ctx context.Context, c *registry.Call, in beliefGetIn) (*beliefGetResult, error) {
 	db := s.st.DB()
 	b, err := s.loadBelief(ctx, db, c.Workspace, in.BeliefID)
 	if err != nil {
@@ -445,7 +445,7 @@ const (
 	recencyHalfLife = 90 * 24 * time.Hour
 )
 
-func (s *Server) beliefQuery(ctx context.Context, c *registry.Call, in beliefQueryIn) (any, error) {
+func (s *Server) beliefQuery(ctx context.Context, c *registry.Call, in beliefQueryIn) (*queryResult, error) {
 	f := searchFilter{workspace: c.Workspace, includeSuperseded: in.IncludeSuperseded, want: in.Limit}
 	if len(in.DomainFilter) > 0 {
 		dk, err := domainKey(in.DomainFilter)

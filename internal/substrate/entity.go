@@ -131,7 +131,7 @@ type entityGetResult struct {
 	Beliefs []*Belief `json:"beliefs,omitempty"`
 }
 
-func (s *Server) entityGet(ctx context.Context, c *registry.Call, in entityGetIn) (any, error) {
+func (s *Server) entityGet(ctx context.Context, c *registry.Call, in entityGetIn) (*entityGetResult, error) {
 	db := s.st.DB()
 	e, err := s.loadEntity(ctx, db, c.Workspace, in.EntityID)
 	if err != nil {
@@ -184,7 +184,7 @@ type entitySearchResult struct {
 
 // entitySearch matches the query against names and aliases: exact matches
 // first, then prefix matches, then substring matches, each by name.
-func (s *Server) entitySearch(ctx context.Context, c *registry.Call, in entitySearchIn) (any, error) {
+func (s *Server) entitySearch(ctx context.Context, c *registry.Call, in entitySearchIn) (*entitySearchResult, error) {
 	key := normalizeKey(in.Query)
 	pattern := "%" + strings.TrimSuffix(likePrefix(key), "%") + "%"
 	prefix := likePrefix(key)

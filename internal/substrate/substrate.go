@@ -10,7 +10,7 @@ package substrate
 
 import (
 	"embed"
-	"fmt"
+	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -41,41 +41,36 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	return &Server{st: st, log: log, now: store.Now, stats: textsearch.NewStats(statsTTL, maxStats, log)}
 }
 
-type toolDef struct {
-	name, description string
-	readOnly          bool
-	handler           registry.Handler
-}
-
 // Register adds the substrate tools to reg.
 func (s *Server) Register(reg *registry.Registry) error {
-	defs := []toolDef{
-		{"belief_query", "Search beliefs by content, domain, or entity. Relevance blends lexical match, confidence and recency (relevance_score).", true, registry.Bind(s.beliefQuery)},
-		{"belief_create", "Create a new belief with optional entity links. Entities are created if they do not exist; tensions with existing beliefs are detected and returned.", false, registry.Bind(s.beliefCreate)},
-		{"belief_supersede", "Replace an old belief with a new one, maintaining history.", false, registry.Bind(s.beliefSupersede)},
-		{"belief_get", "Get a single belief by ID with full details.", true, registry.Bind(s.beliefGet)},
-		{"entity_get", "Get entity details with optional beliefs.", true, registry.Bind(s.entityGet)},
-		{"entity_search", "Find entities by name or type.", true, registry.Bind(s.entitySearch)},
-		{"tension_list", "List contradictions/tensions between beliefs.", true, registry.Bind(s.tensionList)},
-		{"tension_resolve", "Mark a tension as resolved with explanation.", false, registry.Bind(s.tensionResolve)},
+	return registry.AddAll(reg, registry.BuiltinToolbox, ServerName, s.tools()...)
+}
+
+// tools are the substrate's tools, in the order they are documented.
+func (s *Server) tools() []registry.Def {
+	return []registry.Def{
+		{Name: "belief_query", Description: "Search beliefs by content, domain, or entity. Relevance blends lexical match, confidence and recency (relevance_score).",
+			ReadOnly: true, Family: registry.Valence, Schema: schema("belief_query"), Handler: registry.Handle(s.beliefQuery)},
+		{Name: "belief_create", Description: "Create a new belief with optional entity links. Entities are created if they do not exist; tensions with existing beliefs are detected and returned.",
+			Family: registry.Valence, Schema: schema("belief_create"), Handler: registry.Handle(s.beliefCreate)},
+		{Name: "belief_supersede", Description: "Replace an old belief with a new one, maintaining history.",
+			Family: registry.Valence, Schema: schema("belief_supersede"), Handler: registry.Handle(s.beliefSupersede)},
+		{Name: "belief_get", Description: "Get a single belief by ID with full details.",
+			ReadOnly: true, Family: registry.Valence, Schema: schema("belief_get"), Handler: registry.Handle(s.beliefGet)},
+		{Name: "entity_get", Description: "Get entity details with optional beliefs.",
+			ReadOnly: true, Family: registry.Valence, Schema: schema("entity_get"), Handler: registry.Handle(s.entityGet)},
+		{Name: "entity_search", Description: "Find entities by name or type.",
+			ReadOnly: true, Family: registry.Valence, Schema: schema("entity_search"), Handler: registry.Handle(s.entitySearch)},
+		{Name: "tension_list", Description: "List contradictions/tensions between beliefs.",
+			ReadOnly: true, Family: registry.Valence, Schema: schema("tension_list"), Handler: registry.Handle(s.tensionList)},
+		{Name: "tension_resolve", Description: "Mark a tension as resolved with explanation.",
+			Family: registry.Valence, Schema: schema("tension_resolve"), Handler: registry.Handle(s.tensionResolve)},
 	}
-	for _, d := range defs {
-		schema, err := schemas.ReadFile("schemas/" + d.name + ".json")
-		if err != nil {
-			return fmt.Errorf("substrate: schema of %s: %w", d.name, err)
-		}
-		err = reg.Add(registry.Tool{
-			ID:          registry.ID{Toolbox: registry.BuiltinToolbox, Server: ServerName, Tool: d.name},
-			Description: d.description,
-			InputSchema: schema,
-			Source:      registry.Local,
-			Family:      registry.Valence,
-			ReadOnly:    d.readOnly,
-			Handler:     d.handler,
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+}
+
+// schema is the embedded input schema of tool name (schemas/<name>.json);
+// without one, registration fails ("no input schema").
+func schema(name string) json.RawMessage {
+	b, _ := schemas.ReadFile("schemas/" + name + ".json")
+	return b
 }

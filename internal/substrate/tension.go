@@ -204,7 +204,7 @@ type tensionListResult struct {
 	Tensions []Tension `json:"tensions"`
 }
 
-func (s *Server) tensionList(ctx context.Context, c *registry.Call, in tensionListIn) (any, error) {
+func (s *Server) tensionList(ctx context.Context, c *registry.Call, in tensionListIn) (*tensionListResult, error) {
 	if in.EntityID != "" {
 		if _, err := s.loadEntity(ctx, s.st.DB(), c.Workspace, in.EntityID); err != nil {
 			return nil, err
@@ -238,7 +238,7 @@ type tensionResolveResult struct {
 // in one transaction: supersede_a marks belief a superseded by b,
 // supersede_b the reverse, archive_both archives both (status resolved);
 // keep_both changes no belief (status accepted).
-func (s *Server) tensionResolve(ctx context.Context, c *registry.Call, in tensionResolveIn) (any, error) {
+func (s *Server) tensionResolve(ctx context.Context, c *registry.Call, in tensionResolveIn) (*tensionResolveResult, error) {
 	resolution := strings.TrimSpace(in.Resolution)
 	if resolution == "" {
 		return nil, errs.Invalid("resolution", "must not be blank")

@@ -19,7 +19,7 @@ type exchangeAddResult struct {
 	Exchange *conversation.Exchange `json:"exchange"`
 }
 
-func (s *Server) exchangeAdd(ctx context.Context, c *registry.Call, in exchangeAddIn) (any, error) {
+func (s *Server) exchangeAdd(ctx context.Context, c *registry.Call, in exchangeAddIn) (*exchangeAddResult, error) {
 	ex, err := s.conv.Append(ctx, c.Workspace, in.SessionID, in.Role, in.Content, in.ToolUses)
 	if err != nil {
 		return nil, err
@@ -39,7 +39,7 @@ type exchangeListResult struct {
 	TotalCount int                     `json:"total_count"`
 }
 
-func (s *Server) exchangeList(ctx context.Context, c *registry.Call, in exchangeListIn) (any, error) {
+func (s *Server) exchangeList(ctx context.Context, c *registry.Call, in exchangeListIn) (*exchangeListResult, error) {
 	list, total, err := s.conv.Exchanges(ctx, c.Workspace, in.SessionID, in.Limit, in.Offset)
 	if err != nil {
 		return nil, err

@@ -43,7 +43,7 @@ type insightExtractResult struct {
 // insightExtract creates a substrate belief whose source is the session
 // (type conversation, ref the session id), runs tension detection, and
 // records the insight, all in one transaction.
-func (s *Server) insightExtract(ctx context.Context, c *registry.Call, in insightExtractIn) (any, error) {
+func (s *Server) insightExtract(ctx context.Context, c *registry.Call, in insightExtractIn) (*insightExtractResult, error) {
 	if _, err := s.conv.Get(ctx, c.Workspace, in.SessionID); err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ type insightListResult struct {
 	Insights []*Insight `json:"insights"`
 }
 
-func (s *Server) insightList(ctx context.Context, c *registry.Call, in insightListIn) (any, error) {
+func (s *Server) insightList(ctx context.Context, c *registry.Call, in insightListIn) (*insightListResult, error) {
 	where, args := "i.workspace = ?", []any{c.Workspace}
 	if in.SessionID != "" {
 		if _, err := s.conv.Get(ctx, c.Workspace, in.SessionID); err != nil {

@@ -115,7 +115,7 @@ type patternRecordIn struct {
 	Confidence  float64  `json:"confidence"`
 }
 
-func (s *Server) patternRecord(ctx context.Context, c *registry.Call, in patternRecordIn) (any, error) {
+func (s *Server) patternRecord(ctx context.Context, c *registry.Call, in patternRecordIn) (*patternResult, error) {
 	typ, desc := strings.TrimSpace(in.Type), strings.TrimSpace(in.Description)
 	if typ == "" {
 		return nil, errs.Invalid("type", "must not be blank")
@@ -162,7 +162,7 @@ func Reinforce(c float64) float64 {
 
 // patternReinforce raises the pattern's confidence (every call counts) and
 // adds the supporting session to the evidence once, in one transaction.
-func (s *Server) patternReinforce(ctx context.Context, c *registry.Call, in patternReinforceIn) (any, error) {
+func (s *Server) patternReinforce(ctx context.Context, c *registry.Call, in patternReinforceIn) (*patternResult, error) {
 	if in.SessionID != "" {
 		if err := s.checkSessions(ctx, c.Workspace, "session_id", []string{in.SessionID}); err != nil {
 			return nil, errs.E(errs.NotFound, "session %q not found", in.SessionID)
@@ -253,7 +253,7 @@ func (s *Server) queryPatterns(ctx context.Context, query string, args ...any) (
 	return out, rows.Err()
 }
 
-func (s *Server) patternList(ctx context.Context, c *registry.Call, in patternListIn) (any, error) {
+func (s *Server) patternList(ctx context.Context, c *registry.Call, in patternListIn) (*patternListResult, error) {
 	where, args := s.patternWhere(c.Workspace, in.Type, in.Status, in.MinConfidence)
 	list, err := s.queryPatterns(ctx, `SELECT `+patternCols+` FROM patterns p WHERE `+where+
 		` ORDER BY p.confidence DESC, p.reinforced_at DESC, p.id LIMIT ?`, append(args, in.Limit)...)
@@ -275,7 +275,7 @@ const patternSearchCap = 1000
 // patternSearch finds patterns whose description matches any query term
 // through the full-text index and ranks them by BM25 (document frequencies
 // taken over the matches), ties to the more confident pattern.
-func (s *Server) patternSearch(ctx context.Context, c *registry.Call, in patternSearchIn) (any, error) {
+func (s *Server) patternSearch(ctx context.Context, c *registry.Call, in patternSearchIn) (*patternListResult, error) {
 	terms := textsearch.Terms(in.Query)
 	if len(terms) == 0 {
 		return &patternListResult{Success: true, Patterns: []*Pattern{}}, nil

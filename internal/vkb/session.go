@@ -21,7 +21,7 @@ type sessionStartIn struct {
 	Metadata       map[string]any `json:"metadata"`
 }
 
-func (s *Server) sessionStart(ctx context.Context, c *registry.Call, in sessionStartIn) (any, error) {
+func (s *Server) sessionStart(ctx context.Context, c *registry.Call, in sessionStartIn) (*sessionResult, error) {
 	conv, err := s.conv.Create(ctx, conversation.Draft{
 		Workspace: c.Workspace, Platform: in.Platform, ProjectContext: in.ProjectContext,
 		ExternalRoomID: in.ExternalRoomID, Metadata: in.Metadata,
@@ -39,7 +39,7 @@ type sessionEndIn struct {
 	Status    string   `json:"status"`
 }
 
-func (s *Server) sessionEnd(ctx context.Context, c *registry.Call, in sessionEndIn) (any, error) {
+func (s *Server) sessionEnd(ctx context.Context, c *registry.Call, in sessionEndIn) (*sessionResult, error) {
 	conv, err := s.conv.End(ctx, c.Workspace, in.SessionID, in.Summary, in.Themes, in.Status)
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ type sessionGetIn struct {
 	ExchangeLimit    int    `json:"exchange_limit"`
 }
 
-func (s *Server) sessionGet(ctx context.Context, c *registry.Call, in sessionGetIn) (any, error) {
+func (s *Server) sessionGet(ctx context.Context, c *registry.Call, in sessionGetIn) (*sessionResult, error) {
 	conv, err := s.conv.Get(ctx, c.Workspace, in.SessionID)
 	if err != nil {
 		return nil, err
@@ -82,7 +82,7 @@ type sessionListResult struct {
 	Sessions []*conversation.Conversation `json:"sessions"`
 }
 
-func (s *Server) sessionList(ctx context.Context, c *registry.Call, in sessionListIn) (any, error) {
+func (s *Server) sessionList(ctx context.Context, c *registry.Call, in sessionListIn) (*sessionListResult, error) {
 	list, err := s.conv.List(ctx, c.Workspace, conversation.Filter{
 		Platform: in.Platform, ProjectContext: in.ProjectContext, Status: in.Status, Limit: in.Limit, Offset: in.Offset,
 	})
@@ -98,7 +98,7 @@ type sessionFindByRoomIn struct {
 	Status         string `json:"status"`
 }
 
-func (s *Server) sessionFindByRoom(ctx context.Context, c *registry.Call, in sessionFindByRoomIn) (any, error) {
+func (s *Server) sessionFindByRoom(ctx context.Context, c *registry.Call, in sessionFindByRoomIn) (*sessionResult, error) {
 	f := conversation.Filter{ExternalRoomID: in.ExternalRoomID, Platform: in.Platform, Status: in.Status, Limit: 1}
 	if in.Status == "" {
 		// Prefer the room's active session.

@@ -11,7 +11,7 @@ package vkb
 
 import (
 	"embed"
-	"fmt"
+	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -47,37 +47,44 @@ func New(st *store.Store, conv *conversation.Store, sub *substrate.Server, log *
 
 // Register adds the vkb tools to reg.
 func (s *Server) Register(reg *registry.Registry) error {
-	defs := []struct {
-		name, description string
-		readOnly          bool
-		handler           registry.Handler
-	}{
-		{"session_start", "Begin a new conversation session.", false, registry.Bind(s.sessionStart)},
-		{"session_end", "Close a session with summary and themes.", false, registry.Bind(s.sessionEnd)},
-		{"session_get", "Get session details.", true, registry.Bind(s.sessionGet)},
-		{"session_list", "List sessions with filters, newest first.", true, registry.Bind(s.sessionList)},
-		{"session_find_by_room", "Find a session by external room ID (for chat platform integrations); the newest match, active sessions first.", true, registry.Bind(s.sessionFindByRoom)},
-		{"exchange_add", "Record a conversation turn.", false, registry.Bind(s.exchangeAdd)},
-		{"exchange_list", "Get exchanges from a session, in order.", true, registry.Bind(s.exchangeList)},
-		{"pattern_record", "Record a new behavioral pattern.", false, registry.Bind(s.patternRecord)},
-		{"pattern_reinforce", "Strengthen an existing pattern: confidence c becomes c + (1 - c) x 0.1 (at most 0.99); the supporting session is added to the evidence once.", false, registry.Bind(s.patternReinforce)},
-		{"pattern_list", "List patterns with filters.", true, registry.Bind(s.patternList)},
-		{"pattern_search", "Search patterns by their descriptions (lexical relevance).", true, registry.Bind(s.patternSearch)},
-		{"insight_extract", "Extract an insight from a session to create a belief (source: the session), with tension detection.", false, registry.Bind(s.insightExtract)},
-		{"insight_list", "List the insights of a session or of the workspace, newest first, with their beliefs.", true, registry.Bind(s.insightList)},
+	return registry.AddAll(reg, registry.BuiltinToolbox, ServerName, s.tools()...)
+}
+
+// tools are the vkb's tools, in the order they are documented.
+func (s *Server) tools() []registry.Def {
+	return []registry.Def{
+		{Name: "session_start", Description: "Begin a new conversation session.",
+			Family: registry.Valence, Schema: schema("session_start"), Handler: registry.Handle(s.sessionStart)},
+		{Name: "session_end", Description: "Close a session with summary and themes.",
+			Family: registry.Valence, Schema: schema("session_end"), Handler: registry.Handle(s.sessionEnd)},
+		{Name: "session_get", Description: "Get session details.",
+			ReadOnly: true, Family: registry.Valence, Schema: schema("session_get"), Handler: registry.Handle(s.sessionGet)},
+		{Name: "session_list", Description: "List sessions with filters, newest first.",
+			ReadOnly: true, Family: registry.Valence, Schema: schema("session_list"), Handler: registry.Handle(s.sessionList)},
+		{Name: "session_find_by_room", Description: "Find a session by external room ID (for chat platform integrations); the newest match, active sessions first.",
+			ReadOnly: true, Family: registry.Valence, Schema: schema("session_find_by_room"), Handler: registry.Handle(s.sessionFindByRoom)},
+		{Name: "exchange_add", Description: "Record a conversation turn.",
+			Family: registry.Valence, Schema: schema("exchange_add"), Handler: registry.Handle(s.exchangeAdd)},
+		{Name: "exchange_list", Description: "Get exchanges from a session, in order.",
+			ReadOnly: true, Family: registry.Valence, Schema: schema("exchange_list"), Handler: registry.Handle(s.exchangeList)},
+		{Name: "pattern_record", Description: "Record a new behavioral pattern.",
+			Family: registry.Valence, Schema: schema("pattern_record"), Handler: registry.Handle(s.patternRecord)},
+		{Name: "pattern_reinforce", Description: "Strengthen an existing pattern: confidence c becomes c + (1 - c) x 0.1 (at most 0.99); the supporting session is added to the evidence once.",
+			Family: registry.Valence, Schema: schema("pattern_reinforce"), Handler: registry.Handle(s.patternReinforce)},
+		{Name: "pattern_list", Description: "List patterns with filters.",
+			ReadOnly: true, Family: registry.Valence, Schema: schema("pattern_list"), Handler: registry.Handle(s.patternList)},
+		{Name: "pattern_search", Description: "Search patterns by their descriptions (lexical relevance).",
+			ReadOnly: true, Family: registry.Valence, Schema: schema("pattern_search"), Handler: registry.Handle(s.patternSearch)},
+		{Name: "insight_extract", Description: "Extract an insight from a session to create a belief (source: the session), with tension detection.",
+			Family: registry.Valence, Schema: schema("insight_extract"), Handler: registry.Handle(s.insightExtract)},
+		{Name: "insight_list", Description: "List the insights of a session or of the workspace, newest first, with their beliefs.",
+			ReadOnly: true, Family: registry.Valence, Schema: schema("insight_list"), Handler: registry.Handle(s.insightList)},
 	}
-	for _, d := range defs {
-		schema, err := schemas.ReadFile("schemas/" + d.name + ".json")
-		if err != nil {
-			return fmt.Errorf("vkb: schema of %s: %w", d.name, err)
-		}
-		if err := reg.Add(registry.Tool{
-			ID:          registry.ID{Toolbox: registry.BuiltinToolbox, Server: ServerName, Tool: d.name},
-			Description: d.description, InputSchema: schema, Source: registry.Local, Family: registry.Valence,
-			ReadOnly: d.readOnly, Handler: d.handler,
-		}); err != nil {
-			return err
-		}
-	}
-	return nil
+}
+
+// schema is the embedded input schema of tool name (schemas/<name>.json);
+// without one, registration fails ("no input schema").
+func schema(name string) json.RawMessage {
+	b, _ := schemas.ReadFile("schemas/" + name + ".json")
+	return b
 }
