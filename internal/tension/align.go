@@ -349,3 +349,18 @@ func findSlot(x *belief, res []string, matched []bool) ([2]int, bool) {
 	}
 	return [2]int{start, end}, true
 }
+
+// inSubject reports whether core range s of x lies in x's leading subject:
+// a substituted subject ("Langara ANTH 1170 transfers ..." vs "Langara ANTH
+// 1195 transfers ...") names another thing, not another detail.
+func inSubject(x *belief, s [2]int) bool {
+	subj := subject(x)
+	for k := s[0]; k <= s[1]; k++ {
+		for _, i := range subj {
+			if i == x.core[k] {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -213,6 +213,15 @@ func ruleCases() []ruleCase {
 		{"subject-narrower-negation", nexusIn("Nexus logs are encrypted"), nexusIn("Nexus logs are not encrypted"), TypeContradiction, "negation"},
 		{"polarity-under-values", nexusIn("The office is closed on Mondays"), nexusIn("The office is open on Tuesdays"), "", ""},
 		{"polarity-under-values", nexusIn("Nexus 1.0 supports Windows"), nexusIn("Nexus 2.0 does not support Windows"), "", ""},
+
+		// Added with the real-data measurement (issue 8).
+		{"slot-argument", dom("Langara CPSC 1401 transfers to UNBC as No credit, effective Sep/16.", "transfer", "unbc"), dom("Langara CPSC 1401 transfers to VIU as No credit, effective Sep/16.", "transfer", "viu"), "", ""},
+		{"slot-argument-same-domain", nexusIn("Langara CPSC 1401 transfers to UNBC as No credit"), nexusIn("Langara CPSC 1401 transfers to VIU as No credit"), "", ""},
+		{"partial-in-subject", nexusIn("Langara RECR 1170 transfers to UVIC as UVIC EPHE 1XX (1.5), effective Sep/10."), nexusIn("Langara RECR 1270 transfers to UVIC as UVIC EPHE 1XX (1.5), effective Sep/10."), "", ""},
+		{"effective-dates", nexusIn("Langara BIOL 1115 transfers to UBCV as UBCV BIOL 1st (3), effective May/99."), nexusIn("Langara BIOL 1115 transfers to UBCV as UBCV BIOL 1st (4), effective Sep/03."), "", ""},
+		{"effective-same-date", nexusIn("Langara CHEM 1120 transfers to VIU as VIU CHEM 121 (3), effective Sep/02."), nexusIn("Langara CHEM 1120 transfers to VIU as VIU CHEM 121 (4), effective Sep/02."), TypeContradiction, "different values"},
+		{"observed-year", nexusIn("Langara ANTH 1100 (Intro): Students study culture. (observed 2001)"), nexusIn("Langara ANTH 1100 (Intro): Students study culture. (observed 2002)"), "", ""},
+		{"identifier-level", nexusIn("Langara ANTH 1400 transfers to TWU as TWU ANTH 1XX (3), effective May/19."), nexusIn("Langara ANTH 1400 transfers to TWU as TWU ANTH 2XX (3), effective May/19."), TypeContradiction, "single-valued slot"},
 	}
 }
 

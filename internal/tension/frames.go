@@ -51,8 +51,14 @@ func frameCopulaBefore(x *belief, s [2]int) bool {
 		x.seq[q+2].kind == stopTerm && x.seq[q+2].key == "the"
 }
 
-// frameCue returns the first shared cue word that precedes the slot.
+// frameCue returns the first shared cue word that precedes the slot, when
+// the slot ends its clause: the cue's value, not an argument of the
+// relation ("transfers to UNBC as no credit" vs "transfers to VIU as no
+// credit" name two destinations, not two values of one).
 func frameCue(x *belief, s [2]int, shared []string) string {
+	if !clauseFinal(x, x.core[s[1]]) {
+		return ""
+	}
 	for k := 0; k < s[0]; k++ {
 		t := &x.seq[x.core[k]]
 		if t.kind == wordTerm && cueWords[t.key] && !cueVerbs[t.disp] && hasSorted(shared, t.key) {
@@ -119,4 +125,22 @@ func prefixed(neg, base string) bool {
 		return true
 	}
 	return false
+}
+
+// clauseFinal reports whether the term at seq index i ends its clause's
+// arguments: words may continue it ("the MIT license"), but no further
+// phrase follows ("to UNBC as no credit").
+func clauseFinal(x *belief, i int) bool {
+	stop := false
+	for j := i + 1; j < len(x.seq) && x.seq[j].kind != breakTerm; j++ {
+		switch t := &x.seq[j]; t.kind {
+		case stopTerm, negTerm:
+			stop = true
+		case wordTerm, valueTerm:
+			if stop && !t.scope {
+				return false
+			}
+		}
+	}
+	return true
 }

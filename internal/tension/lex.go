@@ -10,12 +10,13 @@ import (
 
 // lexeme is one raw token.
 type lexeme struct {
-	s    string // lower-cased; joined hyphenated words lose their hyphens
-	caps bool   // every letter is upper-case in the source (2+ letters)
-	num  bool   // starts with a digit
-	brk  bool   // clause boundary
-	neg  bool   // "not" split off a contraction
-	poss bool   // possessive 's
+	s     string // lower-cased; joined hyphenated words lose their hyphens
+	caps  bool   // every letter is upper-case in the source (2+ letters)
+	num   bool   // starts with a digit
+	brk   bool   // clause boundary
+	neg   bool   // "not" split off a contraction
+	poss  bool   // possessive 's
+	slash bool   // directly after a slash ("Sep/13")
 }
 
 // isDigit reports whether c is an ASCII digit.
@@ -55,12 +56,14 @@ func lexText(src string) []lexeme {
 				}
 				break
 			}
-			out = append(out, lexeme{s: src[i:j], num: true})
+			out = append(out, lexeme{s: src[i:j], num: true, slash: i > 0 && src[i-1] == '/'})
 			if j < n && src[j] == '%' {
 				out = append(out, lexeme{s: "%"})
 				j++
 			} else if j < n {
-				// Letters glued to a number are a unit or ordinal suffix.
+				// Letters glued to a number are a unit or ordinal suffix
+				// ("16GB", "3rd", "9pm"); any other glued letters make the
+				// whole run an identifier ("1XX", "2X11", "2FA").
 				k := j
 				for k < n {
 					r2, w2 := utf8.DecodeRuneInString(src[k:])
@@ -69,9 +72,19 @@ func lexText(src string) []lexeme {
 					}
 					k += w2
 				}
-				if k > j && (k >= n || !isWordRune(src, k)) {
-					out = append(out, lexeme{s: strings.ToLower(src[j:k])})
-					j = k
+				if k > j {
+					suf := strings.ToLower(src[j:k])
+					if _, unit := units[suf]; (unit || numberSuffixes[suf]) && (k >= n || !isWordRune(src, k)) {
+						out = append(out, lexeme{s: suf})
+						j = k
+					} else {
+						for k < n && isWordRune(src, k) {
+							_, w2 := utf8.DecodeRuneInString(src[k:])
+							k += w2
+						}
+						out[len(out)-1] = lexeme{s: strings.ToLower(src[i:k])}
+						j = k
+					}
 				}
 			}
 			i = j
@@ -112,6 +125,10 @@ func lexText(src string) []lexeme {
 	}
 	return out
 }
+
+// numberSuffixes are letters glued to a number that are not units: ordinals
+// and clock halves.
+var numberSuffixes = map[string]bool{"st": true, "nd": true, "rd": true, "th": true, "am": true, "pm": true}
 
 // isWordRune reports whether the rune at src[k] is a letter or digit.
 func isWordRune(src string, k int) bool {

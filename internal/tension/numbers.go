@@ -154,7 +154,7 @@ func timeScoped(prev []term) bool {
 		return false
 	}
 	t := prev[len(prev)-1]
-	return t.kind == stopTerm && timeScopeWords[t.key]
+	return (t.kind == stopTerm || t.kind == wordTerm) && timeScopeWords[t.disp]
 }
 
 // valueEqual reports whether two values denote the same thing.

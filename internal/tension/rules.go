@@ -4,6 +4,7 @@ package tension
 
 import (
 	"math"
+	"strings"
 )
 
 // Effect is what a rule decides when its condition holds.
@@ -178,7 +179,8 @@ func partialOverlap(p *pair) bool {
 	x, y, ev := p.x, p.y, p.ev
 	tail := ev.slotA[1] == len(x.core)-1 && ev.slotB[1] == len(y.core)-1
 	named := slotNamed(x, ev.slotA) && slotNamed(y, ev.slotB)
-	return ev.slotOK && !ev.flip && x.negs == y.negs && len(ev.conflicts) == 0 && !ev.scopeDiff &&
+	return sameDomain(p.a, p.b) && ev.slotOK && !ev.flip && x.negs == y.negs && len(ev.conflicts) == 0 && !ev.scopeDiff &&
+		!inSubject(x, ev.slotA) && !inSubject(y, ev.slotB) &&
 		ev.slotA[0] > 0 && ev.slotB[0] > 0 && (tail || named) &&
 		len(ev.shared) >= partialMinShared && gate(x, y, ev, 1)
 }
@@ -287,4 +289,22 @@ func clampConf(c float64) float64 {
 		return 0
 	}
 	return math.Min(c, 1)
+}
+
+// sameDomain reports whether a and b are filed under the same domain path
+// (or one has none): beliefs filed under different topics ("transfer/kpu"
+// and "transfer/twu") that differ in one detail are about different things.
+func sameDomain(a, b Input) bool {
+	if len(a.DomainPath) == 0 || len(b.DomainPath) == 0 {
+		return true
+	}
+	if len(a.DomainPath) != len(b.DomainPath) {
+		return false
+	}
+	for i := range a.DomainPath {
+		if !strings.EqualFold(strings.TrimSpace(a.DomainPath[i]), strings.TrimSpace(b.DomainPath[i])) {
+			return false
+		}
+	}
+	return true
 }

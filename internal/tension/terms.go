@@ -179,7 +179,7 @@ func toTerms(lx []lexeme) []term {
 			out = append(out, term{key: w, disp: w, kind: wordTerm})
 			continue
 		}
-		if stopWords[w] {
+		if stopWords[w] && w != "may" {
 			out = append(out, term{key: w, disp: w, kind: stopTerm})
 			continue
 		}
@@ -192,7 +192,13 @@ func toTerms(lx []lexeme) []term {
 		}
 		if m, ok := months[w]; ok {
 			t := term{key: strconv.Itoa(m), disp: w, kind: valueTerm, class: classMonth}
-			if i+1 < len(lx) && lx[i+1].num && allDigits(lx[i+1].s) && len(lx[i+1].s) <= 2 {
+			if n := i + 1; n < len(lx) && lx[n].slash && allDigits(lx[n].s) && (len(lx[n].s) == 2 || len(lx[n].s) == 4) {
+				// "Sep/13", "May/1999": a month of a year.
+				t.class = classDate
+				t.key = strconv.Itoa(m) + "/" + lx[n].s[len(lx[n].s)-2:]
+				t.disp = w + "/" + lx[n].s
+				i++
+			} else if i+1 < len(lx) && lx[i+1].num && allDigits(lx[i+1].s) && len(lx[i+1].s) <= 2 {
 				d, _ := strconv.Atoi(lx[i+1].s)
 				if d >= 1 && d <= 31 {
 					t.class = classMonthDay
