@@ -47,7 +47,8 @@ import (
 // ([jsonschema.For]) without error; [Def.OutputSchema] returns it for the
 // tool's snapshot (it is not listed: clients see no output schema). The one
 // exception is an interface type, for a result that is not the tool's own
-// (use_tool returns the outcome of the tool it ran); its schema is {}.
+// (use_tool returns the outcome of the tool it ran); its schema is true
+// (any value).
 type Def struct {
 	// Name is the tool's own name (in the built-in toolbox, its flat name).
 	Name string
