@@ -18,7 +18,6 @@ import (
 	"unicode"
 
 	"github.com/nexus-mcp/nexus/internal/app"
-	"github.com/nexus-mcp/nexus/internal/bounded"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
@@ -107,9 +106,10 @@ func (c *common) databaseLocation() string {
 	return filepath.Join(dir, store.FileName)
 }
 
-// openServing opens the app for serve and stdio: it logs where the
-// database is once it is open.
-func (c *common) openServing(ctx context.Context, stderr io.Writer) (*app.App, *slog.Logger, error) {
+// openServing opens the app for serve and stdio, whose surfaces serve
+// transport: it logs where the database is once it is open.
+func (c *common) openServing(ctx context.Context, stderr io.Writer, transport string) (*app.App, *slog.Logger, error) {
+	c.transport = transport
 	a, log, err := c.open(ctx, stderr)
 	if err != nil {
 		return nil, nil, err
@@ -257,34 +257,6 @@ func hintUnknownTool(w io.Writer, a *app.App, tool string, o *pipeline.Outcome) 
 		}
 	}
 	fmt.Fprintln(w, `nexus: run "nexus tools list" (with the same --config) to see the tools`)
-}
-
-// The intro of every surface's instructions.
-const instructionsIntro = "Nexus serves tools over MCP: its own servers (substrate: beliefs, entities and tensions of the knowledge base; " +
-	"vkb: conversation sessions, exchanges, patterns and insights) and the MCP servers of its toolboxes. " +
-	"Every tool accepts an optional context {sessionId, workspaceId} and workspaceContext {workspaceId}."
-
-// surfaceInstructions are the initialize instructions of the flat and
-// agents surfaces: they name only the tools those surfaces serve (the
-// bounded surface's are [instructions]).
-func surfaceInstructions(a *app.App, surface string) string {
-	if surface == "bounded" {
-		return bounded.Instructions(instructionsIntro, a.Bounded.Toolboxes())
-	}
-	var b strings.Builder
-	b.WriteString(instructionsIntro)
-	switch surface {
-	case "agents":
-		b.WriteString("\n\nEach server is one tool, an agent named after the server; its mode argument names the server's tool, " +
-			"whose own arguments go beside mode. Toolboxes and their servers:\n")
-	default:
-		b.WriteString("\n\nEvery tool is listed under its own name: the built-in toolbox's tools by their names (belief_query), " +
-			"a configured toolbox's as toolbox__server__tool. Toolboxes and their servers:\n")
-	}
-	for _, tb := range a.Bounded.Toolboxes() {
-		fmt.Fprintf(&b, "- %s: %s (servers: %s)\n", tb.Name, tb.Description, strings.Join(tb.Servers, ", "))
-	}
-	return strings.TrimSpace(b.String())
 }
 
 // checkAddr refuses a --addr that is not HOST:PORT with a port number

@@ -16,13 +16,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/app"
-	"github.com/nexus-mcp/nexus/internal/bounded"
 	"github.com/nexus-mcp/nexus/internal/config"
-	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/proxy"
@@ -44,6 +39,8 @@ func versionString() string { return app.Version }
 type common struct {
 	dataDir, db, logLevel, config string
 	noDemo                        bool
+	// transport is what serve and stdio serve the surfaces over.
+	transport string
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -62,7 +59,7 @@ func (c *common) open(ctx context.Context, stderr io.Writer) (*app.App, *slog.Lo
 		return nil, nil, fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	a, err := app.Open(ctx, app.Config{DataDir: c.dataDir, DBURL: c.db, ConfigPath: c.config, Demo: !c.noDemo, Logger: log})
+	a, err := app.Open(ctx, app.Config{DataDir: c.dataDir, DBURL: c.db, ConfigPath: c.config, Demo: !c.noDemo, Transport: c.transport, Logger: log})
 	return a, log, err
 }
 
@@ -109,33 +106,12 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// instructions are the bounded surface's initialize instructions: what
-// Nexus is and its toolboxes (see surfaceInstructions for the others).
-func instructions(a *app.App) string { return surfaceInstructions(a, "bounded") }
-
 // openAll opens every configured toolbox (nil without a configuration).
 func openAll(a *app.App) func(context.Context) {
 	if a.Workbench == nil {
 		return nil
 	}
 	return a.Workbench.OpenAll
-}
-
-// surfaces builds the three MCP surfaces' servers for a transport.
-type surfaces struct {
-	flat, agents *mcp.Server
-	bounded      *bounded.Surface
-}
-
-func newSurfaces(a *app.App, transport string, log *slog.Logger) surfaces {
-	flatInstr, agentsInstr := surfaceInstructions(a, "flat"), surfaceInstructions(a, "agents")
-	return surfaces{
-		flat: flat.New(a.Pipeline, flat.Options{Name: "nexus", Version: app.Version, Surface: "mcp-flat-" + transport, Instructions: flatInstr, Logger: log,
-			OnInitialized: openAll(a)}),
-		agents: agents.NewServer(a.Pipeline, a.Catalog, agents.Options{Name: "nexus", Version: app.Version, Surface: "mcp-agents-" + transport,
-			Instructions: agentsInstr, Logger: log}),
-		bounded: a.Bounded,
-	}
 }
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -182,13 +158,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
 	defer ln.Close()
-	a, log, err := c.openServing(ctx, stderr)
+	a, log, err := c.openServing(ctx, stderr, "http")
 	if err != nil {
 		return err
 	}
 	defer closeServing(a, log, "serve")
-	sf := newSurfaces(a, "http", log)
-	a.Bounded.SetInstructions(instructions(a))
 	cursorKey, err := a.Store.Secret(ctx, "trace-cursor")
 	if err != nil {
 		return err
@@ -203,7 +177,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	px := proxy.New(conf, proxy.Options{Logger: log, Stderr: os.Stderr})
 	defer px.Close()
 	h := httpapi.Handler(httpapi.Options{
-		MCP: sf.flat, Agents: sf.agents, Bounded: sf.bounded.HTTPServer,
+		MCP: a.Surfaces.Flat, Agents: a.Surfaces.Agents, Bounded: a.Surfaces.Bounded,
 		Routes:        map[string]http.Handler{"/api/": api, "/openapi.json": api},
 		SessionRoutes: map[string]http.Handler{"/mcp/servers/": px},
 		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log,
@@ -257,19 +231,17 @@ func cmdStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err := checkDB(c.db); err != nil {
 		return err
 	}
-	a, log, err := c.openServing(ctx, stderr)
+	a, log, err := c.openServing(ctx, stderr, "stdio")
 	if err != nil {
 		return err
 	}
 	defer closeServing(a, log, "stdio")
-	sf := newSurfaces(a, "stdio", log)
-	a.Bounded.SetInstructions(instructions(a))
-	srv := sf.flat
+	srv := a.Surfaces.Flat
 	switch *surface {
 	case "agents":
-		srv = sf.agents
+		srv = a.Surfaces.Agents
 	case "bounded":
-		srv = sf.bounded.NewServer()
+		srv = a.Surfaces.Bounded
 	}
 	// Malformed messages are answered, not fatal; only one over the limit ends the connection.
 	t := &stdio.Transport{Reader: stdin, Writer: stdout, MaxMessage: MaxStdioMessage, Logger: log}
@@ -304,12 +276,7 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// The tools the flat surface (/mcp, "nexus stdio") serves: the bounded
 	// surface's meta-tools are listed by that surface only.
-	var tools []*registry.Tool
-	for _, t := range a.Registry.List() {
-		if !t.Meta {
-			tools = append(tools, t)
-		}
-	}
+	tools := a.Registry.Listed(registry.Tools)
 	if *asJSON {
 		type entry struct {
 			Name        string         `json:"name"`

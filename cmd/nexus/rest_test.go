@@ -29,8 +29,15 @@ func getJSON(t *testing.T, method, url, body string) (int, map[string]any) {
 func TestREST(t *testing.T) {
 	base := startServe(t)
 	code, tools := getJSON(t, "GET", base+"/api/tools", "")
-	if code != 200 || len(tools["tools"].([]any)) != 24 {
+	// The tools of the registry.Tools view: the bounded surface's
+	// meta-tools are listed by that surface only.
+	if code != 200 || len(tools["tools"].([]any)) != 21 {
 		t.Fatalf("GET /api/tools: %d %v", code, tools)
+	}
+	for _, tool := range tools["tools"].([]any) {
+		if name := tool.(map[string]any)["name"]; name == "get_tools" || name == "open_toolbox" || name == "use_tool" {
+			t.Errorf("GET /api/tools lists the bounded meta-tool %s", name)
+		}
 	}
 	first := tools["tools"].([]any)[0].(map[string]any)
 	for _, k := range []string{"name", "description", "source", "parameters", "inputSchema"} {

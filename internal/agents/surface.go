@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -19,29 +18,28 @@ import (
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
 
-// Options configure the agents surface.
-type Options struct {
-	Name, Version, Surface, Instructions string
-	Logger                               *slog.Logger
-}
-
-// NewServer returns the agents MCP server. Its tools follow the registry;
-// when a client initializes, every configured toolbox is opened so that
-// downstream agents appear (announced with tools/list_changed), and the
-// session's tools/list requests wait for that opening
-// (mcpkit.OpenOnInitialize), so that the first lists them.
-func NewServer(p *pipeline.Pipeline, cat *mcpkit.Catalog, o Options) *mcp.Server {
+// New returns the agents surface: an MCP server with one tool per agent of
+// o.Catalog. Its tools follow the registry; when a client initializes, every
+// configured toolbox is opened so that downstream agents appear (announced
+// with tools/list_changed), and the session's tools/list requests wait for
+// that opening (mcpkit.OpenOnInitialize), so that the first lists them.
+func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
+	cat := o.Catalog
+	if cat == nil {
+		return nil, fmt.Errorf("agents: a catalog is required")
+	}
 	instance := ulid.Make().String()
-	s := mcpkit.NewServer(o.Name, o.Version, o.Instructions, o.Logger)
+	s := o.Server("Each server is one tool, an agent named after the server; its mode argument names the server's tool, " +
+		"whose own arguments go beside mode. Toolboxes and their servers:")
 	sy := &syncer{s: s, p: p, cat: cat, surface: o.Surface, instance: instance, listed: map[string]string{}}
 	p.Registry().OnChange(sy.sync)
 	sy.sync()
 	mcpkit.Track(s, p, instance, nil)
 	s.AddReceivingMiddleware(legacyNames(cat))
-	if cat.Toolboxes != nil {
-		s.AddReceivingMiddleware(mcpkit.OpenOnInitialize(cat.Toolboxes.OpenAll))
+	if open := o.OpenAll(); open != nil {
+		s.AddReceivingMiddleware(mcpkit.OpenOnInitialize(open))
 	}
-	return s
+	return s, nil
 }
 
 // legacyNames routes a call of "agent_<suffix>" (older flows) to "agent".
@@ -182,7 +180,7 @@ func (sy *syncer) handler(a mcpkit.Agent) mcp.ToolHandler {
 			return refuse(errs.Invalid("mode", "is required: one of %s", strings.Join(modeNames(modes), ", ")))
 		}
 		t, ok := sy.p.Registry().LookupID(registry.ID{Toolbox: a.Toolbox, Server: a.Server, Tool: mode})
-		if !ok || t.Meta {
+		if !ok || !t.In(registry.Tools) {
 			return refuse(errs.Invalid("mode", "unknown mode %q for agent %q: one of %s", mode, a.Name, strings.Join(modeNames(modes), ", ")))
 		}
 		delete(args, "mode")

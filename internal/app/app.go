@@ -11,10 +11,14 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/bounded"
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/demo"
+	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/metrics"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
@@ -40,9 +44,31 @@ type Config struct {
 	// or desktop-client format); empty means no downstream servers.
 	ConfigPath string
 	// Demo loads the demo knowledge base into a newly created database.
-	Demo   bool
-	Logger *slog.Logger
+	Demo bool
+	// Transport names the MCP transport the surfaces serve ("http",
+	// "stdio"), for the surface names in traces; empty means none is served.
+	Transport string
+	Logger    *slog.Logger
 }
+
+// Surfaces are the MCP surfaces of an App, built in one place
+// ([App.buildSurfaces]), each by its package's New(p, mcpkit.Options): one
+// server for any number of sessions over any transport.
+type Surfaces struct {
+	// Flat lists every tool under its own name (/mcp).
+	Flat *mcp.Server
+	// Agents lists one tool per agent, with a mode (/mcp/agents).
+	Agents *mcp.Server
+	// Bounded lists the meta-tools; each session lists what it discovers
+	// (/mcp/bounded).
+	Bounded *mcp.Server
+}
+
+// Intro is the first paragraph of every surface's initialize instructions:
+// what Nexus is. Each surface adds how it serves tools and the toolboxes.
+const Intro = "Nexus serves tools over MCP: its own servers (substrate: beliefs, entities and tensions of the knowledge base; " +
+	"vkb: conversation sessions, exchanges, patterns and insights) and the MCP servers of its toolboxes. " +
+	"Every tool accepts an optional context {sessionId, workspaceId} and workspaceContext {workspaceId}."
 
 // App is a running Nexus core.
 type App struct {
@@ -55,8 +81,9 @@ type App struct {
 	Conversations *conversation.Store
 	// Catalog names agents and their modes for the agents and bounded surfaces.
 	Catalog *mcpkit.Catalog
-	// Bounded is the bounded surface (its meta-tools live in the registry).
-	Bounded *bounded.Surface
+	// Surfaces are the MCP surfaces (the bounded surface's meta-tools live
+	// in the registry).
+	Surfaces Surfaces
 	// Telemetry exports spans of tool calls when OTEL_* variables ask for it.
 	Telemetry *telemetry.Provider
 	// Metrics counts the pipeline's calls and reads the workbench and the
@@ -122,12 +149,10 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.Catalog.Toolboxes = a.Workbench
 		a.Workbench.Start(ctx)
 	}
-	b, err := bounded.New(a.Pipeline, a.Catalog, bounded.Options{Name: "nexus", Version: Version, Surface: "mcp-bounded", Logger: log})
-	if err != nil {
+	if err := a.buildSurfaces(cfg.Transport); err != nil {
 		a.Close()
 		return nil, err
 	}
-	a.Bounded = b
 	if cfg.Demo && st.Created {
 		if err := demo.Load(ctx, sub, pipeline.DefaultWorkspace); err != nil {
 			a.Close()
@@ -179,14 +204,7 @@ func (a *App) Close() {
 // counts what the flat surface (/mcp, "nexus tools list") lists; the bounded
 // surface lists its meta-tools instead.
 func (a *App) Health(ctx context.Context) map[string]any {
-	flat, meta := 0, 0
-	for _, t := range a.Registry.List() {
-		if t.Meta {
-			meta++
-		} else {
-			flat++
-		}
-	}
+	flat, meta := len(a.Registry.Listed(registry.Tools)), len(a.Registry.Listed(registry.MetaTools))
 	agents := 0
 	for _, ag := range a.Catalog.Agents() {
 		if len(a.Catalog.Modes(ag)) > 0 {
@@ -226,4 +244,27 @@ func DefaultDataDir() (string, error) {
 		return "", fmt.Errorf("data directory: %w", err)
 	}
 	return filepath.Join(home, ".local", "share", "nexus"), nil
+}
+
+// buildSurfaces builds the MCP surfaces, all in this one place; their names
+// in traces are "mcp-<surface>-<transport>" ("mcp-<surface>" without one).
+func (a *App) buildSurfaces(transport string) error {
+	opts := func(surface string) mcpkit.Options {
+		name := "mcp-" + surface
+		if transport != "" {
+			name += "-" + transport
+		}
+		return mcpkit.Options{Name: "nexus", Version: Version, Surface: name, Instructions: Intro, Catalog: a.Catalog, Logger: a.log}
+	}
+	var err error
+	if a.Surfaces.Flat, err = flat.New(a.Pipeline, opts("flat")); err != nil {
+		return fmt.Errorf("flat surface: %w", err)
+	}
+	if a.Surfaces.Agents, err = agents.New(a.Pipeline, opts("agents")); err != nil {
+		return fmt.Errorf("agents surface: %w", err)
+	}
+	if a.Surfaces.Bounded, err = bounded.New(a.Pipeline, opts("bounded")); err != nil {
+		return fmt.Errorf("bounded surface: %w", err)
+	}
+	return nil
 }

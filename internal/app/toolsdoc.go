@@ -12,13 +12,23 @@ import (
 
 // ToolsMarkdown renders docs/tools.md from the registry: every tool with its
 // description and a table of its arguments, generated from the schemas so
-// the documentation cannot drift from what Nexus serves.
+// the documentation cannot drift from what Nexus serves. The tools are those
+// of the [registry.Tools] view, then the bounded surface's meta-tools.
 func ToolsMarkdown(reg *registry.Registry) []byte {
 	var b bytes.Buffer
 	b.WriteString("# Tools\n\n")
 	b.WriteString("Generated from the tool schemas by `go test ./internal/app -run TestToolsDoc -update`; do not edit by hand.\n\n")
 	b.WriteString("Every tool also accepts the optional `context` (`sessionId`, `workspaceId`) and `workspaceContext` (`workspaceId`) objects of seed 000; the workspace is `workspaceContext.workspaceId`, else `context.workspaceId`, else the session's workspace, else `default`.\n\n")
-	tools := reg.List()
+	writeTools(&b, reg.Listed(registry.Tools))
+	b.WriteString("# The bounded surface's meta-tools\n\n")
+	b.WriteString("Listed only by the bounded surface (`/mcp/bounded`, `nexus stdio --surface bounded`), instead of the tools above; the tools a bounded session discovers with `get_tools` are listed by that session.\n\n")
+	writeTools(&b, reg.Listed(registry.MetaTools))
+	return b.Bytes()
+}
+
+// writeTools writes tools grouped by toolbox and server, each with its
+// description and a table of its arguments.
+func writeTools(b *bytes.Buffer, tools []*registry.Tool) {
 	servers := map[string][]*registry.Tool{}
 	var order []string
 	for _, t := range tools {
@@ -30,10 +40,10 @@ func ToolsMarkdown(reg *registry.Registry) []byte {
 	}
 	slices.Sort(order)
 	for _, key := range order {
-		fmt.Fprintf(&b, "## %s\n\n", key)
+		fmt.Fprintf(b, "## %s\n\n", key)
 		for _, t := range servers[key] {
-			fmt.Fprintf(&b, "### `%s`\n\n%s\n\n", t.ID.Name(), t.Description)
-			fmt.Fprintf(&b, "Source: `%s`. Read-only: %v.\n\n", t.Source, t.ReadOnly)
+			fmt.Fprintf(b, "### `%s`\n\n%s\n\n", t.ID.Name(), t.Description)
+			fmt.Fprintf(b, "Source: `%s`. Read-only: %v.\n\n", t.Source, t.ReadOnly)
 			var schema struct {
 				Properties map[string]map[string]any `json:"properties"`
 				Required   []string                  `json:"required"`
@@ -51,12 +61,11 @@ func ToolsMarkdown(reg *registry.Registry) []byte {
 			slices.Sort(names)
 			for _, n := range names {
 				p := schema.Properties[n]
-				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", n, typeOf(p), yesNo(slices.Contains(schema.Required, n)), describe(p))
+				fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", n, typeOf(p), yesNo(slices.Contains(schema.Required, n)), describe(p))
 			}
 			b.WriteString("\n")
 		}
 	}
-	return b.Bytes()
 }
 
 func typeOf(p map[string]any) string {

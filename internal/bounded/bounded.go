@@ -13,11 +13,8 @@ package bounded
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"maps"
-	"net/http"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,30 +28,39 @@ import (
 // ServerName is the server the meta-tools belong to.
 const ServerName = "bounded"
 
-// Options configure the surface.
-type Options struct {
-	Name, Version, Surface, Instructions string
-	Logger                               *slog.Logger
-}
-
-// Surface is the bounded surface.
+// Surface is the state behind the bounded surface's server: the meta-tools'
+// handlers and what each session discovered.
 type Surface struct {
 	p   *pipeline.Pipeline
 	cat *mcpkit.Catalog
-	o   Options
+	o   mcpkit.Options
 
 	// server is the one MCP server of every session of the surface; the
 	// tools a session discovers are listed and routed per session by a
 	// middleware, so a session costs no more than a flat one.
-	mu       sync.Mutex
 	server   *mcp.Server
 	instance string
+	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
 }
 
-// New registers the meta-tools in p's registry and returns the surface.
-func New(p *pipeline.Pipeline, cat *mcpkit.Catalog, o Options) (*Surface, error) {
-	s := &Surface{p: p, cat: cat, o: o, sessions: map[*mcp.ServerSession]*session{}}
+// New registers the meta-tools in p's registry and returns the bounded
+// surface: one MCP server for any number of sessions over any transport
+// (stdio, in-memory, Streamable HTTP). The meta-tools are registry tools, so
+// New is called once per registry (app.App.Surfaces does).
+func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
+	s, err := newSurface(p, o)
+	if err != nil {
+		return nil, err
+	}
+	return s.server, nil
+}
+
+func newSurface(p *pipeline.Pipeline, o mcpkit.Options) (*Surface, error) {
+	if o.Catalog == nil {
+		return nil, fmt.Errorf("bounded: a catalog is required")
+	}
+	s := &Surface{p: p, cat: o.Catalog, o: o, sessions: map[*mcp.ServerSession]*session{}}
 	if err := s.register(); err != nil {
 		return nil, err
 	}
@@ -102,10 +108,10 @@ func (s *Surface) state(ss *mcp.ServerSession) *session {
 }
 
 func (s *Surface) build() *mcp.Server {
-	srv := mcpkit.NewServer(s.o.Name, s.o.Version, s.o.Instructions, s.o.Logger)
+	srv := s.o.Server("Toolboxes (open one with open_toolbox, then call its tools with use_tool; or discover tools with get_tools):")
 	s.instance = ulid.Make().String()
-	for _, t := range s.p.Registry().List() {
-		if t.Meta && t.ID.Server == ServerName {
+	for _, t := range s.p.Registry().Listed(registry.MetaTools) {
+		if t.ID.Server == ServerName {
 			srv.AddTool(mcpkit.Tool(t), s.metaHandler)
 		}
 	}
@@ -117,27 +123,6 @@ func (s *Surface) build() *mcp.Server {
 	})
 	return srv
 }
-
-// NewServer returns the surface's server, for any number of sessions over
-// any transport (stdio, in-memory, Streamable HTTP).
-func (s *Surface) NewServer() *mcp.Server {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.server
-}
-
-// SetInstructions sets the instructions sent at initialize (they list the
-// toolboxes, known only once the app is wired). Call it before serving.
-func (s *Surface) SetInstructions(text string) {
-	s.o.Instructions = text
-	srv := s.build()
-	s.mu.Lock()
-	s.server = srv
-	s.mu.Unlock()
-}
-
-// HTTPServer is the getServer function for mcp.NewStreamableHTTPHandler.
-func (s *Surface) HTTPServer(*http.Request) *mcp.Server { return s.NewServer() }
 
 func (s *Surface) metaHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	sess := s.state(req.Session)
@@ -202,7 +187,7 @@ func (s *Surface) discover(sess *session, name string, t *registry.Tool) {
 	// debounced by the SDK; sessions that did not discover anything list the
 	// same tools again.
 	if gt, ok := s.p.Registry().LookupID(registry.ID{Toolbox: registry.BuiltinToolbox, Server: ServerName, Tool: "get_tools"}); ok {
-		s.NewServer().AddTool(mcpkit.Tool(gt), s.metaHandler)
+		s.server.AddTool(mcpkit.Tool(gt), s.metaHandler)
 	}
 }
 
@@ -210,35 +195,8 @@ func (s *Surface) register() error {
 	return registry.AddAll(s.p.Registry(), registry.BuiltinToolbox, ServerName, s.tools()...)
 }
 
-// toolboxNames is the toolbox part of the instructions.
-func (s *Surface) builtin() registry.Toolbox {
-	tb := registry.Toolbox{Name: registry.BuiltinToolbox, Description: "Nexus's own servers (knowledge substrate, conversation memory)"}
-	seen := map[string]bool{}
-	for _, t := range s.p.Registry().List() {
-		if t.ID.Toolbox == registry.BuiltinToolbox && !t.Meta && !seen[t.ID.Server] {
-			seen[t.ID.Server] = true
-			tb.Servers = append(tb.Servers, t.ID.Server)
-		}
-	}
-	return tb
-}
+// builtin is the built-in toolbox: Nexus's own servers.
+func (s *Surface) builtin() registry.Toolbox { return s.cat.Builtin() }
 
 // Toolboxes lists the built-in toolbox and the configured ones.
-func (s *Surface) Toolboxes() []registry.Toolbox {
-	out := []registry.Toolbox{s.builtin()}
-	if s.cat.Toolboxes != nil {
-		out = append(out, s.cat.Toolboxes.Toolboxes()...)
-	}
-	return out
-}
-
-// Instructions describes the toolboxes for the initialize result.
-func Instructions(intro string, tbs []registry.Toolbox) string {
-	var b strings.Builder
-	b.WriteString(intro)
-	b.WriteString("\n\nToolboxes (open one with open_toolbox, then call its tools with use_tool; or discover tools with get_tools):\n")
-	for _, tb := range tbs {
-		fmt.Fprintf(&b, "- %s: %s (servers: %s)\n", tb.Name, tb.Description, strings.Join(tb.Servers, ", "))
-	}
-	return strings.TrimSpace(b.String())
-}
+func (s *Surface) Toolboxes() []registry.Toolbox { return s.cat.AllToolboxes() }

@@ -49,13 +49,13 @@ func TestUseToolEdgeCases(t *testing.T) {
 	m := workbench.NewManager(cfg, reg, workbench.Options{})
 	t.Cleanup(func() { m.Close() })
 	p := pipeline.New(pipeline.Options{Registry: reg})
-	s, err := bounded.New(p, &mcpkit.Catalog{Registry: reg, Toolboxes: m}, bounded.Options{Name: "nexus", Version: "t", Surface: "t"})
+	s, err := bounded.NewSurface(p, mcpkit.Options{Name: "nexus", Version: "t", Surface: "t", Catalog: &mcpkit.Catalog{Registry: reg, Toolboxes: m}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := s.NewServer().Connect(ctx, st, nil)
+	ss, err := s.Server().Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,13 +84,13 @@ func TestContextCost(t *testing.T) {
 	downstreamTools(t, reg, 500)
 	p := pipeline.New(pipeline.Options{Registry: reg})
 	cat := &mcpkit.Catalog{Registry: reg}
-	b, err := bounded.New(p, cat, bounded.Options{Name: "nexus", Version: "t", Surface: "t"})
+	b, err := bounded.NewSurface(p, mcpkit.Options{Name: "nexus", Version: "t", Surface: "t", Catalog: cat})
 	if err != nil {
 		t.Fatal(err)
 	}
-	flatBytes, flatN := listBytes(t, flat.New(p, flat.Options{Name: "nexus", Version: "t"}))
-	boundedBytes, boundedN := listBytes(t, b.NewServer())
-	agentBytes, agentN := listBytes(t, agents.NewServer(p, cat, agents.Options{Name: "nexus", Version: "t"}))
+	flatBytes, flatN := listBytes(t, mcpkit.Must(flat.New(p, mcpkit.Options{Name: "nexus", Version: "t"})))
+	boundedBytes, boundedN := listBytes(t, b.Server())
+	agentBytes, agentN := listBytes(t, mcpkit.Must(agents.New(p, mcpkit.Options{Name: "nexus", Version: "t", Catalog: cat})))
 	t.Logf("500 downstream tools: flat %d tools %d bytes (~%d tokens); agents %d tools %d bytes (~%d tokens); bounded %d tools %d bytes (~%d tokens)",
 		flatN, flatBytes, flatBytes/4, agentN, agentBytes, agentBytes/4, boundedN, boundedBytes, boundedBytes/4)
 	if flatN != 500 {

@@ -3,6 +3,7 @@ package bounded_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/pipeline/pipelinetest"
 	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // TestSessionStateEndsWithTheSession: all sessions share one server, each
@@ -29,7 +31,7 @@ func TestSessionStateEndsWithTheSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := pipeline.New(pipeline.Options{Registry: reg, Sessions: pipelinetest.NewSessions()})
-	s, err := bounded.New(p, &mcpkit.Catalog{Registry: reg}, bounded.Options{Name: "nexus", Version: "t", Surface: "t"})
+	s, err := bounded.NewSurface(p, mcpkit.Options{Name: "nexus", Version: "t", Surface: "t", Catalog: &mcpkit.Catalog{Registry: reg}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,10 +40,7 @@ func TestSessionStateEndsWithTheSession(t *testing.T) {
 	var clients []*mcp.ClientSession
 	for i := range n {
 		ct, st := mcp.NewInMemoryTransports()
-		if s.NewServer() != s.HTTPServer(nil) {
-			t.Fatal("sessions do not share one server")
-		}
-		if _, err := s.NewServer().Connect(ctx, st, nil); err != nil {
+		if _, err := s.Server().Connect(ctx, st, nil); err != nil {
 			t.Fatal(err)
 		}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
@@ -80,10 +79,9 @@ func TestSessionStateEndsWithTheSession(t *testing.T) {
 	}
 	// Ended sessions are swept when a new one arrives: then only the new
 	// session's state is left.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testtools.EventuallyErr(t, 10*time.Second, "the ended sessions to be swept", func() error {
 		ct, st := mcp.NewInMemoryTransports()
-		if _, err := s.NewServer().Connect(ctx, st, nil); err != nil {
+		if _, err := s.Server().Connect(ctx, st, nil); err != nil {
 			t.Fatal(err)
 		}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
@@ -95,12 +93,9 @@ func TestSessionStateEndsWithTheSession(t *testing.T) {
 		}
 		states, bindings := s.Sessions(), p.Transports()
 		cs.Close()
-		if states == 1 && bindings == 1 {
-			break
+		if states != 1 || bindings != 1 {
+			return fmt.Errorf("after every session ended and a new one came: %d session states, %d pipeline bindings", states, bindings)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after every session ended and a new one came: %d session states, %d pipeline bindings", states, bindings)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -191,7 +191,7 @@ func (s *Surface) getTools(ctx context.Context, _ *registry.Call, in getToolsIn)
 				t, ok = s.p.Registry().LookupID(registry.ID{Toolbox: a.Toolbox, Server: a.Server, Tool: w.mode})
 			}
 		}
-		if !ok || t.Meta {
+		if !ok || !t.In(registry.Tools) {
 			out.Unknown = append(out.Unknown, w.agent+"_"+w.mode)
 			continue
 		}
@@ -283,8 +283,8 @@ func (s *Surface) openToolbox(ctx context.Context, _ *registry.Call, in openTool
 	if in.Toolbox == registry.BuiltinToolbox {
 		b := s.builtin()
 		res.Description, res.ServerNames = b.Description, b.Servers
-		for _, t := range s.p.Registry().List() {
-			if t.ID.Toolbox == registry.BuiltinToolbox && !t.Meta {
+		for _, t := range s.p.Registry().Listed(registry.Tools) {
+			if t.ID.Toolbox == registry.BuiltinToolbox {
 				tools = append(tools, t)
 			}
 		}
@@ -371,7 +371,7 @@ func (s *Surface) useTool(ctx context.Context, c *registry.Call, _ useToolIn) (a
 		}
 		t, ok = s.p.Registry().LookupID(id)
 	}
-	if !ok || t.Meta {
+	if !ok || !t.In(registry.Tools) {
 		return nil, errs.E(errs.NotFound, "Tool '%s' not found in server '%s' (toolbox '%s')", id.Tool, id.Server, id.Toolbox)
 	}
 	// The tool's own call goes through the pipeline too (and is traced), in

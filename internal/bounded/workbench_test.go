@@ -70,13 +70,13 @@ func newHub(t *testing.T, cfg *config.Config) *hub {
 	m := workbench.NewManager(cfg, reg, workbench.Options{})
 	t.Cleanup(func() { m.Close() })
 	p := pipeline.New(pipeline.Options{Registry: reg})
-	s, err := bounded.New(p, &mcpkit.Catalog{Registry: reg, Toolboxes: m}, bounded.Options{Name: "nexus", Version: "t", Surface: "t"})
+	s, err := bounded.NewSurface(p, mcpkit.Options{Name: "nexus", Version: "t", Surface: "t", Catalog: &mcpkit.Catalog{Registry: reg, Toolboxes: m}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &hub{m: m, reg: reg, boundedSurface: s}
-	h.bounded = connectInMemory(t, s.NewServer())
-	h.flat = connectInMemory(t, flat.New(p, flat.Options{Name: "nexus", Version: "t", Surface: "t"}))
+	h.bounded = connectInMemory(t, s.Server())
+	h.flat = connectInMemory(t, mcpkit.Must(flat.New(p, mcpkit.Options{Name: "nexus", Version: "t", Surface: "t"})))
 	return h
 }
 

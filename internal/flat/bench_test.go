@@ -20,6 +20,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
@@ -259,7 +260,7 @@ func nexusBenchServer(b *testing.B, withMetrics func(*store.Store) (pipeline.Obs
 	}
 	// Sessions as in the real app: each client session gets a conversation.
 	p := pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: conversation.New(st), Observer: observer})
-	srv := flat.New(p, flat.Options{Name: "nexus", Version: "bench", Surface: "mcp-http"})
+	srv := mcpkit.Must(flat.New(p, mcpkit.Options{Name: "nexus", Version: "bench", Surface: "mcp-http"}))
 	ts := httptest.NewServer(httpapi.Handler(httpapi.Options{MCP: srv, Loopback: true, Metrics: metrics}))
 	b.Cleanup(ts.Close)
 	return ts, st, tw

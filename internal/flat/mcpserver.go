@@ -9,7 +9,6 @@ package flat
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,40 +19,30 @@ import (
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
 
-// Options configure the server.
-type Options struct {
-	// Name and Version identify the server at initialize.
-	Name, Version string
-	// Surface names the surface in traces, e.g. "mcp-http" or "mcp-stdio".
-	Surface string
-	// Instructions are sent to clients at initialize.
-	Instructions string
-	Logger       *slog.Logger
-	// OnInitialized runs (in the background) when a client initializes;
-	// the flat surface uses it to open every toolbox, so that downstream
-	// servers connect lazily, on first use. The session's tools/list
-	// requests wait for it (see [mcpkit.OpenOnInitialize]).
-	OnInitialized func(context.Context)
-}
-
-// New returns an MCP server exposing every tool of p's registry. It follows
-// the registry: when a downstream server's tools change, the server's tool
-// list changes and connected clients get notifications/tools/list_changed.
-func New(p *pipeline.Pipeline, o Options) *mcp.Server {
+// New returns the flat surface: an MCP server exposing every tool of p's
+// registry that the [registry.Tools] view lists, under its own name. It
+// follows the registry: when a downstream server's tools change, the
+// server's tool list changes and connected clients get
+// notifications/tools/list_changed. With configured toolboxes (o.Catalog),
+// every toolbox is opened when a client initializes, so that downstream
+// servers connect lazily, on first use; the session's tools/list requests
+// wait for that opening (see [mcpkit.OpenOnInitialize]).
+func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
 	// Transport sessions are keyed by this server instance too, since a
 	// stdio session has no id of its own.
 	instance := ulid.Make().String()
-	s := mcpkit.NewServer(o.Name, o.Version, o.Instructions, o.Logger)
+	s := o.Server("Every tool is listed under its own name: the built-in toolbox's tools by their names (belief_query), " +
+		"a configured toolbox's as toolbox__server__tool. Toolboxes and their servers:")
 	sy := &syncer{s: s, p: p, surface: o.Surface, instance: instance, listed: map[string]*registry.Tool{}}
 	p.Registry().OnChange(sy.sync)
 	sy.sync()
 	mcpkit.Track(s, p, instance, nil)
 	// Toolboxes still opening (toolboxes.go).
 	s.AddReceivingMiddleware(sy.unlisted)
-	if o.OnInitialized != nil {
-		s.AddReceivingMiddleware(mcpkit.OpenOnInitialize(o.OnInitialized))
+	if open := o.OpenAll(); open != nil {
+		s.AddReceivingMiddleware(mcpkit.OpenOnInitialize(open))
 	}
-	return s
+	return s, nil
 }
 
 // syncer keeps an MCP server's tools equal to the registry's.
@@ -70,10 +59,8 @@ func (sy *syncer) sync() {
 	sy.mu.Lock()
 	defer sy.mu.Unlock()
 	current := map[string]*registry.Tool{}
-	for _, t := range sy.p.Registry().List() {
-		if !t.Meta {
-			current[t.ID.Name()] = t
-		}
+	for _, t := range sy.p.Registry().Listed(registry.Tools) {
+		current[t.ID.Name()] = t
 	}
 	var gone []string
 	for name := range sy.listed {

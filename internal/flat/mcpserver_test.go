@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/flat"
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
@@ -24,7 +25,7 @@ func TestToolListFollowsTheRegistryAndProxiesResultsUnchanged(t *testing.T) {
 		InputSchema: json.RawMessage(`{"type":"object"}`),
 		Handler:     func(context.Context, *registry.Call) (any, error) { return downstream, nil }}
 	p := pipeline.New(pipeline.Options{Registry: reg})
-	srv := flat.New(p, flat.Options{Name: "nexus", Version: "test", Surface: "test"})
+	srv := mcpkit.Must(flat.New(p, mcpkit.Options{Name: "nexus", Version: "test", Surface: "test"}))
 
 	changed := make(chan struct{}, 10)
 	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/mcpkit"
+	"github.com/nexus-mcp/nexus/internal/registry"
 )
 
 // Downstream toolboxes open lazily, when a client connects, so a client's
@@ -68,5 +69,5 @@ func (sy *syncer) lists(name string) bool {
 // meta-tool (the rule of [syncer.sync]).
 func (sy *syncer) mayList(name string) bool {
 	t, ok := sy.p.Registry().Lookup(name)
-	return !ok || !t.Meta
+	return !ok || t.In(registry.Tools)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
@@ -31,7 +32,7 @@ func TestFlatDoesNotRunMetaTools(t *testing.T) {
 		}
 	}
 	p := pipeline.New(pipeline.Options{Registry: reg})
-	srv := New(p, Options{Name: "nexus", Version: "t", Surface: "t"})
+	srv := mcpkit.Must(New(p, mcpkit.Options{Name: "nexus", Version: "t", Surface: "t"}))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ct, st := mcp.NewInMemoryTransports()

@@ -3,6 +3,7 @@ package flat_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/pipeline/pipelinetest"
 	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // TestSessionBindingsEndWithHTTPSessions: over Streamable HTTP, each MCP
@@ -29,7 +31,7 @@ func TestSessionBindingsEndWithHTTPSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := pipeline.New(pipeline.Options{Registry: reg, Sessions: pipelinetest.NewSessions()})
-	srv := flat.New(p, flat.Options{Name: "nexus", Version: "t", Surface: "t"})
+	srv := mcpkit.Must(flat.New(p, mcpkit.Options{Name: "nexus", Version: "t", Surface: "t"}))
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer ts.Close()
 	ctx := context.Background()
@@ -65,8 +67,7 @@ func TestSessionBindingsEndWithHTTPSessions(t *testing.T) {
 		cs.Close()
 	}
 	// Ended sessions are swept when a new one arrives.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testtools.EventuallyErr(t, 10*time.Second, "the bindings of the ended sessions to be swept", func() error {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -74,12 +75,9 @@ func TestSessionBindingsEndWithHTTPSessions(t *testing.T) {
 		call(cs, map[string]any{})
 		n := p.Transports()
 		cs.Close()
-		if n == 1 {
-			break
+		if n != 1 {
+			return fmt.Errorf("%d bindings for one live session after %d ended", n, len(clients))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d bindings for one live session after %d ended", n, len(clients))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -78,9 +78,9 @@ type Options struct {
 	MCP *mcp.Server
 	// Agents is the agents surface's server, behind /mcp/agents (optional).
 	Agents *mcp.Server
-	// Bounded returns the bounded surface's server for a request, behind
-	// /mcp/bounded (optional; called per new session).
-	Bounded func(*http.Request) *mcp.Server
+	// Bounded is the bounded surface's server, behind /mcp/bounded
+	// (optional).
+	Bounded *mcp.Server
 	// SessionRoutes are further MCP endpoints over Streamable HTTP by
 	// ServeMux pattern (the per-server proxy): their sessions count against
 	// MaxSessions like those of the surfaces.
@@ -157,7 +157,7 @@ func Handler(o Options) http.Handler {
 		index = append(index, Endpoint{"/mcp/agents", "MCP, agents surface: one tool per server with a mode argument"})
 	}
 	if o.Bounded != nil {
-		mux.Handle("/mcp/bounded", streamable(o.Bounded))
+		mux.Handle("/mcp/bounded", streamable(func(*http.Request) *mcp.Server { return o.Bounded }))
 		index = append(index, Endpoint{"/mcp/bounded", "MCP, bounded surface: get_tools, open_toolbox, use_tool"})
 	}
 	for pattern, h := range o.Routes {

@@ -41,8 +41,7 @@ func serve(t *testing.T, o httpapi.Options) *httptest.Server {
 		o.Agents = testServer(nil)
 	}
 	if o.Bounded == nil {
-		srv := testServer(nil)
-		o.Bounded = func(*http.Request) *mcp.Server { return srv }
+		o.Bounded = testServer(nil)
 	}
 	if o.Routes == nil {
 		o.Routes = map[string]http.Handler{"/api/": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -82,8 +82,8 @@ func (c *Catalog) Agents() []Agent {
 		}
 	}
 	var local []Key
-	for _, t := range c.Registry.List() {
-		if t.ID.Toolbox == registry.BuiltinToolbox && !t.Meta {
+	for _, t := range c.Registry.Listed(registry.Tools) {
+		if t.ID.Toolbox == registry.BuiltinToolbox {
 			local = append(local, Key{t.ID.Toolbox, t.ID.Server})
 		}
 	}
@@ -99,8 +99,8 @@ func (c *Catalog) Agents() []Agent {
 		}
 	}
 	// Servers with tools but no configuration entry (registered directly).
-	for _, t := range c.Registry.List() {
-		if t.ID.Toolbox != registry.BuiltinToolbox && !t.Meta {
+	for _, t := range c.Registry.Listed(registry.Tools) {
+		if t.ID.Toolbox != registry.BuiltinToolbox {
 			add(Key{t.ID.Toolbox, t.ID.Server})
 		}
 	}
@@ -120,8 +120,8 @@ func (c *Catalog) Agent(name string) (Agent, bool) {
 // Modes returns the tools of an agent's server, sorted by name.
 func (c *Catalog) Modes(a Agent) []*registry.Tool {
 	var out []*registry.Tool
-	for _, t := range c.Registry.List() {
-		if t.ID.Toolbox == a.Toolbox && t.ID.Server == a.Server && !t.Meta {
+	for _, t := range c.Registry.Listed(registry.Tools) {
+		if t.ID.Toolbox == a.Toolbox && t.ID.Server == a.Server {
 			out = append(out, t)
 		}
 	}
@@ -132,4 +132,50 @@ func (c *Catalog) Modes(a Agent) []*registry.Tool {
 // SplitName splits "agent_rest" on the first underscore.
 func SplitName(name string) (agent, rest string, ok bool) {
 	return strings.Cut(name, "_")
+}
+
+// BuiltinDescription describes the built-in toolbox in listings and
+// instructions.
+const BuiltinDescription = "Nexus's own servers (knowledge substrate, conversation memory)"
+
+// Builtin is the built-in toolbox: Nexus's own servers.
+func (c *Catalog) Builtin() registry.Toolbox {
+	tb := registry.Toolbox{Name: registry.BuiltinToolbox, Description: BuiltinDescription}
+	seen := map[string]bool{}
+	for _, t := range c.Registry.Listed(registry.Tools) {
+		if t.ID.Toolbox == registry.BuiltinToolbox && !seen[t.ID.Server] {
+			seen[t.ID.Server] = true
+			tb.Servers = append(tb.Servers, t.ID.Server)
+		}
+	}
+	return tb
+}
+
+// AllToolboxes lists the built-in toolbox, then the configured ones in
+// configuration order.
+func (c *Catalog) AllToolboxes() []registry.Toolbox {
+	out := []registry.Toolbox{c.Builtin()}
+	if c.Toolboxes != nil {
+		out = append(out, c.Toolboxes.Toolboxes()...)
+	}
+	return out
+}
+
+// Instructions are a surface's initialize instructions: intro (what Nexus
+// is, from [Options.Instructions]), then how the surface serves tools, then
+// the toolboxes of the catalog, one line each. Without an intro there are
+// none; without a catalog, only the intro.
+func (o Options) instructions(how string) string {
+	if o.Instructions == "" || o.Catalog == nil {
+		return o.Instructions
+	}
+	var b strings.Builder
+	b.WriteString(o.Instructions)
+	b.WriteString("\n\n")
+	b.WriteString(how)
+	b.WriteString("\n")
+	for _, tb := range o.Catalog.AllToolboxes() {
+		fmt.Fprintf(&b, "- %s: %s (servers: %s)\n", tb.Name, tb.Description, strings.Join(tb.Servers, ", "))
+	}
+	return strings.TrimSpace(b.String())
 }

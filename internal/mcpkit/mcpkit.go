@@ -20,6 +20,42 @@ import (
 	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
 
+// Options configure an MCP surface. Every MCP surface package (flat, agents,
+// bounded) has one constructor of one shape, New(p, o) (*mcp.Server, error),
+// and every surface of a process is built in one place (app.App.Surfaces).
+type Options struct {
+	// Name and Version identify the server at initialize.
+	Name, Version string
+	// Surface names the surface in traces, e.g. "mcp-flat-http".
+	Surface string
+	// Instructions are the intro of the instructions sent at initialize
+	// (what Nexus is); each surface adds how it serves tools and the
+	// toolboxes. Empty means no instructions.
+	Instructions string
+	// Catalog names the agents and their modes (agents, bounded) and gives
+	// the configured toolboxes; with toolboxes, the flat and agents surfaces
+	// open them all when a client initializes (see [OpenOnInitialize]).
+	Catalog *Catalog
+	// Logger receives the surface's and the MCP SDK's diagnostics; nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// OpenAll is the catalog's toolbox opening, nil without configured toolboxes.
+func (o Options) OpenAll() func(context.Context) {
+	if o.Catalog == nil || o.Catalog.Toolboxes == nil {
+		return nil
+	}
+	return o.Catalog.Toolboxes.OpenAll
+}
+
+// Server returns the MCP server of a surface built with o (see
+// [NewServer]); its instructions are o.Instructions followed by how (how the
+// surface serves tools) and the catalog's toolboxes.
+func (o Options) Server(how string) *mcp.Server {
+	return NewServer(o.Name, o.Version, o.instructions(how), o.Logger)
+}
+
 // NewServer returns an MCP server as every Nexus surface makes one: its
 // name, version and instructions, the SDK's logs through [sdklog], and tools
 // (with list_changed) advertised even while none is listed.
@@ -187,4 +223,13 @@ func Result(o *pipeline.Outcome) *mcp.CallToolResult {
 		res.StructuredContent = json.RawMessage(body)
 	}
 	return res
+}
+
+// Must returns srv, and panics if err is not nil: for a surface built
+// where its error cannot happen (tests, benchmarks), as template.Must does.
+func Must(srv *mcp.Server, err error) *mcp.Server {
+	if err != nil {
+		panic(err)
+	}
+	return srv
 }

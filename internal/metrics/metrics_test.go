@@ -24,9 +24,11 @@ import (
 	"github.com/nexus-mcp/nexus/internal/app"
 	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/metrics"
 	"github.com/nexus-mcp/nexus/internal/rest"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // openApp opens a real Nexus core (store, registry, local servers,
@@ -49,7 +51,7 @@ func front(t *testing.T, a *app.App, maxSessions int) *httptest.Server {
 	t.Helper()
 	api := rest.Handler(rest.Options{Registry: a.Registry, Pipeline: a.Pipeline, Store: a.Store, Version: app.Version})
 	h := httpapi.Handler(httpapi.Options{
-		MCP:      flat.New(a.Pipeline, flat.Options{Name: "nexus", Version: app.Version, Surface: "mcp-flat-http"}),
+		MCP:      mcpkit.Must(flat.New(a.Pipeline, mcpkit.Options{Name: "nexus", Version: app.Version, Surface: "mcp-flat-http"})),
 		Routes:   map[string]http.Handler{"/api/": api},
 		Loopback: true, MaxSessions: maxSessions, Health: a.Health,
 		Metrics: a.Metrics.Handler,
@@ -274,8 +276,12 @@ func TestDownstreamServers(t *testing.T) {
 		})
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	var unavailable atomic.Bool // the server answers 503 to everything
+	var refused atomic.Int32    // connection attempts (initialize requests) answered 503
 	peer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if unavailable.Load() {
+			if body, _ := io.ReadAll(r.Body); strings.Contains(string(body), `"method":"initialize"`) {
+				refused.Add(1)
+			}
 			http.Error(w, "down for the test", http.StatusServiceUnavailable)
 			return
 		}
@@ -303,14 +309,13 @@ func TestDownstreamServers(t *testing.T) {
 	}
 	eventually := func(what string, wantUp, wantRestarts float64) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for !check(wantUp, wantRestarts) {
-			if time.Now().After(deadline) {
-				up, restarts := state()
-				t.Fatalf("%s: up %v, restarts %v; want down|tb up %v, restarts %v", what, up, restarts, wantUp, wantRestarts)
+		testtools.EventuallyErr(t, 20*time.Second, "the series of a server "+what, func() error {
+			if check(wantUp, wantRestarts) {
+				return nil
 			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			up, restarts := state()
+			return fmt.Errorf("up %v, restarts %v; want down|tb up %v, restarts %v", up, restarts, wantUp, wantRestarts)
+		})
 	}
 
 	eventually("configured, not opened", 0, 0)
@@ -332,7 +337,7 @@ func TestDownstreamServers(t *testing.T) {
 		ss.Close()
 	}
 	eventually("dropped", 0, 1)
-	time.Sleep(time.Second) // several failed attempts (backoff from 250 ms)
+	testtools.Eventually(t, 20*time.Second, "three failed restart attempts (backoff from 250 ms)", func() bool { return refused.Load() >= 3 })
 	eventually("still down after failed attempts", 0, 1)
 
 	unavailable.Store(false)

@@ -152,7 +152,7 @@ type Tool struct {
 	Icons       []mcp.Icon
 	ToolMeta    mcp.Meta
 	// Meta marks a surface meta-tool (get_tools, open_toolbox, use_tool):
-	// only the bounded surface lists it.
+	// only the bounded surface lists it (see [View]).
 	Meta bool
 	// SelfValidating tools check their own arguments (to give a contract's
 	// exact error texts); the pipeline only checks that they are an object.
@@ -390,7 +390,39 @@ func (r *Registry) LookupID(id ID) (*Tool, bool) {
 	return t, true
 }
 
-// List returns every tool sorted by flat name.
+// View is which tools a surface lists. What each surface lists is decided
+// here, by [Tool.In], and nowhere else.
+type View int
+
+// Views of the registry.
+const (
+	// Tools is every tool under its own name, the meta-tools excepted: the
+	// flat MCP surface, the agents surface's modes, REST and its OpenAPI
+	// document, the CLI, docs/tools.md.
+	Tools View = iota
+	// MetaTools is the bounded surface's meta-tools (get_tools,
+	// open_toolbox, use_tool); the tools a bounded session discovers are
+	// listed by that session, under the names it discovered them by.
+	MetaTools
+)
+
+// In reports whether a surface of view v lists t.
+func (t *Tool) In(v View) bool { return t.Meta == (v == MetaTools) }
+
+// Listed returns the tools a surface of view v lists, sorted by flat name.
+func (r *Registry) Listed(v View) []*Tool {
+	all := r.List()
+	out := all[:0]
+	for _, t := range all {
+		if t.In(v) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// List returns every tool sorted by flat name, whatever lists it; a surface
+// lists [Registry.Listed] instead.
 func (r *Registry) List() []*Tool {
 	r.mu.RLock()
 	out := make([]*Tool, 0, len(r.tools))

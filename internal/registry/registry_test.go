@@ -3,6 +3,7 @@ package registry_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -94,5 +95,38 @@ func TestReplaceServer(t *testing.T) {
 	}
 	if changes != 3 {
 		t.Fatalf("OnChange called %d times, want 3", changes)
+	}
+}
+
+// TestViews: what a surface lists is decided by the view alone; a meta-tool
+// is in the MetaTools view only, every other tool in the Tools view only.
+func TestViews(t *testing.T) {
+	reg := registry.New()
+	for _, tool := range []registry.Tool{
+		{ID: registry.ID{Toolbox: registry.BuiltinToolbox, Server: "s", Tool: "b_tool"}, Source: registry.Local},
+		{ID: registry.ID{Toolbox: registry.BuiltinToolbox, Server: "bounded", Tool: "a_meta"}, Source: registry.Local, Meta: true},
+		{ID: registry.ID{Toolbox: "tb", Server: "srv", Tool: "c"}, Source: registry.MCP},
+	} {
+		tool.InputSchema = json.RawMessage(`{"type":"object"}`)
+		tool.Handler = func(context.Context, *registry.Call) (any, error) { return nil, nil }
+		if err := reg.Add(tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := func(v registry.View) []string {
+		var out []string
+		for _, t := range reg.Listed(v) {
+			out = append(out, t.ID.Name())
+		}
+		return out
+	}
+	if got, want := names(registry.Tools), []string{"b_tool", "tb__srv__c"}; !slices.Equal(got, want) {
+		t.Errorf("Tools view lists %v, want %v", got, want)
+	}
+	if got, want := names(registry.MetaTools), []string{"a_meta"}; !slices.Equal(got, want) {
+		t.Errorf("MetaTools view lists %v, want %v", got, want)
+	}
+	if len(reg.List()) != 3 {
+		t.Errorf("List has %d tools, want all 3", len(reg.List()))
 	}
 }

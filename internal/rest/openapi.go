@@ -51,7 +51,7 @@ func MarshalOpenAPI(reg *registry.Registry, version string) ([]byte, error) {
 // local references ("#/$defs/x") are rewritten to point into the component,
 // since in the document they would otherwise resolve against its root.
 func OpenAPI(reg *registry.Registry, version string) map[string]any {
-	tools := reg.List()
+	tools := reg.Listed(registry.Tools)
 	schemas := baseSchemas()
 	paths := map[string]any{}
 	tags := map[string]string{

@@ -55,7 +55,7 @@ func (h *handler) listTools(w http.ResponseWriter, r *http.Request) {
 	}
 	h.open(r.Context())
 	list := ToolList{Tools: []ToolInfo{}}
-	for _, t := range h.reg.List() {
+	for _, t := range h.reg.Listed(registry.Tools) {
 		if (source != "" && string(t.Source) != source) || (toolbox != "" && t.ID.Toolbox != toolbox) {
 			continue
 		}

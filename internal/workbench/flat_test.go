@@ -30,6 +30,8 @@ func slowPeer(t *testing.T, srv *mcp.Server, delay time.Duration) string {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	var once sync.Once
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Not synchronisation: a server slow to come up is the behaviour
+		// under test.
 		once.Do(func() { time.Sleep(delay) })
 		h.ServeHTTP(w, r)
 	}))
@@ -44,7 +46,7 @@ func slowPeer(t *testing.T, srv *mcp.Server, delay time.Duration) string {
 func flatSurface(t *testing.T, m *Manager, reg *registry.Registry) *mcp.ClientSession {
 	t.Helper()
 	p := pipeline.New(pipeline.Options{Registry: reg, Resolve: m.Resolve})
-	srv := flat.New(p, flat.Options{Name: "nexus", Version: "t", Surface: "t", OnInitialized: m.OpenAll})
+	srv := mcpkit.Must(flat.New(p, mcpkit.Options{Name: "nexus", Version: "t", Surface: "t", Catalog: &mcpkit.Catalog{Registry: reg, Toolboxes: m}}))
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -198,7 +200,7 @@ func TestAgentsFirstListIncludesTheToolbox(t *testing.T) {
 	url := slowPeer(t, peer, 500*time.Millisecond)
 	m, reg := newManager(t, toolboxConfig("tb", named{"slow", urlServer(config.StreamableHTTP, url)}))
 	p := pipeline.New(pipeline.Options{Registry: reg, Resolve: m.Resolve})
-	srv := agents.NewServer(p, &mcpkit.Catalog{Registry: reg, Toolboxes: m}, agents.Options{Name: "nexus", Version: "t", Surface: "t"})
+	srv := mcpkit.Must(agents.New(p, mcpkit.Options{Name: "nexus", Version: "t", Surface: "t", Catalog: &mcpkit.Catalog{Registry: reg, Toolboxes: m}}))
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)

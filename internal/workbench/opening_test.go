@@ -14,7 +14,9 @@ import (
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/flat"
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // hangingPeer is an HTTP server that accepts every request and never
@@ -64,7 +66,7 @@ func TestBrokenServerDoesNotStallNewSessions(t *testing.T) {
 	m, reg := newManager(t, cfg)
 
 	p := pipeline.New(pipeline.Options{Registry: reg, Resolve: m.Resolve})
-	srv := flat.New(p, flat.Options{Name: "nexus", Version: "t", Surface: "t", OnInitialized: m.OpenAll})
+	srv := mcpkit.Must(flat.New(p, mcpkit.Options{Name: "nexus", Version: "t", Surface: "t", Catalog: &mcpkit.Catalog{Registry: reg, Toolboxes: m}}))
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
 	// session connects a client and lists its tools; it reports how long
@@ -101,7 +103,13 @@ func TestBrokenServerDoesNotStallNewSessions(t *testing.T) {
 	if o := m.toolbox("tb").servers[0].status(); o.connected || o.down == nil {
 		t.Fatalf("the mute server: %+v, want failed", o)
 	}
-	time.Sleep(restartMin) // past the retry delay: the next session may start a retry
+	// Past the mute server's retry time, the next session may start a retry.
+	failed := m.toolbox("tb").servers[0]
+	testtools.Eventually(t, 10*time.Second, "the mute server's retry time", func() bool {
+		failed.mu.Lock()
+		defer failed.mu.Unlock()
+		return !failed.retryAt.IsZero() && time.Now().After(failed.retryAt)
+	})
 	if d := session("second session"); d > connectTimeout/4 {
 		t.Errorf("second session: tools/list took %s, want well under the connect timeout (%s)", d, connectTimeout)
 	}
@@ -143,7 +151,9 @@ func TestResolveConnectsOnlyTheNamedServer(t *testing.T) {
 			t.Errorf("Resolve(%q) took %s", name, d)
 		}
 	}
-	time.Sleep(300 * time.Millisecond) // time for connections that should not start
+	// Not synchronisation: a window in which connections that must not
+	// start would reach the servers (nothing signals what does not happen).
+	time.Sleep(300 * time.Millisecond)
 	if a, b := aHits.Load(), bHits.Load(); a != 0 || b != 0 {
 		t.Errorf("unknown names reached the servers: %d requests to a, %d to b", a, b)
 	}
@@ -161,7 +171,7 @@ func TestResolveConnectsOnlyTheNamedServer(t *testing.T) {
 	if d := time.Since(start); d > 100*time.Millisecond {
 		t.Errorf("Resolve(tb__a__nope) took %s", d)
 	}
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // not synchronisation: as above, a window for b to be reached
 	if n := bHits.Load(); n != 0 {
 		t.Errorf("resolving a's tools reached b (%d requests)", n)
 	}

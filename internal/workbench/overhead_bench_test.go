@@ -68,11 +68,11 @@ func nexus(b *testing.B, downURL string) string {
 		b.Fatal(err)
 	}
 	cat := &mcpkit.Catalog{Registry: reg, Toolboxes: m}
-	bs, err := bounded.New(p, cat, bounded.Options{Name: "nexus", Version: "bench", Surface: "bench"})
+	bs, err := bounded.New(p, mcpkit.Options{Name: "nexus", Version: "bench", Surface: "bench", Catalog: cat})
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := httpapi.Handler(httpapi.Options{Loopback: true, MCP: flat.New(p, flat.Options{Name: "nexus", Version: "bench"}), Bounded: bs.HTTPServer})
+	h := httpapi.Handler(httpapi.Options{Loopback: true, MCP: mcpkit.Must(flat.New(p, mcpkit.Options{Name: "nexus", Version: "bench"})), Bounded: bs})
 	ts := httptest.NewServer(h)
 	b.Cleanup(ts.Close)
 	return ts.URL
