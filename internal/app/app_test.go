@@ -14,7 +14,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files (tool schema snapshots, docs/tools.md)")
+var update = flag.Bool("update", false, "rewrite docs/tools.md (the tool schema snapshots are rewritten by each server package's own -update)")
 
 func openApp(t *testing.T) *app.App {
 	t.Helper()

@@ -63,6 +63,18 @@
 // out of tools/list and calling one fails as an unknown tool (-32602). A
 // configured Timeout bounds each tools/call.
 //
+// # Errors: the one exception to the pipeline's renderers
+//
+// The proxy is the only surface whose calls do not pass through the
+// pipeline, so its errors are not rendered by a family's renderer: what it
+// returns is the downstream server's own result or JSON-RPC error, byte for
+// byte. The errors the proxy makes itself are JSON-RPC errors, because on a
+// passthrough there is no tool result of Nexus's to render: a tools/call
+// past the server's Timeout is -32603 "tool call timed out after D", a
+// server that cannot be reached fails the initialize, and what the HTTP
+// front refuses is [httpapi.JSONRPCErrors]. docs/surfaces.md says so for
+// users.
+//
 // # Limitations
 //
 //   - Only the methods the Go SDK knows are proxied: other JSON-RPC methods
