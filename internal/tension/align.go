@@ -115,6 +115,9 @@ func align(x, y *belief) evidence {
 			if tb.kind != valueTerm || ev.matchedB[ib] || tb.negged || tb.tq || tb.class != ta.class || tb.qual != ta.qual {
 				continue
 			}
+			if ta.class == classWeekday && daysOverlap(ta.key, tb.key) {
+				continue // "weekends" and "Saturday" can both hold
+			}
 			ev.conflicts = append(ev.conflicts, valPair{ia, ib})
 			if isDateClass(ta.class) {
 				ev.dateConflict = true

@@ -221,6 +221,17 @@ func ruleCases() []ruleCase {
 		{"effective-dates", nexusIn("Langara BIOL 1115 transfers to UBCV as UBCV BIOL 1st (3), effective May/99."), nexusIn("Langara BIOL 1115 transfers to UBCV as UBCV BIOL 1st (4), effective Sep/03."), "", ""},
 		{"effective-same-date", nexusIn("Langara CHEM 1120 transfers to VIU as VIU CHEM 121 (3), effective Sep/02."), nexusIn("Langara CHEM 1120 transfers to VIU as VIU CHEM 121 (4), effective Sep/02."), TypeContradiction, "different values"},
 		{"observed-year", nexusIn("Langara ANTH 1100 (Intro): Students study culture. (observed 2001)"), nexusIn("Langara ANTH 1100 (Intro): Students study culture. (observed 2002)"), "", ""},
+		{"paraphrased-value-units", nexusIn("The Nexus test suite takes 70 minutes"), nexusIn("A Nexus test suite run completes in under an hour"), TypeContradiction, "paraphrased value"},
+		{"paraphrased-value-bound-ok", nexusIn("The Nexus test suite takes 70 minutes"), nexusIn("A Nexus test suite run completes in under two hours"), "", ""},
+		{"paraphrased-value-count", nexusIn("The search team has four designers"), nexusIn("There are 9 designers working in the search team"), TypeContradiction, "paraphrased value"},
+		{"paraphrased-value-other-team", nexusIn("The search team has four designers"), nexusIn("There are 9 designers working in the billing team"), "", ""},
+		{"paraphrased-value-distance", nexusIn("The Nexus office is 2 km from the station"), nexusIn("From the station, walking to the Nexus office covers 5 miles"), TypeContradiction, "different values"},
+		{"reversed-preference", nexusIn("Omar prefers vim to emacs"), nexusIn("Omar likes emacs more than vim"), TypeContradiction, "reversed preference"},
+		{"reversed-preference-other-person", nexusIn("Omar prefers vim to emacs"), nexusIn("Omar's manager Lia likes emacs more than vim"), "", ""},
+		{"never-at-a-time", nexusIn("The Nexus batch importer never runs on weekends"), nexusIn("The Nexus batch importer is scheduled every Sunday at 04:00"), TypeContradiction, "ruled-out time"},
+		{"never-other-day", nexusIn("The Nexus batch importer never runs on weekends"), nexusIn("The Nexus batch importer is scheduled every Monday at 04:00"), "", ""},
+		{"only-and-another", nexusIn("The Nexus help desk answers on weekdays only"), nexusIn("There is a Sunday Nexus help desk shift"), TypeContradiction, "only one value"},
+		{"paraphrased-opposition", nexusIn("Guests are allowed in the Nexus lab"), nexusIn("Visitors are banned from the Nexus lab"), TypeContradiction, "opposed terms"},
 		{"identifier-level", nexusIn("Langara ANTH 1400 transfers to TWU as TWU ANTH 1XX (3), effective May/19."), nexusIn("Langara ANTH 1400 transfers to TWU as TWU ANTH 2XX (3), effective May/19."), TypeContradiction, "single-valued slot"},
 	}
 }

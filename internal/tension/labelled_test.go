@@ -126,9 +126,10 @@ func fmtRatio(a, b int) string {
 // pass.
 const (
 	// labelledPrecision and labelledRecall: 131/133 and 131/142 when the
-	// detector moved out of internal/substrate.
-	labelledPrecision = 131.0 / 133
-	labelledRecall    = 131.0 / 142
+	// detector moved out of internal/substrate; 132/134 and 132/142 after
+	// the paraphrase rules ("every 6 hours" vs "once a day").
+	labelledPrecision = 132.0 / 134
+	labelledRecall    = 132.0 / 142
 )
 
 // TestLabelledSet measures the detector on the labelled set, per rule, and

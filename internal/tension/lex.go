@@ -17,6 +17,7 @@ type lexeme struct {
 	neg   bool   // "not" split off a contraction
 	poss  bool   // possessive 's
 	slash bool   // directly after a slash ("Sep/13")
+	upper bool   // the word starts with an upper-case letter
 }
 
 // isDigit reports whether c is an ASCII digit.
@@ -157,6 +158,8 @@ func isoPart(src string, j int) bool {
 // appendWord appends the tokens of one word, splitting contractions.
 func appendWord(out []lexeme, raw string) []lexeme {
 	caps := allCaps(raw)
+	first, _ := utf8.DecodeRuneInString(raw)
+	upper := unicode.IsUpper(first)
 	low := strings.ToLower(raw)
 	if strings.ContainsAny(low, "-.’") {
 		// Join "read-only" and "node.js"; keep version dots ("v1.2.3").
@@ -173,7 +176,7 @@ func appendWord(out []lexeme, raw string) []lexeme {
 	}
 	idx := strings.IndexByte(low, '\'')
 	if idx < 0 {
-		return append(out, lexeme{s: low, caps: caps})
+		return append(out, lexeme{s: low, caps: caps, upper: upper})
 	}
 	base, suf := low[:idx], low[idx+1:]
 	switch {
@@ -194,11 +197,11 @@ func appendWord(out []lexeme, raw string) []lexeme {
 		}
 		return append(out, lexeme{s: "not", neg: true})
 	case suf == "s":
-		return append(out, lexeme{s: base, caps: caps, poss: true})
+		return append(out, lexeme{s: base, caps: caps, upper: upper, poss: true})
 	case suf == "re" || suf == "ll" || suf == "ve" || suf == "d" || suf == "m":
 		return append(out, lexeme{s: base})
 	}
-	return append(out, lexeme{s: base + strings.ReplaceAll(suf, "'", ""), caps: caps})
+	return append(out, lexeme{s: base + strings.ReplaceAll(suf, "'", ""), caps: caps, upper: upper})
 }
 
 // allCaps reports whether s has at least two letters, all upper-case.

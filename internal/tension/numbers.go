@@ -175,7 +175,7 @@ func valueEqual(a, b *term) bool {
 			return false
 		}
 		return closeTo(a.num, b.num)
-	case classDur, classSize, classPct, classClock:
+	case classDur, classSize, classPct, classClock, classDist:
 		return closeTo(a.num, b.num)
 	}
 	return a.key == b.key

@@ -38,6 +38,7 @@ type Rule struct {
 	severity int                // finding rules: base severity, 1 (low) to 4 (critical)
 	overlap  bool               // partial overlap: no checks, no scope, window or confidence adjustment
 	early    bool               // reads only the inputs and their analyses, not the alignment
+	anchored bool               // a paraphrase rule: its anchor replaces the similarity gate
 	when     func(p *pair) bool // the condition
 	reason   func(p *pair) string
 }
@@ -52,22 +53,27 @@ type pair struct {
 
 // Rule names, as reported in [Finding.Rule].
 const (
-	RuleDisjointWindows     = "disjoint-windows"
-	RuleNoContent           = "no-content"
-	RulePeriods             = "different-periods"
-	RuleSubstituted         = "substituted-words"
-	RuleSlot                = "single-valued-slot"
-	RuleDifferentSubjects   = "different-subjects"
-	RuleNarrowerSubject     = "narrower-subject"
-	RulePolarityUnderValues = "polarity-under-values"
-	RuleOpposed             = "opposed-terms"
-	RuleNegation            = "negation"
-	RuleValue               = "different-values"
-	RuleDate                = "different-dates"
-	RuleReversed            = "reversed-relation"
-	RulePartial             = "partial-overlap"
-	CheckDateQualifiers     = "dates-as-qualifiers"
-	CheckGate               = "similarity-gate"
+	RuleDisjointWindows       = "disjoint-windows"
+	RuleNoContent             = "no-content"
+	RulePeriods               = "different-periods"
+	RuleParaphrasedValue      = "paraphrased-value"
+	RuleReversedPreference    = "reversed-preference"
+	RuleNeverAtTime           = "never-at-a-time"
+	RuleParaphrasedOpposition = "paraphrased-opposition"
+	RuleOnlyOther             = "only-and-another"
+	RuleSubstituted           = "substituted-words"
+	RuleSlot                  = "single-valued-slot"
+	RuleDifferentSubjects     = "different-subjects"
+	RuleNarrowerSubject       = "narrower-subject"
+	RulePolarityUnderValues   = "polarity-under-values"
+	RuleOpposed               = "opposed-terms"
+	RuleNegation              = "negation"
+	RuleValue                 = "different-values"
+	RuleDate                  = "different-dates"
+	RuleReversed              = "reversed-relation"
+	RulePartial               = "partial-overlap"
+	CheckDateQualifiers       = "dates-as-qualifiers"
+	CheckGate                 = "similarity-gate"
 )
 
 // rules is the decision table, in order.
@@ -81,6 +87,53 @@ var rules = []Rule{
 	{Name: RulePeriods, Effect: Vetoes,
 		Description: `both beliefs are scoped to stated periods that differ ("from 2024-07-01 to ..." vs "from 2024-12-20 to ...")`,
 		when:        func(p *pair) bool { return p.ev.tqDiffer }},
+	{Name: RuleParaphrasedValue, typ: TypeContradiction, severity: 2, anchored: true,
+		Description: `the words differ but the beliefs are anchored to one thing and hold one measured value each that cannot both be true ("closes at 9 pm" vs "stays open until 11 pm"; "takes 90 minutes" vs "finishes in under an hour"; "five engineers" vs "7 engineers")`,
+		when: func(p *pair) bool {
+			if !p.reworded() || p.ev.flip || p.x.negs+p.y.negs > 0 || len(p.ev.antA) > 0 || !anchored(p) {
+				return false
+			}
+			_, _, ok := paraphrasedValue(p)
+			return ok
+		},
+		reason: func(p *pair) string {
+			i, j, _ := paraphrasedValue(p)
+			return "paraphrased value: " + quote(p.x.seq[i].disp) + " vs " + quote(p.y.seq[j].disp)
+		}},
+	{Name: RuleReversedPreference, typ: TypeContradiction, severity: 2, anchored: true,
+		Description: `the words differ but one belief prefers A to B and the other B to A ("prefers tea to coffee" vs "likes coffee more than tea")`,
+		when: func(p *pair) bool {
+			if !p.reworded() || p.x.negs+p.y.negs > 0 || len(p.ev.conflicts) > 0 || !anchored(p) {
+				return false
+			}
+			a1, a2, ok1 := preference(p.x, p.y)
+			b1, b2, ok2 := preference(p.y, p.x)
+			return ok1 && ok2 && a1 == b2 && a2 == b1
+		},
+		reason: func(p *pair) string {
+			a1, a2, _ := preference(p.x, p.y)
+			return "reversed preference: " + quote(dispOf(p.x, a1)) + " over " + quote(dispOf(p.x, a2)) + " vs the reverse"
+		}},
+	{Name: RuleNeverAtTime, typ: TypeContradiction, severity: 2, anchored: true,
+		Description: `the words differ but one belief rules out a day or time that the other states ("never works weekends" vs "is on shift every Saturday")`,
+		when: func(p *pair) bool {
+			return p.reworded() && len(p.ev.conflicts) == 0 && neverAtTime(p) && anchored(p)
+		},
+		reason: func(p *pair) string { return "ruled-out time stated" }},
+	{Name: RuleOnlyOther, typ: TypeContradiction, severity: 2, anchored: true,
+		Description: `one belief restricts something to one value and the other states another value of the same class ("runs on weekdays only" vs "a Saturday shuttle")`,
+		when: func(p *pair) bool {
+			return p.reworded() && !p.ev.flip && onlyOther(p) && anchored(p)
+		},
+		reason: func(p *pair) string { return "only one value, another stated" }},
+	{Name: RuleParaphrasedOpposition, typ: TypeContradiction, severity: 2, anchored: true,
+		Description: `the words differ but the beliefs are anchored to one thing and hold one pair of opposed terms ("dogs are allowed in the park" vs "pets are banned from the park")`,
+		when: func(p *pair) bool {
+			return p.reworded() && len(p.ev.antA) == 1 && p.x.negs+p.y.negs == 0 && len(p.ev.conflicts) == 0 && anchored(p)
+		},
+		reason: func(p *pair) string {
+			return "opposed terms: " + quote(dispOf(p.x, p.ev.antA[0])) + " vs " + quote(dispOf(p.y, p.ev.antB[0]))
+		}},
 	{Name: RuleSubstituted, Effect: Excuses,
 		Description: "each belief has words the other lacks and they are not one single-valued slot: different subjects or objects, so polarity and values say nothing",
 		when:        func(p *pair) bool { return p.substituted() && !p.ev.functional }},
@@ -121,7 +174,7 @@ var rules = []Rule{
 		}},
 	{Name: RuleValue, typ: TypeContradiction, severity: 3,
 		Description: `different values of one class in the same place ("100 requests per minute" vs "500 ..."; "512 MB" vs "2 GB")`,
-		when:        func(p *pair) bool { return p.ev.otherConflict },
+		when:        func(p *pair) bool { return p.ev.otherConflict && p.x.negs == p.y.negs },
 		reason:      func(p *pair) string { return conflictReason(p, false) }},
 	{Name: RuleDate, typ: TypeTemporalConflict, severity: 2,
 		Description: `different calendar dates for one event ("released in 2019" vs "released in 2021")`,
@@ -156,6 +209,13 @@ func Rules() []Rule {
 }
 
 func (p *pair) substituted() bool { return len(p.ev.resA) > 0 && len(p.ev.resB) > 0 }
+
+// reworded reports whether the rules for literal alignments would excuse
+// the pair because the words differ: substituted words that are not one
+// single-valued slot, or leading subjects worded differently.
+func (p *pair) reworded() bool {
+	return p.substituted() && !p.ev.functional || p.ev.subjectDiff
+}
 
 // aligned counts the aligned non-shared terms a finding rule's gate credits:
 // opposed terms, a value conflict, a functional slot, differing scopes.
@@ -214,7 +274,10 @@ func decide(a, b Input) (Finding, string, bool) {
 		if !r.overlap {
 			for j := range checks {
 				c := &checks[j]
-				if (c.Name != CheckDateQualifiers || r.Name != RuleDate) && c.when(p) {
+				if c.Name == CheckDateQualifiers && r.Name == RuleDate || c.Name == CheckGate && r.anchored {
+					continue
+				}
+				if c.when(p) {
 					return Finding{}, c.Name, false
 				}
 			}

@@ -56,3 +56,12 @@ func intersects(a, b []string) bool {
 	}
 	return false
 }
+
+// wordSet returns a set of words.
+func wordSet(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}

@@ -36,6 +36,7 @@ const (
 	classDur                            // duration, in milliseconds
 	classSize                           // data size, in bytes
 	classPct                            // percentage
+	classDist                           // distance, in metres
 )
 
 // isDateClass reports whether values of c are calendar dates.
@@ -56,6 +57,7 @@ type term struct {
 	poss   bool       // possessive
 	scope  bool       // environment scope word
 	negged bool       // inside a negation's scope
+	named  bool       // a capitalised word that does not start the text: part of a name
 }
 
 // belief is an analysed belief.
@@ -179,6 +181,20 @@ func toTerms(lx []lexeme) []term {
 			out = append(out, term{key: w, disp: w, kind: wordTerm})
 			continue
 		}
+		if u, ok := articleUnit(lx, i); ok {
+			// "an hour", "a day and a half": one unit (and a half).
+			t := term{key: fmtNum(u.factor), disp: w + " " + lx[i+1].s, kind: valueTerm, class: u.class, num: u.factor}
+			i++
+			if i+3 < len(lx) && lx[i+1].s == "and" && (lx[i+2].s == "a" || lx[i+2].s == "an") && lx[i+3].s == "half" {
+				t.num *= 1.5
+				t.key = fmtNum(t.num)
+				t.disp += " and a half"
+				i += 3
+			}
+			t.qual = qualifier(out)
+			out = append(out, t)
+			continue
+		}
 		if stopWords[w] && w != "may" {
 			out = append(out, term{key: w, disp: w, kind: stopTerm})
 			continue
@@ -227,7 +243,7 @@ func toTerms(lx []lexeme) []term {
 		if c, ok := synonyms[w]; ok {
 			key = c
 		}
-		t := term{disp: w, kind: wordTerm, poss: l.poss}
+		t := term{disp: w, kind: wordTerm, poss: l.poss, named: l.caps || l.upper && (i > 0 || l.poss)}
 		if scopeWords[key] {
 			t.key = key
 			t.scope = true
@@ -279,4 +295,17 @@ func mayIsMonth(lx []lexeme, i int) bool {
 		}
 	}
 	return false
+}
+
+// articleUnit reports the unit after the article at lx[i] ("an hour", "a
+// week"): a measure unit, not a plain multiplier or a percentage.
+func articleUnit(lx []lexeme, i int) (unitDef, bool) {
+	if (lx[i].s != "a" && lx[i].s != "an") || i+1 >= len(lx) {
+		return unitDef{}, false
+	}
+	u, ok := units[lx[i+1].s]
+	if !ok || u.class == classNum || u.class == classPct || len(lx[i+1].s) < 3 {
+		return unitDef{}, false
+	}
+	return u, true
 }

@@ -90,7 +90,7 @@ type unitDef struct {
 }
 
 // unitClasses names the value classes units.txt may use.
-var unitClasses = map[string]valueClass{"num": classNum, "duration": classDur, "size": classSize, "percent": classPct}
+var unitClasses = map[string]valueClass{"num": classNum, "duration": classDur, "size": classSize, "percent": classPct, "distance": classDist}
 
 // loadUnits reads units.txt: "class factor name...".
 func loadUnits(name string) map[string]unitDef {
@@ -180,6 +180,10 @@ var (
 	freqWords = loadMap("frequencies.txt")
 	// units are the units a number may carry.
 	units = loadUnits("units.txt")
+	// comparatives are skipped when looking for what is preferred.
+	comparatives = loadSet("comparatives.txt")
+	// preferWords are the words after which "to" orders a preference.
+	preferWords = loadStemSet("prefer_words.txt")
 	// antonyms maps a canonical word to its canonical opposites.
 	antonyms = loadAntonyms("antonyms.txt")
 )
