@@ -232,6 +232,11 @@ func ruleCases() []ruleCase {
 		{"never-other-day", nexusIn("The Nexus batch importer never runs on weekends"), nexusIn("The Nexus batch importer is scheduled every Monday at 04:00"), "", ""},
 		{"only-and-another", nexusIn("The Nexus help desk answers on weekdays only"), nexusIn("There is a Sunday Nexus help desk shift"), TypeContradiction, "only one value"},
 		{"paraphrased-opposition", nexusIn("Guests are allowed in the Nexus lab"), nexusIn("Visitors are banned from the Nexus lab"), TypeContradiction, "opposed terms"},
+		{"until-turns-opposition", nexusIn("The Nexus office closes at 6 pm on Fridays"), nexusIn("On Fridays the Nexus office stays open until 8 pm"), TypeContradiction, "paraphrased value"},
+		{"until-same-time", nexusIn("The Nexus office closes at 6 pm on Fridays"), nexusIn("On Fridays the Nexus office stays open until 6 pm"), "", ""},
+		{"until-turns-negation", nexusIn("The Nexus help desk opens at 8 am"), nexusIn("The Nexus help desk does not open until 10 in the morning"), TypeContradiction, "paraphrased value"},
+		{"different-start", nexusIn("Lina Park joined Initech in 2018"), nexusIn("Lina Park has worked for Initech since 2022"), TypeContradiction, "different start"},
+		{"different-start-other-company", nexusIn("Lina Park joined Initech in 2018"), nexusIn("Lina Park has worked for Umbrella since 2022"), "", ""},
 		{"identifier-level", nexusIn("Langara ANTH 1400 transfers to TWU as TWU ANTH 1XX (3), effective May/19."), nexusIn("Langara ANTH 1400 transfers to TWU as TWU ANTH 2XX (3), effective May/19."), TypeContradiction, "single-valued slot"},
 	}
 }

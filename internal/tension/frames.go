@@ -15,13 +15,13 @@ func hasFrame(x *belief, s [2]int, shared []string) bool {
 // sameFrame reports whether both beliefs use the same kind of frame:
 //
 //	A: "the R ... is <slot>"      (slot right after a copula preceded by "the" or a possessive)
-//	B: "<slot> is the R ..."      (slot right before "is the" / "as the")
+//	B: "<slot> is the R ..."      (slot right before "is the" / "as the", or "is X's R")
 //	C: "... <cue> ... <slot>"     (a shared single-valued cue word before the slot)
+//
+// A and B are one frame turned around ("X's favourite colour is green" /
+// "purple is X's favourite colour"), so either matches either.
 func sameFrame(x, y *belief, sx, sy [2]int, shared []string) bool {
-	if frameCopulaAfter(x, sx) && frameCopulaAfter(y, sy) {
-		return true
-	}
-	if frameCopulaBefore(x, sx) && frameCopulaBefore(y, sy) {
+	if (frameCopulaAfter(x, sx) || frameCopulaBefore(x, sx)) && (frameCopulaAfter(y, sy) || frameCopulaBefore(y, sy)) {
 		return true
 	}
 	c := frameCue(x, sx, shared)
@@ -47,8 +47,19 @@ func frameCopulaAfter(x *belief, s [2]int) bool {
 
 func frameCopulaBefore(x *belief, s [2]int) bool {
 	q := x.core[s[1]]
-	return q+2 < len(x.seq) && x.seq[q+1].kind == stopTerm && copulas[x.seq[q+1].key] &&
-		x.seq[q+2].kind == stopTerm && x.seq[q+2].key == "the"
+	if q+2 >= len(x.seq) || x.seq[q+1].kind != stopTerm || !copulas[x.seq[q+1].key] {
+		return false
+	}
+	if x.seq[q+2].kind == stopTerm && x.seq[q+2].key == "the" {
+		return true
+	}
+	// "is Jonah Miller's ...": a possessive name opens the attribute.
+	for k := q + 2; k < len(x.seq) && x.seq[k].kind == wordTerm; k++ {
+		if x.seq[k].poss {
+			return true
+		}
+	}
+	return false
 }
 
 // frameCue returns the first shared cue word that precedes the slot, when

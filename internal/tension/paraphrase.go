@@ -48,7 +48,8 @@ const approxTolerance = 1.3
 // lacks ("Kitsilano branch" vs "Central Library"), no substituted modifier
 // ("session tokens" vs "refresh tokens"), nothing owned by a name that the
 // other lacks ("Sam's partner"), and no narrower subject ("flash
-// photography" vs "photography").
+// photography" vs "photography"). A value compared across paraphrases also
+// needs no fronted qualifier clause on one side only ("Each way, ...").
 func anchored(p *pair) bool {
 	ev := p.ev
 	if !sameDomain(p.a, p.b) || ev.scopeDiff || len(p.x.scopes) != len(p.y.scopes) {
@@ -67,9 +68,6 @@ func anchored(p *pair) bool {
 		return false
 	}
 	if modifierSubstituted(p.x, p.y) || possessedResidual(p.x, p.y) || possessedResidual(p.y, p.x) {
-		return false
-	}
-	if frontedQualifier(p.x, p.y) || frontedQualifier(p.y, p.x) {
 		return false
 	}
 	return !subjectNarrow(p.x, p.y, ev)
@@ -97,12 +95,19 @@ func frontedQualifier(x, y *belief) bool {
 	return false
 }
 
-// namedExtra reports whether x has a name word that y does not use.
+// namedExtra reports whether x has a name word that y does not use. A
+// name that owns a shared word only makes it more specific ("Camosun's
+// Lansdowne campus" vs "the Lansdowne campus").
 func namedExtra(x, y *belief) bool {
 	for i := range x.seq {
-		if t := &x.seq[i]; t.kind == wordTerm && t.named && !hasSorted(y.words, t.key) {
-			return true
+		t := &x.seq[i]
+		if t.kind != wordTerm || !t.named || hasSorted(y.words, t.key) {
+			continue
 		}
+		if t.poss && i+1 < len(x.seq) && x.seq[i+1].kind == wordTerm && hasSorted(y.words, x.seq[i+1].key) {
+			continue
+		}
+		return true
 	}
 	return false
 }
@@ -113,12 +118,12 @@ func namedExtra(x, y *belief) bool {
 func modifierSubstituted(x, y *belief) bool {
 	for i := 1; i < len(x.seq); i++ {
 		t, m := &x.seq[i], &x.seq[i-1]
-		if t.kind != wordTerm || m.kind != wordTerm || !hasSorted(y.words, t.key) || hasSorted(y.words, m.key) {
+		if t.kind != wordTerm || m.kind != wordTerm || prepositions[m.disp] || !hasSorted(y.words, t.key) || hasSorted(y.words, m.key) {
 			continue
 		}
 		for j := 1; j < len(y.seq); j++ {
 			u, n := &y.seq[j], &y.seq[j-1]
-			if u.kind == wordTerm && u.key == t.key && n.kind == wordTerm && n.key != m.key && !hasSorted(x.words, n.key) {
+			if u.kind == wordTerm && u.key == t.key && n.kind == wordTerm && !prepositions[n.disp] && n.key != m.key && !hasSorted(x.words, n.key) {
 				return true
 			}
 		}
@@ -203,7 +208,7 @@ func paraphrasedValue(p *pair) (int, int, bool) {
 	ca, cb := -1, -1
 	for _, i := range x.core {
 		if x.seq[i].kind == valueTerm && !ev.matchedA[i] {
-			if ca >= 0 || x.seq[i].negged || x.seq[i].tq || !measured(x, i) {
+			if ca >= 0 || x.seq[i].tq || !measured(x, i) {
 				return 0, 0, false
 			}
 			ca = i
@@ -211,7 +216,7 @@ func paraphrasedValue(p *pair) (int, int, bool) {
 	}
 	for _, j := range y.core {
 		if y.seq[j].kind == valueTerm && !ev.matchedB[j] {
-			if cb >= 0 || y.seq[j].negged || y.seq[j].tq || !measured(y, j) {
+			if cb >= 0 || y.seq[j].tq || !measured(y, j) {
 				return 0, 0, false
 			}
 			cb = j
@@ -358,3 +363,86 @@ func restricted(x *belief, i int) bool {
 
 // onlyWords restrict a value to itself.
 var onlyWords = wordSet("only", "exclusively", "solely")
+
+// polarityAgrees reports whether the beliefs of p state their values with
+// one polarity, once a boundary "until" is read: "stays open until 11 pm"
+// is "closes at 11 pm" (an opposed term turned), "doesn't open until 8:30"
+// is "opens at 8:30" (a negation turned). i and j are the conflicting
+// values' seq indices in x and y.
+func polarityAgrees(p *pair, i, j int) bool {
+	nx, ny, ant := p.x.negs, p.y.negs, len(p.ev.antA)
+	ux, uy := untilBefore(p.x, i), untilBefore(p.y, j)
+	switch {
+	case nx+ny == 0 && ant == 0:
+		return !p.ev.flip
+	case ant == 0 && nx == 1 && ny == 0:
+		return ux && !uy
+	case ant == 0 && nx == 0 && ny == 1:
+		return uy && !ux
+	case ant == 1 && nx+ny == 0:
+		return ux != uy
+	}
+	return false
+}
+
+// untilBefore reports whether the value at seq index i of x is introduced
+// by "until" or "till".
+func untilBefore(x *belief, i int) bool {
+	return i > 0 && (x.seq[i-1].disp == "until" || x.seq[i-1].disp == "till")
+}
+
+// startDate returns the seq index of the date x gives for a beginning:
+// "since 2021", or a date after a verb of beginning ("joined Acme in 2019",
+// "was founded on 2020-03-01"); -1 if none.
+func startDate(x *belief) int {
+	for i := range x.seq {
+		t := &x.seq[i]
+		if t.kind != valueTerm || !isDateClass(t.class) || i == 0 {
+			continue
+		}
+		switch x.seq[i-1].disp {
+		case "since":
+			return i
+		case "in", "on":
+			for k := i - 2; k >= 0 && k >= i-5 && x.seq[k].kind != breakTerm; k-- {
+				if x.seq[k].kind == wordTerm && startVerbs[x.seq[k].key] {
+					return i
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// differentStart reports whether both beliefs date one beginning and the
+// dates differ, every other value matching ("joined Acme in 2019" vs "has
+// been employed by Acme since 2021").
+func differentStart(p *pair) bool {
+	i, j := startDate(p.x), startDate(p.y)
+	if i < 0 || j < 0 || p.x.seq[i].class != p.y.seq[j].class || p.x.seq[i].key == p.y.seq[j].key {
+		return false
+	}
+	for _, k := range p.x.core {
+		if k != i && p.x.seq[k].kind == valueTerm && !p.ev.matchedA[k] {
+			return false
+		}
+	}
+	for _, k := range p.y.core {
+		if k != j && p.y.seq[k].kind == valueTerm && !p.ev.matchedB[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// hasUntil reports whether x has a value introduced by "until": a state
+// that ends, whose opposite then begins ("open until 6 pm" is "closes at
+// 6 pm").
+func hasUntil(x *belief) bool {
+	for i := range x.seq {
+		if x.seq[i].kind == valueTerm && untilBefore(x, i) {
+			return true
+		}
+	}
+	return false
+}

@@ -61,6 +61,7 @@ const (
 	RuleNeverAtTime           = "never-at-a-time"
 	RuleParaphrasedOpposition = "paraphrased-opposition"
 	RuleOnlyOther             = "only-and-another"
+	RuleDifferentStart        = "different-start"
 	RuleSubstituted           = "substituted-words"
 	RuleSlot                  = "single-valued-slot"
 	RuleDifferentSubjects     = "different-subjects"
@@ -90,15 +91,26 @@ var rules = []Rule{
 	{Name: RuleParaphrasedValue, typ: TypeContradiction, severity: 2, anchored: true,
 		Description: `the words differ but the beliefs are anchored to one thing and hold one measured value each that cannot both be true ("closes at 9 pm" vs "stays open until 11 pm"; "takes 90 minutes" vs "finishes in under an hour"; "five engineers" vs "7 engineers")`,
 		when: func(p *pair) bool {
-			if !p.reworded() || p.ev.flip || p.x.negs+p.y.negs > 0 || len(p.ev.antA) > 0 || !anchored(p) {
+			// Literal alignments are the other rules' unless an "until"
+			// turns a negation or an opposed term.
+			turned := p.x.negs+p.y.negs+len(p.ev.antA) > 0
+			if !p.reworded() && !turned || !anchored(p) || frontedQualifier(p.x, p.y) || frontedQualifier(p.y, p.x) {
 				return false
 			}
-			_, _, ok := paraphrasedValue(p)
-			return ok
+			i, j, ok := paraphrasedValue(p)
+			return ok && polarityAgrees(p, i, j)
 		},
 		reason: func(p *pair) string {
 			i, j, _ := paraphrasedValue(p)
 			return "paraphrased value: " + quote(p.x.seq[i].disp) + " vs " + quote(p.y.seq[j].disp)
+		}},
+	{Name: RuleDifferentStart, typ: TypeContradiction, severity: 2, anchored: true,
+		Description: `the words differ but both beliefs date one beginning, differently ("joined Acme in 2019" vs "has been employed by Acme since 2021")`,
+		when: func(p *pair) bool {
+			return p.reworded() && !p.ev.flip && p.x.negs+p.y.negs == 0 && len(p.ev.antA) == 0 && differentStart(p) && anchored(p)
+		},
+		reason: func(p *pair) string {
+			return "different start: " + quote(p.x.seq[startDate(p.x)].disp) + " vs " + quote(p.y.seq[startDate(p.y)].disp)
 		}},
 	{Name: RuleReversedPreference, typ: TypeContradiction, severity: 2, anchored: true,
 		Description: `the words differ but one belief prefers A to B and the other B to A ("prefers tea to coffee" vs "likes coffee more than tea")`,
@@ -129,7 +141,8 @@ var rules = []Rule{
 	{Name: RuleParaphrasedOpposition, typ: TypeContradiction, severity: 2, anchored: true,
 		Description: `the words differ but the beliefs are anchored to one thing and hold one pair of opposed terms ("dogs are allowed in the park" vs "pets are banned from the park")`,
 		when: func(p *pair) bool {
-			return p.reworded() && len(p.ev.antA) == 1 && p.x.negs+p.y.negs == 0 && len(p.ev.conflicts) == 0 && anchored(p)
+			return p.reworded() && len(p.ev.antA) == 1 && p.x.negs+p.y.negs == 0 && len(p.ev.conflicts) == 0 &&
+				!hasUntil(p.x) && !hasUntil(p.y) && anchored(p)
 		},
 		reason: func(p *pair) string {
 			return "opposed terms: " + quote(dispOf(p.x, p.ev.antA[0])) + " vs " + quote(dispOf(p.y, p.ev.antB[0]))

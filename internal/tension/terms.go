@@ -232,6 +232,20 @@ func toTerms(lx []lexeme) []term {
 			continue
 		}
 		if d, ok := dayparts[w]; ok {
+			if n := len(out); n >= 3 && out[n-1].key == "the" && out[n-2].key == "in" && out[n-3].kind == valueTerm && clockLike(&out[n-3]) {
+				// "8:30 in the morning", "7 in the evening": one time of day.
+				c := &out[n-3]
+				if c.class == classNum {
+					c.class, c.num, c.qual = classClock, c.num*60, ""
+				}
+				if d != "morning" && c.num < 12*60 {
+					c.num += 12 * 60
+					c.key = fmtNum(c.num)
+				}
+				c.disp += " in the " + w
+				out = out[:n-2]
+				continue
+			}
 			out = append(out, term{key: d, disp: w, kind: valueTerm, class: classDaypart})
 			continue
 		}
@@ -308,4 +322,10 @@ func articleUnit(lx []lexeme, i int) (unitDef, bool) {
 		return unitDef{}, false
 	}
 	return u, true
+}
+
+// clockLike reports whether t can be a time of day before "in the
+// morning": a clock time, or a whole hour from 1 to 12.
+func clockLike(t *term) bool {
+	return t.class == classClock || t.class == classNum && !t.ver && t.num >= 1 && t.num <= 12 && t.num == float64(int(t.num))
 }

@@ -184,6 +184,10 @@ var (
 	comparatives = loadSet("comparatives.txt")
 	// preferWords are the words after which "to" orders a preference.
 	preferWords = loadStemSet("prefer_words.txt")
+	// startVerbs date a beginning ("joined in 2019").
+	startVerbs = loadStemSet("start_verbs.txt")
+	// prepositions are opposable prepositions: never modifiers.
+	prepositions = loadSet("prepositions.txt")
 	// antonyms maps a canonical word to its canonical opposites.
 	antonyms = loadAntonyms("antonyms.txt")
 )
