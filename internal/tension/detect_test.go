@@ -429,3 +429,24 @@ func BenchmarkDetect(b *testing.B) {
 		Detect(p[0], p[1])
 	}
 }
+
+// TestRulesTable checks the decision table: named, described, unique, and
+// every finding rule yields a type and a reason.
+func TestRulesTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range Rules() {
+		if r.Name == "" || r.Description == "" {
+			t.Errorf("rule %+v lacks a name or a description", r)
+		}
+		if seen[r.Name] {
+			t.Errorf("rule %s listed twice", r.Name)
+		}
+		seen[r.Name] = true
+		if r.when == nil {
+			t.Errorf("rule %s has no condition", r.Name)
+		}
+		if r.Effect == Finds && (r.typ == "" || r.reason == nil || r.severity < 1 || r.severity > 4) {
+			t.Errorf("finding rule %s lacks a type, a reason or a base severity", r.Name)
+		}
+	}
+}

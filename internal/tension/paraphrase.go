@@ -51,6 +51,16 @@ const approxTolerance = 1.3
 // photography" vs "photography"). A value compared across paraphrases also
 // needs no fronted qualifier clause on one side only ("Each way, ...").
 func anchored(p *pair) bool {
+	if p.anchor == 0 {
+		p.anchor = -1
+		if isAnchored(p) {
+			p.anchor = 1
+		}
+	}
+	return p.anchor > 0
+}
+
+func isAnchored(p *pair) bool {
 	ev := p.ev
 	if !sameDomain(p.a, p.b) || ev.scopeDiff || len(p.x.scopes) != len(p.y.scopes) {
 		return false

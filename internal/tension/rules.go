@@ -49,6 +49,8 @@ type pair struct {
 	a, b Input
 	x, y *belief
 	ev   *evidence
+
+	anchor int8 // anchored's verdict once computed: 0 unknown, 1 yes, -1 no
 }
 
 // Rule names, as reported in [Finding.Rule].
