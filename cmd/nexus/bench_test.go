@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -127,7 +125,7 @@ func benchIdleRSS(b *testing.B, dataDir func() string) {
 		if err := listToolsHTTP(p.base + "/mcp"); err != nil {
 			b.Fatalf("%v\nnexus serve stderr:\n%s", err, p.stderr.String())
 		}
-		time.Sleep(idleWait)
+		time.Sleep(idleWait) // not synchronisation: the idle period is what is measured
 		rss, hwm, err := procMemory(p.cmd.Process.Pid)
 		if err != nil {
 			b.Fatal(err)
@@ -191,20 +189,13 @@ func startNexusServe(tb testing.TB, dataDir string) *serveProcess {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { p.stop() })
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(p.base + "/healthz")
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
+	testtools.EventuallyErr(tb, 20*time.Second, "nexus serve to become healthy at "+p.base, func() error {
+		if err := healthy(p.base); err != nil {
+			return fmt.Errorf("%v\nstderr:\n%s", err, p.stderr.String())
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	tb.Fatalf("nexus serve did not become healthy at %s\nstderr:\n%s", p.base, p.stderr.String())
-	return nil
+		return nil
+	})
+	return p
 }
 
 // stop interrupts the process and waits for it to exit, killing it after

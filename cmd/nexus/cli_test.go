@@ -238,10 +238,8 @@ func TestStartAndStopAreLogged(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(logs.String(), "nexus serving") && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	defer cmd.Process.Kill() // should it not start
+	testtools.Eventually(t, 30*time.Second, `nexus serve to log "nexus serving"`, func() bool { return strings.Contains(logs.String(), "nexus serving") })
 	cmd.Process.Signal(os.Interrupt)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

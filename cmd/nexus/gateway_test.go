@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -56,16 +57,15 @@ func writeConfig(t *testing.T, v any) string {
 	return path
 }
 
+// waitForTool waits until cs lists the tool name.
 func waitForTool(t *testing.T, cs *mcp.ClientSession, name string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if slices.Contains(toolNames(t, cs), name) {
-			return
+	testtools.EventuallyErr(t, 30*time.Second, "tool "+name+" to be listed", func() error {
+		if names := toolNames(t, cs); !slices.Contains(names, name) {
+			return fmt.Errorf("have %v", names)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("tool %s never listed (have %v)", name, toolNames(t, cs))
+		return nil
+	})
 }
 
 // TestDesktopConfigThroughEverySurface points Nexus at an existing

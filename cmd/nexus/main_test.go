@@ -78,20 +78,23 @@ func startServeIn(t testing.TB, dir string, extra ...string) string {
 		}
 	})
 	base := "http://" + addr
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
+	testtools.EventuallyErr(t, 20*time.Second, "nexus serve to become healthy at "+base, func() error { return healthy(base) })
+	return base
+}
+
+// healthy is the readiness probe of "nexus serve" at base: GET /healthz
+// answers 200.
+func healthy(base string) error {
+	resp, err := http.Get(base + "/healthz")
+	if err != nil {
+		return err
 	}
-	t.Fatalf("nexus serve did not become healthy at %s", base)
-	return ""
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET /healthz: %s", resp.Status)
+	}
+	return nil
 }
 
 // runNexus runs the binary with args and returns stdout, stderr and the exit code.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/store"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 	"github.com/nexus-mcp/nexus/internal/trace"
 )
 
@@ -107,17 +109,13 @@ func TestServeRunsMaintenance(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testtools.EventuallyErr(t, 10*time.Second, "serve to delete the ancient trace", func() error {
 		var ancient, recent int
 		st.DB().QueryRow(`SELECT COUNT(*) FROM traces WHERE request_id = 'ancient'`).Scan(&ancient)
 		st.DB().QueryRow(`SELECT COUNT(*) FROM traces WHERE request_id = 'recent'`).Scan(&recent)
-		if ancient == 0 && recent == 1 {
-			return
+		if ancient != 0 || recent != 1 {
+			return fmt.Errorf("after serve started: %d ancient and %d recent traces, want 0 and 1", ancient, recent)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after serve started: %d ancient and %d recent traces, want 0 and 1", ancient, recent)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }

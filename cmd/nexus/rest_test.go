@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 func getJSON(t *testing.T, method, url, body string) (int, map[string]any) {
@@ -66,17 +69,13 @@ func TestREST(t *testing.T) {
 		t.Fatalf("use_tool's failing tool over REST: %d %v", code, res)
 	}
 	// Traces are written in batches, a few milliseconds after the call.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		code, res = getJSON(t, "GET", base+"/api/traces?tool=belief_get&outcome=error", "")
+	testtools.EventuallyErr(t, 10*time.Second, "the trace of the failed call", func() error {
+		code, res := getJSON(t, "GET", base+"/api/traces?tool=belief_get&outcome=error", "")
 		if code == 200 && len(res["items"].([]any)) == 1 {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("traces: %d %v", code, res)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("traces: %d %v", code, res)
+	})
 	code, res = getJSON(t, "GET", base+"/openapi.json", "")
 	if code != 200 || res["openapi"] != "3.1.0" || res["paths"].(map[string]any)["/api/tools/belief_query:call"] == nil {
 		t.Fatalf("openapi: %d", code)

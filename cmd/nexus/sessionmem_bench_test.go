@@ -39,7 +39,7 @@ func sessionRSS(b *testing.B, path string) float64 {
 	if _, err := openSession(p.base + path); err != nil {
 		b.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // not synchronisation: an idle second before the measure, as after the sessions
 	before, _, err := procMemory(p.cmd.Process.Pid)
 	if err != nil {
 		b.Fatal(err)
@@ -62,7 +62,7 @@ func sessionRSS(b *testing.B, path string) float64 {
 	if err := <-errc; err != nil {
 		b.Fatalf("%v\nstderr:\n%s", err, p.stderr.String())
 	}
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // not synchronisation: the process idles before its memory is read
 	after, _, err := procMemory(p.cmd.Process.Pid)
 	if err != nil {
 		b.Fatal(err)

@@ -2,15 +2,18 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // TestSessionCapEvictsTheOldestIdle: live MCP sessions are capped over all
@@ -39,13 +42,17 @@ func TestSessionCapEvictsTheOldestIdle(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
+	// Not synchronisation, the sleeps below: they make the sessions idle for
+	// different lengths of time, since the cap evicts the one idle the
+	// longest.
 	a := open("/mcp")
-	time.Sleep(5 * time.Millisecond)
+	time.Sleep(5 * time.Millisecond) // not synchronisation (above)
 	b := open("/mcp/bounded")
-	time.Sleep(5 * time.Millisecond)
+	time.Sleep(5 * time.Millisecond) // not synchronisation (above)
 	c := open("/mcp/agents")
-	time.Sleep(5 * time.Millisecond)
-	if ping("/mcp", a) != http.StatusOK { // a is now the most recently used
+	time.Sleep(5 * time.Millisecond) // not synchronisation (above)
+	// a is now the most recently used.
+	if ping("/mcp", a) != http.StatusOK {
 		t.Fatal("ping a")
 	}
 	d := open("/mcp") // evicts b, idle the longest
@@ -76,10 +83,18 @@ func TestSessionCapWithSDKClients(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	ts := serve(t, httpapi.Options{MCP: srv, MaxSessions: 2})
 	ctx := context.Background()
+	var streams atomic.Int32 // GET event streams the server accepted
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := ts.Client().Transport.RoundTrip(r)
+		if err == nil && r.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
+			streams.Add(1)
+		}
+		return resp, err
+	})}
 	connect := func() *mcp.ClientSession {
 		// A default client keeps its GET event stream open: that is not
 		// activity, so such a session can still be evicted when idle.
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: client}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,20 +102,31 @@ func TestSessionCapWithSDKClients(t *testing.T) {
 		return cs
 	}
 	first := connect()
+	testtools.Eventually(t, 10*time.Second, "the first client's event stream to open", func() bool { return streams.Load() == 1 })
 	connect()
-	time.Sleep(50 * time.Millisecond) // let the event streams open
+	testtools.Eventually(t, 10*time.Second, "the second client's event stream to open", func() bool { return streams.Load() == 2 })
 	connect()
 	if err := first.Ping(ctx, nil); err == nil {
 		t.Fatal("the evicted session still answers")
 	}
-	n := 0
-	for range srv.Sessions() {
-		n++
-	}
-	if n > 2 {
-		t.Fatalf("%d live sessions with a cap of 2", n)
-	}
+	// The SDK ends an evicted session in the background.
+	testtools.EventuallyErr(t, 10*time.Second, "the evicted session to end", func() error {
+		n := 0
+		for range srv.Sessions() {
+			n++
+		}
+		if n > 2 {
+			return fmt.Errorf("%d live sessions with a cap of 2", n)
+		}
+		return nil
+	})
 }
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+// RoundTrip implements http.RoundTripper.
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // TestSessionCapHoldsUnderConcurrentInitializes: a slot is reserved before
 // an initialize runs, so concurrent initializes never overshoot the cap.
@@ -170,10 +196,13 @@ func TestSessionRoutesShareTheCap(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("initialize on the proxy route: %s", resp.Status)
 	}
-	time.Sleep(5 * time.Millisecond)
+	// Not synchronisation, the sleeps: the sessions are idle for different
+	// lengths of time, since the cap evicts the one idle the longest.
+	time.Sleep(5 * time.Millisecond) // not synchronisation (above)
 	do(t, ts, "POST", "/mcp", "", nil)
-	time.Sleep(5 * time.Millisecond)
-	do(t, ts, "POST", "/mcp", "", nil) // the cap is reached: the proxied session, idle the longest, goes
+	time.Sleep(5 * time.Millisecond) // not synchronisation (above)
+	// The cap is reached: the proxied session, idle the longest, goes.
+	do(t, ts, "POST", "/mcp", "", nil)
 	n := 0
 	for range proxied.Sessions() {
 		n++

@@ -3,6 +3,7 @@ package mcpkit
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // TestRepeatInitialize: a second initialize on one session starts no second
@@ -43,11 +46,10 @@ func TestRepeatInitialize(t *testing.T) {
 	if res := await(t, r.send(2, "initialize", init), "second initialize"); res.Error == nil {
 		t.Error("the SDK accepted a second initialize")
 	}
-	// Openings run in goroutines of their own: give a second one time to
-	// start.
-	for deadline := time.Now().Add(5 * time.Second); started.Load() == 0 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
+	// Openings run in goroutines of their own: wait for the first to start.
+	testtools.Eventually(t, 10*time.Second, "the opening to start", func() bool { return started.Load() > 0 })
+	// Not synchronisation: a window in which a second opening, which must
+	// not start, would start (nothing signals what does not happen).
 	time.Sleep(100 * time.Millisecond)
 	if n := started.Load(); n != 1 {
 		t.Errorf("%d openings started, want 1", n)
@@ -62,13 +64,12 @@ func TestRepeatInitialize(t *testing.T) {
 	if res := await(t, list, "tools/list"); res.Error != nil {
 		t.Fatalf("tools/list: %v", res.Error)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for o.sessions() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d sessions still marked opening after every opening ended", o.sessions())
+	testtools.EventuallyErr(t, 10*time.Second, "no session to be marked opening", func() error {
+		if n := o.sessions(); n != 0 {
+			return fmt.Errorf("%d sessions still marked opening after every opening ended", n)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // rawSession is a client speaking JSON-RPC to srv over an in-memory

@@ -79,19 +79,14 @@ func startDirect(t *testing.T, bin string) string {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	url := "http://" + addr + "/"
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testtools.EventuallyErr(t, 10*time.Second, "the conformance server to listen on "+addr, func() error {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
 			c.Close()
-			return url
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the conformance server did not listen on %s: %v", addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	})
+	return "http://" + addr + "/"
 }
 
 // TestConformanceThroughProxy compares the suite's results against the

@@ -297,7 +297,9 @@ func TestLegacySSE(t *testing.T) {
 	if got := mustCall(t, reg, "tb__legacy__greet", nil); got != "hi over SSE" {
 		t.Errorf("greet = %q", got)
 	}
-	time.Sleep(700 * time.Millisecond) // past the connect deadline
+	// Not synchronisation: the behaviour under test is that the session
+	// outlives its connect deadline (500 ms), so that much time must pass.
+	time.Sleep(700 * time.Millisecond)
 	if got := mustCall(t, reg, "tb__legacy__greet", nil); got != "hi over SSE" {
 		t.Errorf("greet after the connect deadline = %q", got)
 	}
@@ -339,9 +341,14 @@ func TestResultsProxiedUnmodified(t *testing.T) {
 // tools and the toolbox's other servers keep answering.
 func TestHungServerTimesOut(t *testing.T) {
 	release := make(chan struct{})
+	hung := make(chan struct{}, 1) // the hung call reached the server
 	slow := mcp.NewServer(&mcp.Implementation{Name: "slow"}, nil)
 	slow.AddTool(&mcp.Tool{Name: "hang", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			select {
+			case hung <- struct{}{}:
+			default:
+			}
 			<-release // hung: ignores cancellation
 			return &mcp.CallToolResult{}, nil
 		})
@@ -365,7 +372,11 @@ func TestHungServerTimesOut(t *testing.T) {
 		o := pipeline.New(pipeline.Options{Registry: reg}).Call(context.Background(), pipeline.Request{Tool: "tb__slow__hang"})
 		done <- outcome{o, time.Since(start)}
 	}()
-	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-hung:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hung call did not reach the server")
+	}
 	for range 3 {
 		if got := mustCall(t, reg, "tb__hello__greet", map[string]any{"name": "X"}); got != "Hi X" {
 			t.Errorf("greet = %q", got)

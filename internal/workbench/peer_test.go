@@ -31,10 +31,16 @@ func runPeer() int {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(pid)}}}, pidOut{PID: pid}, nil
 		})
 	type sleepIn struct {
-		MS int `json:"ms" jsonschema:"how long to sleep, in milliseconds"`
+		MS      int    `json:"ms" jsonschema:"how long to sleep, in milliseconds"`
+		Started string `json:"started,omitempty" jsonschema:"a file to create once the sleep has started"`
 	}
 	mcp.AddTool(srv, &mcp.Tool{Name: "sleep", Description: "sleeps, then answers"},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, any, error) {
+			if in.Started != "" {
+				if err := os.WriteFile(in.Started, nil, 0o644); err != nil {
+					return nil, nil, err
+				}
+			}
 			select {
 			case <-time.After(time.Duration(in.MS) * time.Millisecond):
 			case <-ctx.Done():

@@ -4,7 +4,10 @@ package workbench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,12 +55,17 @@ func TestKillStdioServerMidCall(t *testing.T) {
 	open(t, m, "tb")
 	pid := peerPID(t, reg, "tb__peer__pid")
 
+	started := filepath.Join(t.TempDir(), "started") // the peer creates it when the call is in flight
+	args, _ := json.Marshal(map[string]any{"ms": 30000, "started": started})
 	done := make(chan *pipeline.Outcome, 1)
 	go func() {
 		done <- pipeline.New(pipeline.Options{Registry: reg}).Call(context.Background(),
-			pipeline.Request{Tool: "tb__peer__sleep", Args: []byte(`{"ms":30000}`)})
+			pipeline.Request{Tool: "tb__peer__sleep", Args: args})
 	}()
-	time.Sleep(200 * time.Millisecond) // the call is in flight
+	testtools.Eventually(t, 10*time.Second, "the call to be in flight", func() bool {
+		_, err := os.Stat(started)
+		return err == nil
+	})
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
