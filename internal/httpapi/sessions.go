@@ -59,6 +59,10 @@ func (l *sessionLimiter) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("Mcp-Session-Id")
 		switch {
+		case id != "" && r.Method == http.MethodPost && !isRequest(r):
+			// A notification or a response: nobody waits for its answer,
+			// however long the SDK's handler takes to return.
+			l.touch(id)
 		case id != "" && r.Method == http.MethodPost:
 			l.begin(id)
 			defer l.end(id)
@@ -75,8 +79,11 @@ func (l *sessionLimiter) wrap(next http.Handler) http.Handler {
 			if victim != nil {
 				victim.close()
 			}
-			cw := &captureSession{ResponseWriter: w}
-			defer func() { l.settle(cw.session, next, r.URL.Path) }()
+			// The session is live from the moment its id is written, before
+			// the client reads the reply: counted from then, it cannot look
+			// younger than a session its client starts next.
+			cw := &captureSession{ResponseWriter: w, admit: func(id string) { l.admit(id, next, r.URL.Path) }}
+			defer func() { l.settle(cw.session) }()
 			next.ServeHTTP(cw, r)
 			return
 		}
@@ -84,21 +91,40 @@ func (l *sessionLimiter) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// isInitialize reports whether r's body (already read whole by the guard)
-// is an initialize request, the only request that starts a session.
-func isInitialize(r *http.Request) bool {
+// message is the part of a JSON-RPC message the limiter reads.
+type message struct {
+	Method string          `json:"method"`
+	ID     json.RawMessage `json:"id"`
+}
+
+// peek reads r's body (already read whole by the guard), puts it back, and
+// decodes the message's method and id; ok is false when it is not one
+// JSON-RPC message.
+func peek(r *http.Request) (msg message, ok bool) {
 	if r.Body == nil {
-		return false
+		return msg, false
 	}
 	body, err := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if err != nil {
-		return false
+		return msg, false
 	}
-	var msg struct {
-		Method string `json:"method"`
-	}
-	return json.Unmarshal(body, &msg) == nil && msg.Method == "initialize"
+	return msg, json.Unmarshal(body, &msg) == nil
+}
+
+// isInitialize reports whether r's body is an initialize request, the only
+// request that starts a session.
+func isInitialize(r *http.Request) bool {
+	msg, ok := peek(r)
+	return ok && msg.Method == "initialize"
+}
+
+// isRequest reports whether r's body is a request, whose client waits for
+// its answer; notifications and responses are not. What is not a message
+// counts as a request: the SDK answers it, with an error.
+func isRequest(r *http.Request) bool {
+	msg, ok := peek(r)
+	return !ok || (msg.Method != "" && len(msg.ID) > 0 && string(msg.ID) != "null")
 }
 
 // begin and end track a POST of session id in flight.
@@ -107,6 +133,15 @@ func (l *sessionLimiter) begin(id string) {
 	defer l.mu.Unlock()
 	if s := l.live[id]; s != nil {
 		s.inflight++
+		s.last = l.now()
+	}
+}
+
+// touch records activity of session id without a request in flight.
+func (l *sessionLimiter) touch(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s := l.live[id]; s != nil {
 		s.last = l.now()
 	}
 }
@@ -166,15 +201,26 @@ func (l *sessionLimiter) reserve() (*victim, bool) {
 	return v, true
 }
 
-// settle turns a reservation into a live session (when the initialize made
-// one) or releases it.
-func (l *sessionLimiter) settle(id string, h http.Handler, path string) {
+// admit turns a reservation into a live session once the initialize has
+// written the session's id: its idle time counts from then. The initialize
+// is not in flight from then on: its client has its answer, however long the
+// SDK's handler takes to return.
+func (l *sessionLimiter) admit(id string, h http.Handler, path string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pending--
+	l.live[id] = &liveSession{handler: h, path: path, last: l.now()}
+}
+
+// settle ends an initialize: it releases the reservation when no session
+// was made (id is empty).
+func (l *sessionLimiter) settle(id string) {
 	if id != "" {
-		l.live[id] = &liveSession{handler: h, path: path, last: l.now()}
+		return
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pending--
 }
 
 // Live reports the number of sessions counted against the cap.
@@ -184,9 +230,11 @@ func (l *sessionLimiter) Live() int {
 	return len(l.live) + l.pending
 }
 
-// captureSession records the session id the SDK assigns in its response.
+// captureSession records the session id the SDK assigns in its response,
+// and admits it as it is written.
 type captureSession struct {
 	http.ResponseWriter
+	admit   func(id string)
 	session string
 	wrote   bool
 }
@@ -196,6 +244,7 @@ func (c *captureSession) WriteHeader(code int) {
 		c.wrote = true
 		if id := c.Header().Get("Mcp-Session-Id"); id != "" && code < 300 {
 			c.session = id
+			c.admit(id)
 		}
 	}
 	c.ResponseWriter.WriteHeader(code)
