@@ -21,10 +21,10 @@ var layers = map[string]int{
 	// 0: foundations, no internal imports.
 	"internal/errs": 0, "internal/ids": 0, "internal/jsondepth": 0, "internal/jsonrpcmsg": 0, "internal/sdklog": 0, "internal/textsearch": 0,
 	"internal/telemetry": 0, "internal/config": 0, "internal/registry": 0, "internal/store": 0,
-	"internal/tension": 0,
+	"internal/tension": 0, "internal/tutor/catalog": 0, "internal/tutor/transfer": 0,
 	// 1: the core: the one pipeline, its records, the local servers.
 	"internal/trace": 1, "internal/conversation": 1, "internal/substrate": 1, "internal/vkb": 1,
-	"internal/demo": 1, "internal/pipeline": 1,
+	"internal/demo": 1, "internal/pipeline": 1, "internal/tutor": 1,
 	// 2: downstream servers.
 	"internal/downstream": 2, "internal/workbench": 2,
 	// 3: what the surfaces share: the MCP surface kit, the HTTP front, the
@@ -42,11 +42,13 @@ var layers = map[string]int{
 
 // sameLayer lists the imports allowed within a layer.
 var sameLayer = map[string][]string{
-	"internal/workbench":  {"internal/downstream"},
-	"internal/jsonrpcmsg": {"internal/jsondepth"},
-	"internal/vkb":        {"internal/conversation", "internal/substrate"},
-	"internal/demo":       {"internal/substrate"},
-	"internal/pipeline":   {"internal/trace"},
+	"internal/workbench":      {"internal/downstream"},
+	"internal/jsonrpcmsg":     {"internal/jsondepth"},
+	"internal/vkb":            {"internal/conversation", "internal/substrate"},
+	"internal/demo":           {"internal/substrate"},
+	"internal/tutor/transfer": {"internal/tutor/catalog"},
+	"internal/tutor":          {"internal/conversation"},
+	"internal/pipeline":       {"internal/trace"},
 }
 
 // upward lists imports of a higher layer that are known faults, to remove.
@@ -57,6 +59,7 @@ var never = map[string][]string{
 	"internal/substrate":    {"internal/pipeline"},
 	"internal/vkb":          {"internal/pipeline"},
 	"internal/conversation": {"internal/pipeline"},
+	"internal/tutor":        {"internal/pipeline"},
 	"internal/pipeline":     {"internal/substrate", "internal/vkb", "internal/conversation", "internal/store"},
 }
 
