@@ -2,17 +2,14 @@ package trace
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/nexus-mcp/nexus/internal/cursor"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
@@ -166,57 +163,28 @@ func (f *Filter) validate() *errs.Error {
 		return errs.Invalid("limit", "must be between 1 and %d, got %d", MaxLimit, f.Limit)
 	}
 	if len(f.Cursor) > 200 {
-		return errs.Invalid("cursor", "%s", badCursor)
+		return errs.Invalid("cursor", "%s", cursor.ErrInvalid)
 	}
 	return nil
 }
 
-// A cursor is base64url (unpadded) of: version byte, the last returned
-// sequence number (8 bytes, big endian), then the first 16 bytes of
-// HMAC-SHA256(key, label | version | seq | filter).
-const (
-	cursorVersion = 1
-	cursorMACLen  = 16
-	cursorLen     = 1 + 8 + cursorMACLen
-	cursorLabel   = "nexus/trace-cursor\x00"
-	badCursor     = "is not a cursor this server issued for this query; start again without one"
-)
+// cursorLabel separates trace cursors from other cursors (package cursor).
+const cursorLabel = "nexus/trace-cursor"
 
-func cursorMAC(key []byte, f Filter, payload []byte) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(cursorLabel))
-	m.Write(payload)
-	// The filter, each value length-prefixed so that no two filters encode
-	// alike. Limit is left out: a client may change the page size.
-	for _, v := range []string{f.Tool, f.Source, f.Session, f.Workspace, f.Outcome} {
-		var n [4]byte
-		binary.BigEndian.PutUint32(n[:], uint32(len(v)))
-		m.Write(n[:])
-		m.Write([]byte(v))
-	}
-	return m.Sum(nil)[:cursorMACLen]
+// scope is a query's identity in its cursor: the filter, Limit aside (a
+// client may change the page size).
+func (f Filter) scope() []string {
+	return []string{f.Tool, f.Source, f.Session, f.Workspace, f.Outcome}
 }
 
 func encodeCursor(key []byte, f Filter, seq int64) string {
-	b := make([]byte, 0, cursorLen)
-	b = append(b, cursorVersion)
-	b = binary.BigEndian.AppendUint64(b, uint64(seq))
-	b = append(b, cursorMAC(key, f, b)...)
-	return base64.RawURLEncoding.EncodeToString(b)
+	return cursor.Signer{Key: key, Label: cursorLabel}.Encode(seq, f.scope()...)
 }
 
 func decodeCursor(key []byte, f Filter, s string) (int64, *errs.Error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) != cursorLen || b[0] != cursorVersion {
-		return 0, errs.Invalid("cursor", "%s", badCursor)
-	}
-	payload, mac := b[:1+8], b[1+8:]
-	if !hmac.Equal(mac, cursorMAC(key, f, payload)) {
-		return 0, errs.Invalid("cursor", "%s", badCursor)
-	}
-	seq := int64(binary.BigEndian.Uint64(payload[1:]))
-	if seq <= 0 {
-		return 0, errs.Invalid("cursor", "%s", badCursor)
+	seq, err := cursor.Signer{Key: key, Label: cursorLabel}.Decode(s, f.scope()...)
+	if err != nil || seq <= 0 {
+		return 0, errs.Invalid("cursor", "%s", cursor.ErrInvalid)
 	}
 	return seq, nil
 }
