@@ -174,10 +174,28 @@ func subject(x *belief) []int {
 				return nil
 			}
 		case breakTerm:
+			// A run that opens the text and is closed by a break is the
+			// subject when the text goes on ("SFU IS 309 (Special
+			// Topics): ..."); a run that is the whole text ("Nexus
+			// supports Windows") or a fronted phrase ("From the station,
+			// ...") is none.
+			if len(out) > 0 && out[0] == 0 && contentAfter(x, i) {
+				return out
+			}
 			return nil
 		}
 	}
 	return nil
+}
+
+// contentAfter reports whether a content term follows seq index i.
+func contentAfter(x *belief, i int) bool {
+	for j := i + 1; j < len(x.seq); j++ {
+		if k := x.seq[j].kind; k == wordTerm || k == valueTerm {
+			return true
+		}
+	}
+	return false
 }
 
 // subjectDiff reports whether both leading subjects contain a term the

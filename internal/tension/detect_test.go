@@ -237,6 +237,16 @@ func ruleCases() []ruleCase {
 		{"until-turns-negation", nexusIn("The Nexus help desk opens at 8 am"), nexusIn("The Nexus help desk does not open until 10 in the morning"), TypeContradiction, "paraphrased value"},
 		{"different-start", nexusIn("Lina Park joined Initech in 2018"), nexusIn("Lina Park has worked for Initech since 2022"), TypeContradiction, "different start"},
 		{"different-start-other-company", nexusIn("Lina Park joined Initech in 2018"), nexusIn("Lina Park has worked for Umbrella since 2022"), "", ""},
+		{"heading-course-code", nexusIn("SFU INDG 322 (Special Topics in Indigenous Studies): Variable units: 3, 4, 5."), nexusIn("SFU INDG 422 (Special Topics in Indigenous Studies): Variable units: 3, 4, 5."), "", ""},
+		{"heading-stop-word-code", nexusIn("SFU IS 309 (Special Topics in Security): Prerequisites: 45 units."), nexusIn("SFU IS 409 (Special Topics I): Prerequisites: 45 units."), "", ""},
+		{"heading-designators", nexusIn("In term 202310 Langara CHEM 1114 section 005 (Chemistry) has 3 seats and 6 waitlisted, taught by James Rolke in room T533."), nexusIn("In term 202330 Langara CHEM 1114 section 003 (Chemistry) has 1 seats and 1 waitlisted, taught by James Rolke in room T533."), "", ""},
+		{"heading-sections", nexusIn("In term 202310 Langara PSYC 2328 section 001 (Child Psychology) has 13 seats and <nil> waitlisted, taught by Susan Numerow in room A136B."), nexusIn("In term 202310 Langara PSYC 2328 section 002 (Child Psychology) has 14 seats and <nil> waitlisted, taught by Susan Numerow in room A136B."), "", ""},
+		{"heading-same-section", nexusIn("In term 202310 Langara PSYC 2328 section 001 (Child Psychology) has 13 seats, taught by Susan Numerow."), nexusIn("In term 202310 Langara PSYC 2328 section 001 (Child Psychology) has 14 seats, taught by Susan Numerow."), TypeContradiction, "different values"},
+		{"two-sentences-one-course", nexusIn("SFU STAT 330 (Introduction to Mathematical Statistics): Limiting distributions."), nexusIn("SFU STAT 330 (Introduction to Mathematical Statistics): Likelihood ratio tests."), "", ""},
+		{"only-a-count", nexusIn("Langara RECR 2497 (Practicum): Students will receive credit for only one of RECR 2487 or 2497."), nexusIn("Langara RECR 2497 (Practicum): If missing three credits in one course, a student must contact the chair."), "", ""},
+		{"slot-in-list", nexusIn("Langara STAT 1181 transfers to UBCV as LANG STAT 1181 (3) & LANG STAT 2225 (3) = UBCV STAT 200 (3), effective Jan/06."), nexusIn("Langara STAT 1181 transfers to UBCV as LANG STAT 1181 (3) & LANG STAT 3223 (3) = UBCV STAT 200 (3), effective Jan/06."), "", ""},
+		{"slot-with-credits", nexusIn("Langara BCAP 1200 transfers to TRU as TRU COMP 1910 (3), effective Sep/10."), nexusIn("Langara BCAP 1200 transfers to TRU as TRU MIST 2610 (3), effective Sep/10."), TypeContradiction, "single-valued slot"},
+		{"values-unbalanced", nexusIn("Langara JAPN 1117 transfers to UVIC as UVIC PAAS 131 (1.5), effective Sep/09."), nexusIn("Langara JAPN 1117 transfers to UVIC as LANG JAPN 1117 (3) & LANG JAPN 1217 (3) = UVIC PAAS 131 (3), effective Sep/09."), "", ""},
 		{"identifier-level", nexusIn("Langara ANTH 1400 transfers to TWU as TWU ANTH 1XX (3), effective May/19."), nexusIn("Langara ANTH 1400 transfers to TWU as TWU ANTH 2XX (3), effective May/19."), TypeContradiction, "single-valued slot"},
 	}
 }

@@ -67,7 +67,7 @@ func frameCopulaBefore(x *belief, s [2]int) bool {
 // relation ("transfers to UNBC as no credit" vs "transfers to VIU as no
 // credit" name two destinations, not two values of one).
 func frameCue(x *belief, s [2]int, shared []string) string {
-	if !clauseFinal(x, x.core[s[1]]) {
+	if !clauseFinal(x, x.core[s[1]]) || listItem(x, x.core[s[0]]) {
 		return ""
 	}
 	for k := 0; k < s[0]; k++ {
@@ -140,10 +140,11 @@ func prefixed(neg, base string) bool {
 
 // clauseFinal reports whether the term at seq index i ends its clause's
 // arguments: words may continue it ("the MIT license"), but no further
-// phrase follows ("to UNBC as no credit").
+// phrase follows ("to UNBC as no credit"), nor a further item of a list
+// ("as STAT 2225 (3) & STAT 1181 (3)"). Parentheses do not end the clause.
 func clauseFinal(x *belief, i int) bool {
 	stop := false
-	for j := i + 1; j < len(x.seq) && x.seq[j].kind != breakTerm; j++ {
+	for j := i + 1; j < len(x.seq) && (x.seq[j].kind != breakTerm || x.seq[j].paren); j++ {
 		switch t := &x.seq[j]; t.kind {
 		case stopTerm, negTerm:
 			stop = true
@@ -154,4 +155,26 @@ func clauseFinal(x *belief, i int) bool {
 		}
 	}
 	return true
+}
+
+// listItem reports whether the phrase holding seq index i follows a
+// conjunction: an item of a list ("STAT 1181 (3) & STAT 2225"), not one
+// value.
+func listItem(x *belief, i int) bool {
+	for j := i - 1; j >= 0; j-- {
+		switch t := &x.seq[j]; t.kind {
+		case wordTerm, valueTerm:
+			continue
+		case breakTerm:
+			if t.paren {
+				continue
+			}
+			return false
+		case stopTerm:
+			return conjunctions[t.key]
+		default:
+			return false
+		}
+	}
+	return false
 }

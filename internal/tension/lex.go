@@ -18,6 +18,7 @@ type lexeme struct {
 	poss  bool   // possessive 's
 	slash bool   // directly after a slash ("Sep/13")
 	upper bool   // the word starts with an upper-case letter
+	paren bool   // a clause break made only of parentheses
 }
 
 // isDigit reports whether c is an ASCII digit.
@@ -28,9 +29,14 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 // inner apostrophes (then split into contractions) and join hyphens.
 func lexText(src string) []lexeme {
 	out := make([]lexeme, 0, 24)
-	brk := func() {
-		if len(out) > 0 && !out[len(out)-1].brk {
-			out = append(out, lexeme{brk: true})
+	brk := func(paren bool) {
+		switch {
+		case len(out) == 0:
+		case out[len(out)-1].brk:
+			// Merged breaks are a parenthesis only if all are.
+			out[len(out)-1].paren = out[len(out)-1].paren && paren
+		default:
+			out = append(out, lexeme{brk: true, paren: paren})
 		}
 	}
 	n := len(src)
@@ -112,12 +118,16 @@ func lexText(src string) []lexeme {
 			i = j
 		default:
 			switch r {
-			case ',', ';', ':', '.', '!', '?', '(', ')', '[', ']', '{', '}', '"', '“', '”', '—', '–', '…', '|':
-				brk()
+			case '(', ')':
+				brk(true)
+			case ',', ';', ':', '.', '!', '?', '[', ']', '{', '}', '"', '“', '”', '—', '–', '…', '|':
+				brk(false)
 			case '-':
 				if i+1 < n && src[i+1] == ' ' && i > 0 && src[i-1] == ' ' {
-					brk()
+					brk(false)
 				}
+			case '&':
+				out = append(out, lexeme{s: "and"})
 			case '~':
 				out = append(out, lexeme{s: "about"})
 			}

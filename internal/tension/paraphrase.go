@@ -6,7 +6,10 @@ package tension
 // both sides, and only under a strong anchor: the beliefs are about the
 // same thing.
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
 // daySets are the days a weekday value covers.
 var daySets = map[string][]string{
@@ -74,7 +77,7 @@ func isAnchored(p *pair) bool {
 	if n < minAnchorShared {
 		return false
 	}
-	if namedExtra(p.x, p.y) || namedExtra(p.y, p.x) {
+	if namedExtra(p.x, p.y) || namedExtra(p.y, p.x) || residualIdentifier(ev.resA) && residualIdentifier(ev.resB) {
 		return false
 	}
 	if modifierSubstituted(p.x, p.y) || possessedResidual(p.x, p.y) || possessedResidual(p.y, p.x) {
@@ -344,7 +347,7 @@ func onlyExcludes(x, y *belief, matchedY []bool) bool {
 	}
 	for i := range x.seq {
 		a := &x.seq[i]
-		if a.kind != valueTerm || a.negged || !restricted(x, i) {
+		if a.kind != valueTerm || a.negged || !categorical(a.class) || !restricted(x, i) {
 			continue
 		}
 		for j := range y.seq {
@@ -451,6 +454,25 @@ func differentStart(p *pair) bool {
 func hasUntil(x *belief) bool {
 	for i := range x.seq {
 		if x.seq[i].kind == valueTerm && untilBefore(x, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// categorical reports whether values of c name one of a few options
+// (days, parts of the day, dates) rather than count something: "only one
+// of ..." restricts a count, not an option.
+func categorical(c valueClass) bool {
+	return c == classWeekday || c == classDaypart || isDateClass(c)
+}
+
+// residualIdentifier reports whether res holds an identifier, a word with a
+// digit ("section002", "cpsc1150"): identifiers differing on both sides
+// name two things.
+func residualIdentifier(res []string) bool {
+	for _, w := range res {
+		if strings.ContainsAny(w, "0123456789") {
 			return true
 		}
 	}

@@ -189,7 +189,7 @@ var rules = []Rule{
 		}},
 	{Name: RuleValue, typ: TypeContradiction, severity: 3,
 		Description: `different values of one class in the same place ("100 requests per minute" vs "500 ..."; "512 MB" vs "2 GB")`,
-		when:        func(p *pair) bool { return p.ev.otherConflict && p.x.negs == p.y.negs },
+		when:        func(p *pair) bool { return p.ev.otherConflict && p.x.negs == p.y.negs && balancedValues(p) },
 		reason:      func(p *pair) string { return conflictReason(p, false) }},
 	{Name: RuleDate, typ: TypeTemporalConflict, severity: 2,
 		Description: `different calendar dates for one event ("released in 2019" vs "released in 2021")`,
@@ -255,7 +255,7 @@ func partialOverlap(p *pair) bool {
 	tail := ev.slotA[1] == len(x.core)-1 && ev.slotB[1] == len(y.core)-1
 	named := slotNamed(x, ev.slotA) && slotNamed(y, ev.slotB)
 	return sameDomain(p.a, p.b) && ev.slotOK && !ev.flip && x.negs == y.negs && len(ev.conflicts) == 0 && !ev.scopeDiff &&
-		!inSubject(x, ev.slotA) && !inSubject(y, ev.slotB) &&
+		!inSubject(x, ev.slotA) && !inSubject(y, ev.slotB) && slotClauseShared(x, ev.slotA, ev.shared) && slotClauseShared(y, ev.slotB, ev.shared) &&
 		ev.slotA[0] > 0 && ev.slotB[0] > 0 && (tail || named) &&
 		len(ev.shared) >= partialMinShared && gate(x, y, ev, 1)
 }
@@ -381,6 +381,51 @@ func sameDomain(a, b Input) bool {
 	}
 	for i := range a.DomainPath {
 		if !strings.EqualFold(strings.TrimSpace(a.DomainPath[i]), strings.TrimSpace(b.DomainPath[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// slotClauseShared reports whether the clause holding core range s of x
+// has a shared word besides the slot: a detail differing inside one claim,
+// not two different sentences about one thing ("STAT 330 ...: Limiting
+// distributions." vs "...: Likelihood ratio tests.").
+func slotClauseShared(x *belief, s [2]int, shared []string) bool {
+	lo, hi := x.core[s[0]], x.core[s[1]]
+	for i := lo - 1; i >= 0 && x.seq[i].kind != breakTerm; i-- {
+		if x.seq[i].kind == wordTerm && hasSorted(shared, x.seq[i].key) {
+			return true
+		}
+	}
+	for i := hi + 1; i < len(x.seq) && x.seq[i].kind != breakTerm; i++ {
+		if x.seq[i].kind == wordTerm && hasSorted(shared, x.seq[i].key) {
+			return true
+		}
+	}
+	return false
+}
+
+// balancedValues reports whether, in every class of a conflicting pair of
+// values, both beliefs leave as many values unmatched: one value against
+// three ("PAAS 131 (1.5)" vs "JAPN 1117 (3) & JAPN 1217 (3) = PAAS 131
+// (3)") compares two different arrangements, not one value.
+func balancedValues(p *pair) bool {
+	count := func(x *belief, matched []bool, c valueClass) int {
+		n := 0
+		for _, i := range x.core {
+			if t := &x.seq[i]; t.kind == valueTerm && t.class == c && !matched[i] && !t.negged && !t.tq {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range p.ev.conflicts {
+		cl := p.x.seq[c.a].class
+		if isDateClass(cl) {
+			continue
+		}
+		if count(p.x, p.ev.matchedA, cl) != count(p.y, p.ev.matchedB, cl) {
 			return false
 		}
 	}

@@ -58,6 +58,7 @@ type term struct {
 	scope  bool       // environment scope word
 	negged bool       // inside a negation's scope
 	named  bool       // a capitalised word that does not start the text: part of a name
+	paren  bool       // a break made only of parentheses
 }
 
 // belief is an analysed belief.
@@ -82,7 +83,7 @@ func analyze(in Input) belief {
 		}
 		content = content[:cut]
 	}
-	x.seq = toTerms(lexText(content))
+	x.seq = designators(toTerms(lexText(content)))
 	if len(x.seq) > maxTerms {
 		x.seq = x.seq[:maxTerms]
 	}
@@ -132,7 +133,7 @@ func toTerms(lx []lexeme) []term {
 		l := lx[i]
 		switch {
 		case l.brk:
-			out = append(out, term{kind: breakTerm})
+			out = append(out, term{kind: breakTerm, paren: l.paren})
 			continue
 		case l.neg:
 			out = append(out, term{key: "not", disp: "not", kind: negTerm})
@@ -156,6 +157,13 @@ func toTerms(lx []lexeme) []term {
 		}
 		w := l.s
 		prevCaps = -1
+		if l.caps && i+1 < len(lx) && lx[i+1].num && len(lx[i+1].s) >= 3 && allDigits(lx[i+1].s) && !l.poss {
+			// An all-caps code before a number is a course or standard
+			// code even when it spells a stop word ("IS 309", "AS 101").
+			prevCaps = len(out)
+			out = append(out, term{key: w, disp: w, kind: wordTerm, named: true})
+			continue
+		}
 		if w == "cannot" {
 			out = append(out, term{key: "can", disp: "can", kind: stopTerm}, term{key: "not", disp: "cannot", kind: negTerm})
 			continue
@@ -328,4 +336,38 @@ func articleUnit(lx []lexeme, i int) (unitDef, bool) {
 // morning": a clock time, or a whole hour from 1 to 12.
 func clockLike(t *term) bool {
 	return t.class == classClock || t.class == classNum && !t.ver && t.num >= 1 && t.num <= 12 && t.num == float64(int(t.num))
+}
+
+// designators joins, in a leading run of content terms that a clause break
+// closes (a heading: "In term 202310 Langara CHEM 1114 section 005 (...)"),
+// a word and the integer of three or more digits right after it into one
+// identifier: the number names the thing the belief is about, it does not
+// measure it.
+func designators(seq []term) []term {
+	i := 0
+	for i < len(seq) && seq[i].kind == stopTerm {
+		i++
+	}
+	end := i
+	for end < len(seq) && (seq[end].kind == wordTerm || seq[end].kind == valueTerm) {
+		end++
+	}
+	if end >= len(seq) || seq[end].kind != breakTerm {
+		return seq
+	}
+	for ; i < end; i++ {
+		t := &seq[i]
+		if t.kind != wordTerm && t.kind != valueTerm {
+			break
+		}
+		if t.kind == valueTerm && t.class == classNum && !t.ver && t.qual == "" && len(t.key) >= 3 && allDigits(t.key) &&
+			i > 0 && seq[i-1].kind == wordTerm && !seq[i-1].scope {
+			seq[i-1].key += t.key
+			seq[i-1].disp += " " + t.disp
+			seq = append(seq[:i], seq[i+1:]...)
+			i--
+			end--
+		}
+	}
+	return seq
 }
