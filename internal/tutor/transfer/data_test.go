@@ -1,0 +1,112 @@
+package transfer
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nexus-mcp/nexus/internal/tutor/catalog"
+)
+
+// sharedData finds the shared data directory: $NEXUS_SHARED_DATA, else
+// ../shared/data beside the repository root (the directory holding
+// go.mod). A test that needs the data fails when it is missing.
+func sharedData(t testing.TB) string {
+	t.Helper()
+	if d := os.Getenv("NEXUS_SHARED_DATA"); d != "" {
+		return d
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatalf("working directory: %v", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "..", "shared", "data")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatalf("no go.mod above the test's directory; set NEXUS_SHARED_DATA")
+		}
+		dir = parent
+	}
+}
+
+var (
+	realOnce  sync.Once
+	realRows  []Row
+	realErr   error
+	realRules []Rule
+)
+
+// accessed is the date the tests give as the data's access date.
+var accessed = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+
+// loadReal reads and parses langara/transfers.json once per test binary.
+func loadReal(t testing.TB) ([]Row, []Rule) {
+	t.Helper()
+	path := filepath.Join(sharedData(t), "langara", "transfers.json")
+	realOnce.Do(func() {
+		realRows, realErr = LoadRows(path)
+		if realErr == nil {
+			realRules = Parser{Dir: catalog.NewDirectory(), Accessed: accessed}.ParseAll(realRows)
+		}
+	})
+	if realErr != nil {
+		t.Fatalf("the shared data is needed (CI has it; NEXUS_SHARED_DATA overrides its place): %v", realErr)
+	}
+	return realRows, realRules
+}
+
+// shapeRe abstracts a credit text's codes and numbers, to name its shape.
+var (
+	shapeCourseRe = regexp.MustCompile(`\b[A-Z]{2,5} [A-Z]{2,5} [0-9][0-9A-Za-z]*\b`)
+	shapeNumRe    = regexp.MustCompile(`\([0-9.]+\)`)
+)
+
+func shape(s string) string {
+	return shapeNumRe.ReplaceAllString(shapeCourseRe.ReplaceAllString(s, "INST SUBJ NUM"), "(N)")
+}
+
+// minParsedShare is the share of real rows parsed into structured rules
+// that the parser reached; the test fails if it drops below.
+const minParsedShare = 1.0
+
+func TestRealFileParseShare(t *testing.T) {
+	rows, rules := loadReal(t)
+	if len(rows) != 11882 {
+		t.Errorf("rows = %d, want the 11,882 of the shared data", len(rows))
+	}
+	unparsed := map[string]int{}
+	parsed, full := 0, 0
+	for i, r := range rules {
+		if r.Raw != rows[i].Credit {
+			t.Fatalf("row %d: Raw %q is not the credit text %q", i, r.Raw, rows[i].Credit)
+		}
+		if !r.Parsed {
+			unparsed[shape(r.Raw)+" -- "+r.ParseProblem]++
+			continue
+		}
+		parsed++
+		if r.Confidence == 1 {
+			full++
+		}
+	}
+	share := float64(parsed) / float64(len(rules))
+	t.Logf("parsed into structured rules: %d of %d rows (%.2f%%); %d with no repair (confidence 1.0)", parsed, len(rules), 100*share, full)
+	var shapes []string
+	for s := range unparsed {
+		shapes = append(shapes, s)
+	}
+	sort.Slice(shapes, func(i, j int) bool { return unparsed[shapes[i]] > unparsed[shapes[j]] })
+	for _, s := range shapes {
+		t.Logf("unparsed %4d  %s", unparsed[s], s)
+	}
+	if share < minParsedShare {
+		t.Errorf("parsed share %.4f is below %.4f", share, minParsedShare)
+	}
+}

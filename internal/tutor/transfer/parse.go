@@ -1,0 +1,780 @@
+package transfer
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/nexus-mcp/nexus/internal/tutor/catalog"
+)
+
+// The grammar of BCTG's credit text, as surveyed on the shared data
+// (11,882 rows, 407 shapes once codes and numbers are abstracted):
+//
+//	credit   = "No credit" [tail]
+//	         | "Individual assessment" ["."] | "Credit to be determined ..."
+//	         | [source "="] targets [tail]
+//	source   = "Any" N "of" course {("or"|",") course}
+//	         | course {"&" course} ["&" "one of" course {(","|"or") course}]
+//	         | course {"or" course}
+//	targets  = segment {(", or" | ", &" | "," ) segment}   (", or" adds
+//	           alternatives; ", &" and a bare comma before a destination
+//	           course conjoin, distributing over alternatives)
+//	segment  = atom {("&" | "or") atom}                   ("&" binds tighter)
+//	atom     = ["Exemption"] course [designation | "Exemption"]...
+//	course   = [INST] SUBJ NUM ["(" credits ")"]          (INST defaults to
+//	           the destination; "GEOG/EESC 1XX" is GEOG 1XX or EESC 1XX)
+//	tail     = {designation ","} notes                    (notes are kept
+//	           verbatim; Waive/Exempt clauses in them are read into Waives)
+
+var (
+	// courseRe reads "[INST ]SUBJ NUM", the subject possibly glued to the
+	// number ("FINA2120") or two subjects joined by a slash.
+	courseRe = regexp.MustCompile(`^(?:([A-Z]{2,5}) )?([A-Za-z]{2,8}(?:/[A-Za-z]{2,8})?) ?([0-9X][0-9A-Za-z]{0,8}(?: lev\b)?)`)
+	// creditsRe reads " (3)", "(1.5)", "(-)", and "(3" at the end of the text.
+	creditsRe = regexp.MustCompile(`^ ?\( ?([0-9]+(?:\.[0-9]+)?|\.[0-9]+|-) ?(\)|$)`)
+	// desigRe reads a designation: SFU's breadth and skills designations
+	// (Q, W, B-Hum, B-Soc, B-Sci and their slash combinations) and OL.
+	desigRe = regexp.MustCompile(`^(?:OL|(?:Q|W|B ?- ?(?:Hum|Soc|Sci))(?: ?/ ?(?:Q|W|B ?- ?(?:Hum|Soc|Sci)|Hum|Soc|Sci))*)`)
+	// waiveRe finds a waive or exemption clause in the notes.
+	waiveRe = regexp.MustCompile(`(?i)\b(?:waives?|exempt(?:ion)?(?: from| credit for)?)\s+`)
+	// spaceRe collapses white space.
+	spaceRe = regexp.MustCompile(`\s+`)
+	// genericNumberRe says a course number is generic credit.
+	genericNumberRe = regexp.MustCompile(`X|^[0-9](?:st|nd|rd|th)$|LEV$|^[0-9][A-Z]{3,}$`)
+)
+
+// electiveSubjects are subject codes that name an elective bucket rather
+// than a discipline (read-only).
+var electiveSubjects = map[string]bool{"UNSP": true, "OPEN": true, "ELEC": true, "UNCR": true}
+
+// Parser parses BCTG rows with a directory of institutions and the date
+// the data was accessed (the rules' Evidence.Accessed).
+type Parser struct {
+	// Dir finds institutions by BCTG code; nil means catalog.NewDirectory().
+	Dir *catalog.Directory
+	// Accessed is when the rows were read from the BC Transfer Guide.
+	Accessed time.Time
+}
+
+// Parse reads one BCTG row into a Rule with the BC Transfer Guide
+// directory dir (nil for catalog.NewDirectory()) and no accessed date.
+// A row it cannot structure is returned with Parsed false, its credit text
+// in Raw and the reason in ParseProblem.
+func Parse(row Row, dir *catalog.Directory) Rule {
+	return Parser{Dir: dir}.Parse(row)
+}
+
+// ParseAll parses every row, in order.
+func (p Parser) ParseAll(rows []Row) []Rule {
+	if p.Dir == nil {
+		p.Dir = catalog.NewDirectory()
+	}
+	out := make([]Rule, len(rows))
+	for i, r := range rows {
+		out[i] = p.Parse(r)
+	}
+	return out
+}
+
+// Parse reads one BCTG row into a Rule (see the package function Parse).
+func (p Parser) Parse(row Row) Rule {
+	dir := p.Dir
+	if dir == nil {
+		dir = catalog.NewDirectory()
+	}
+	r := Rule{
+		Raw: row.Credit,
+		Evidence: Evidence{
+			Source:    EvidenceSource,
+			URL:       EvidenceURL,
+			Reference: fmt.Sprintf("%s %s %d to %s, effective %s", row.Source, row.Subject, row.CourseCode, row.Destination, row.EffectiveStart),
+			Accessed:  p.Accessed,
+		},
+	}
+	fail := func(format string, a ...any) Rule {
+		r.Parsed, r.Confidence, r.Source, r.Targets, r.Waives = false, 0, nil, nil, nil
+		r.Designations, r.Conditions, r.Repairs, r.Outcome = nil, nil, nil, ""
+		r.ParseProblem = fmt.Sprintf(format, a...)
+		return r
+	}
+	src, ok := dir.Lookup(row.Source)
+	if !ok {
+		return fail("unknown source institution %q", row.Source)
+	}
+	dst, ok := dir.Lookup(row.Destination)
+	if !ok {
+		return fail("unknown destination institution %q", row.Destination)
+	}
+	r.Destination = dst.Key
+	subject := strings.ToUpper(strings.TrimSpace(row.Subject))
+	if subject == "" || row.CourseCode < 0 {
+		return fail("source course %q %d is not SUBJECT NUMBER", row.Subject, row.CourseCode)
+	}
+	r.Course = catalog.Ref{Institution: src.Key, Subject: subject, Number: strconv.Itoa(row.CourseCode)}
+	var err error
+	if r.EffectiveStart, err = ParseMonth(row.EffectiveStart); err != nil {
+		return fail("effective start: %v", err)
+	}
+	if r.EffectiveEnd, err = ParseEndMonth(row.EffectiveEnd); err != nil {
+		return fail("effective end: %v", err)
+	}
+
+	ps := &parser{s: strings.TrimSpace(spaceRe.ReplaceAllString(row.Credit, " ")), dir: dir, dest: dst.Key, repairs: map[string]bool{}}
+	if ps.s == "" {
+		return fail("empty credit text")
+	}
+	if problem := ps.rule(&r); problem != "" {
+		return fail("%s", problem)
+	}
+	r.Parsed = true
+	for k := range ps.repairs {
+		r.Repairs = append(r.Repairs, k)
+	}
+	slices.Sort(r.Repairs)
+	r.Confidence = max(0.5, 1.0-0.1*float64(len(r.Repairs)))
+	// Round away binary noise (0.9, not 0.8999999999999999).
+	r.Confidence = float64(int(r.Confidence*100+0.5)) / 100
+	return r
+}
+
+// parser holds the state of one credit text's parse.
+type parser struct {
+	s       string
+	i       int
+	dir     *catalog.Directory
+	dest    string
+	repairs map[string]bool
+	atoms   []atom
+}
+
+// atom is one target as read, before the alternatives are expanded.
+type atom struct {
+	alts  []Target // one, or one per subject of "GEOG/EESC 1XX"
+	desig []string
+}
+
+func (p *parser) rest() string { return p.s[p.i:] }
+
+func (p *parser) repair(what string) { p.repairs[what] = true }
+
+// space skips one optional space.
+func (p *parser) space() {
+	if p.i < len(p.s) && p.s[p.i] == ' ' {
+		p.i++
+	}
+}
+
+// word consumes w (case-insensitive) when it is followed by a non-letter.
+func (p *parser) word(w string) bool {
+	rest := p.rest()
+	if len(rest) < len(w) || !strings.EqualFold(rest[:len(w)], w) {
+		return false
+	}
+	if len(rest) > len(w) && isLetter(rest[len(w)]) {
+		return false
+	}
+	p.i += len(w)
+	return true
+}
+
+// op consumes " & ", " or ", "&", with optional spaces around.
+func (p *parser) op(o string) bool {
+	save := p.i
+	p.space()
+	if p.word(o) {
+		p.space()
+		return true
+	}
+	p.i = save
+	return false
+}
+
+func isLetter(b byte) bool { return b < 0x80 && unicode.IsLetter(rune(b)) }
+
+// rule parses the whole credit text into r; it returns a problem or "".
+func (p *parser) rule(r *Rule) string {
+	own := []Group{{Kind: GroupRequired, N: 1, Courses: []SourceCourse{{Course: r.Course}}}}
+	switch {
+	case p.word("No credit"):
+		r.Outcome, r.Source = OutcomeNoCredit, own
+		p.tail(r, nil)
+		return ""
+	case p.word("Individual assessment"), p.word("Credit to be determined"):
+		r.Outcome, r.Source = OutcomeAssessment, own
+		p.i = len(p.s)
+		return ""
+	}
+	if src, ok := p.source(); ok && p.equals() {
+		r.Source = src
+	} else {
+		p.i = 0
+		r.Source = own
+	}
+	p.atoms = nil
+	sets, ok := p.targets()
+	if !ok {
+		return fmt.Sprintf("no target course at %q", clip(p.rest()))
+	}
+	// Trailing designations: on the only target, else the whole rule
+	// unless earlier targets carry their own.
+	last := len(p.atoms) - 1
+	trailing := p.tailDesignations()
+	others := false
+	for _, a := range p.atoms[:last] {
+		others = others || len(a.desig) > 0
+	}
+	switch {
+	case last == 0:
+		p.atoms[0].desig = append(p.atoms[0].desig, trailing...)
+	case !others:
+		r.Designations = append(p.atoms[last].desig, trailing...)
+		p.atoms[last].desig = nil
+	default:
+		r.Designations = trailing
+	}
+	r.Targets = p.materialize(sets)
+	r.Outcome = OutcomeExemption
+	for _, s := range r.Targets {
+		for _, t := range s.Targets {
+			if !t.Exemption {
+				r.Outcome = OutcomeCredit
+			}
+		}
+	}
+	p.tail(r, nil)
+	return ""
+}
+
+// equals consumes "=" with optional spaces around.
+func (p *parser) equals() bool {
+	save := p.i
+	p.space()
+	if p.i < len(p.s) && p.s[p.i] == '=' {
+		if p.i > 0 && p.s[p.i-1] != ' ' || p.i+1 < len(p.s) && p.s[p.i+1] != ' ' {
+			p.repair("missing space around =")
+		}
+		p.i++
+		p.space()
+		return true
+	}
+	p.i = save
+	return false
+}
+
+// source parses the source side of "source = targets".
+func (p *parser) source() ([]Group, bool) {
+	sc := func(c course) SourceCourse { return SourceCourse{Course: c.refs[0], Credits: c.credits} }
+	if p.word("Any") {
+		p.space()
+		j := p.i
+		for j < len(p.s) && p.s[j] >= '0' && p.s[j] <= '9' {
+			j++
+		}
+		n, err := strconv.Atoi(p.s[p.i:j])
+		if err != nil || n < 1 {
+			return nil, false
+		}
+		p.i = j
+		p.space()
+		if !p.word("of") {
+			return nil, false
+		}
+		p.space()
+		g := Group{Kind: GroupNOf, N: n}
+		for {
+			c, ok := p.course(false)
+			if !ok {
+				return nil, false
+			}
+			g.Courses = append(g.Courses, sc(c))
+			if !p.op("or") && !p.comma() {
+				break
+			}
+		}
+		if n > len(g.Courses) {
+			return nil, false
+		}
+		return []Group{g}, true
+	}
+	c, ok := p.course(false)
+	if !ok {
+		return nil, false
+	}
+	courses := []SourceCourse{sc(c)}
+	switch {
+	case p.peekOp("or"):
+		for p.op("or") {
+			c, ok := p.course(false)
+			if !ok {
+				return nil, false
+			}
+			courses = append(courses, sc(c))
+		}
+		return []Group{{Kind: GroupOr, N: 1, Courses: courses}}, true
+	default:
+		var groups []Group
+		for p.op("&") {
+			if p.word("one of") {
+				p.space()
+				g := Group{Kind: GroupOr, N: 1}
+				for {
+					c, ok := p.course(false)
+					if !ok {
+						return nil, false
+					}
+					g.Courses = append(g.Courses, sc(c))
+					if !p.comma() && !p.op("or") {
+						break
+					}
+				}
+				groups = append(groups, g)
+				continue
+			}
+			c, ok := p.course(false)
+			if !ok {
+				return nil, false
+			}
+			courses = append(courses, sc(c))
+		}
+		return append([]Group{{Kind: GroupRequired, N: len(courses), Courses: courses}}, groups...), true
+	}
+}
+
+// peekOp says whether op o comes next, without consuming it.
+func (p *parser) peekOp(o string) bool {
+	save := p.i
+	ok := p.op(o)
+	p.i = save
+	return ok
+}
+
+// comma consumes ", " (or ",").
+func (p *parser) comma() bool {
+	if p.i < len(p.s) && p.s[p.i] == ',' {
+		p.i++
+		p.space()
+		return true
+	}
+	return false
+}
+
+// course is a course as read: its reference (two for "GEOG/EESC 1XX") and credits.
+type course struct {
+	refs    []catalog.Ref
+	credits *float64
+	inst    bool // the text named the institution
+}
+
+// course reads "[INST] SUBJ NUM [(credits)]". Without INST the course is
+// at the destination when defaultDest (a repair), else it is not a course.
+func (p *parser) course(defaultDest bool) (course, bool) {
+	m := courseRe.FindStringSubmatchIndex(p.rest())
+	if m == nil {
+		return course{}, false
+	}
+	rest := p.rest()
+	group := func(k int) string {
+		if m[2*k] < 0 {
+			return ""
+		}
+		return rest[m[2*k]:m[2*k+1]]
+	}
+	instText, subj, num := group(1), group(2), group(3)
+	var c course
+	inst := ""
+	switch {
+	case instText != "":
+		in, ok := p.dir.Lookup(instText)
+		if !ok {
+			return course{}, false
+		}
+		inst, c.inst = in.Key, true
+	default:
+		// "SFUSTAT 205": an institution code glued to the subject.
+		for n := 2; n <= 5 && n+2 <= len(subj); n++ {
+			if in, ok := p.dir.Lookup(subj[:n]); ok && strings.ToUpper(subj[:n]) == subj[:n] && in.Code == subj[:n] {
+				inst, subj, c.inst = in.Key, subj[n:], true
+				p.repair("institution code glued to subject")
+				break
+			}
+		}
+		if inst == "" {
+			if !defaultDest {
+				return course{}, false
+			}
+			inst = p.dest
+			p.repair("course without institution read at the destination")
+		}
+	}
+	if strings.EqualFold(subj, "Any") || strings.EqualFold(subj, "of") {
+		return course{}, false
+	}
+	end := m[1]
+	if instText != "" && m[5] < len(rest) && m[5] == m[6] {
+		p.repair("subject glued to number")
+	}
+	number := normalizeNumber(num)
+	for _, s := range strings.Split(subj, "/") {
+		c.refs = append(c.refs, catalog.Ref{Institution: inst, Subject: strings.ToUpper(s), Number: number})
+	}
+	if len(c.refs) > 1 {
+		p.repair("subjects joined by a slash read as alternatives")
+	}
+	p.i += end
+	if cm := creditsRe.FindStringSubmatch(p.rest()); cm != nil {
+		if cm[2] == "" {
+			p.repair("missing closing parenthesis")
+		}
+		if cm[1] == "-" {
+			p.repair("credits not given")
+		} else {
+			v, err := strconv.ParseFloat(cm[1], 64)
+			if err == nil {
+				c.credits = &v
+			}
+		}
+		if strings.HasPrefix(p.rest(), "(") {
+			p.repair("no space before credits")
+		}
+		p.i += len(cm[0])
+	} else {
+		p.repair("credits not given")
+	}
+	return c, true
+}
+
+// normalizeNumber upper-cases a course number, keeps ordinals as BCTG
+// writes them ("1st", "2nd") and joins a level ("100 lev" is "100LEV").
+func normalizeNumber(n string) string {
+	n = strings.ToUpper(strings.ReplaceAll(n, " ", ""))
+	if len(n) == 3 && n[0] >= '0' && n[0] <= '9' {
+		switch n[1:] {
+		case "ST", "ND", "RD", "TH":
+			return n[:1] + strings.ToLower(n[1:])
+		}
+	}
+	return n
+}
+
+// targetKind classifies a target course.
+func targetKind(ref catalog.Ref) TargetKind {
+	if !genericNumberRe.MatchString(ref.Number) {
+		return TargetCourse
+	}
+	if electiveSubjects[ref.Subject] {
+		return TargetElective
+	}
+	return TargetGeneric
+}
+
+// targets parses the right side into alternatives of atom indices.
+func (p *parser) targets() ([][]int, bool) {
+	dnf, ok := p.segment()
+	if !ok {
+		return nil, false
+	}
+	for {
+		save := p.i
+		switch {
+		case p.comma() && p.word("or"):
+			p.space()
+			alt, ok := p.segment()
+			if !ok {
+				p.i = save
+				return dnf, true
+			}
+			dnf = append(dnf, alt...)
+		case p.restore(save) && p.comma() && p.word("&"):
+			p.space()
+			conj, ok := p.segment()
+			if !ok {
+				p.i = save
+				return dnf, true
+			}
+			dnf = product(dnf, conj)
+		case p.restore(save) && p.comma() && p.destCourseNext():
+			conj, ok := p.segment()
+			if !ok {
+				p.i = save
+				return dnf, true
+			}
+			p.repair("targets joined by a comma read as &")
+			dnf = product(dnf, conj)
+		default:
+			p.i = save
+			return dnf, true
+		}
+	}
+}
+
+// restore sets the position back to save and reports true (for use in
+// switch cases that try alternatives).
+func (p *parser) restore(save int) bool { p.i = save; return true }
+
+// destCourseNext says whether a course at the destination, named with its
+// institution and followed by credits, comes next (not a new equation).
+func (p *parser) destCourseNext() bool {
+	save, saveRepairs := p.i, len(p.repairs)
+	defer func() { p.i = save }()
+	c, ok := p.course(false)
+	if !ok || !c.inst || c.refs[0].Institution != p.dest || c.credits == nil {
+		return false
+	}
+	_ = saveRepairs
+	p.space()
+	return !strings.HasPrefix(p.rest(), "=")
+}
+
+// segment parses atoms joined by "&" (tighter) and "or".
+func (p *parser) segment() ([][]int, bool) {
+	first, ok := p.atom()
+	if !ok {
+		return nil, false
+	}
+	var done [][]int
+	cur := expand(nil, first, p)
+	for {
+		save := p.i
+		isOr := false
+		switch {
+		case p.op("&"):
+		case p.op("or"):
+			isOr = true
+		default:
+			return append(done, cur...), true
+		}
+		a, ok := p.atom()
+		if !ok {
+			p.i = save
+			return append(done, cur...), true
+		}
+		if isOr {
+			done = append(done, cur...)
+			cur = expand(nil, a, p)
+		} else {
+			cur = expand(cur, a, p)
+		}
+	}
+}
+
+// expand conjoins atom a (index) with each alternative of cur; an atom
+// with several alternatives ("GEOG/EESC 1XX") multiplies them.
+func expand(cur [][]int, a int, p *parser) [][]int {
+	single := [][]int{{a}}
+	if len(cur) == 0 {
+		return single
+	}
+	return product(cur, single)
+}
+
+// product distributes two alternatives lists: (A|B)&(C|D) = AC|AD|BC|BD.
+func product(a, b [][]int) [][]int {
+	out := make([][]int, 0, len(a)*len(b))
+	for _, x := range a {
+		for _, y := range b {
+			out = append(out, append(slices.Clone(x), y...))
+		}
+	}
+	return out
+}
+
+// atom parses one target with its designations; it returns its index.
+func (p *parser) atom() (int, bool) {
+	save := p.i
+	exempt := false
+	if p.word("Exemption") {
+		p.space()
+		exempt = true
+	}
+	c, ok := p.course(true)
+	if !ok {
+		p.i = save
+		return 0, false
+	}
+	a := atom{}
+	for {
+		s := p.i
+		if d, ok := p.designation(); ok {
+			a.desig = append(a.desig, d)
+			continue
+		}
+		p.i = s
+		p.comma()
+		p.space()
+		if p.word("Exemption") && p.boundary() {
+			exempt = true
+			continue
+		}
+		p.i = s
+		break
+	}
+	for _, ref := range c.refs {
+		t := Target{Kind: targetKind(ref), Course: ref, Credits: c.credits}
+		if exempt || (c.credits != nil && *c.credits == 0) {
+			t.Exemption = true
+		}
+		if ref.Institution != p.dest {
+			p.repair("target at another institution than the destination")
+		}
+		a.alts = append(a.alts, t)
+	}
+	p.atoms = append(p.atoms, a)
+	return len(p.atoms) - 1, true
+}
+
+// designation reads ", D", " - D" or " D" where D is a designation
+// followed by the end, punctuation, "&", "or" or "Exemption".
+func (p *parser) designation() (string, bool) {
+	save := p.i
+	switch {
+	case strings.HasPrefix(p.rest(), ", "), strings.HasPrefix(p.rest(), " - "):
+		p.i += 2
+		p.space()
+	case strings.HasPrefix(p.rest(), " "):
+		p.i++
+	default:
+		return "", false
+	}
+	m := desigRe.FindString(p.rest())
+	if m == "" {
+		p.i = save
+		return "", false
+	}
+	p.i += len(m)
+	if strings.HasPrefix(p.rest(), "or ") {
+		// "B-Scior SFU GEOG 2XX (3)": the space before "or" is missing.
+		p.s = p.s[:p.i] + " " + p.s[p.i:]
+		p.repair("missing space before or")
+	}
+	if !p.boundary() {
+		p.i = save
+		return "", false
+	}
+	return strings.ReplaceAll(m, " ", ""), true
+}
+
+// boundary says whether a designation may end here.
+func (p *parser) boundary() bool {
+	rest := p.rest()
+	if rest == "" || strings.ContainsRune(",.;", rune(rest[0])) {
+		return true
+	}
+	for _, next := range []string{" & ", " or ", " Exemption"} {
+		if strings.HasPrefix(rest, next) {
+			return true
+		}
+	}
+	return false
+}
+
+// tailDesignations reads designations at the start of the notes.
+func (p *parser) tailDesignations() []string {
+	var out []string
+	for {
+		save := p.i
+		if !p.comma() {
+			return out
+		}
+		m := desigRe.FindString(p.rest())
+		if m == "" {
+			p.i = save
+			return out
+		}
+		p.i += len(m)
+		if !p.boundary() {
+			p.i = save
+			return out
+		}
+		out = append(out, strings.ReplaceAll(m, " ", ""))
+	}
+}
+
+// tail keeps the notes after the credit expression: leading designations
+// go to the rule, the rest stays verbatim in Conditions, and waive or
+// exemption clauses in it are read into Waives.
+func (p *parser) tail(r *Rule, _ []string) {
+	r.Designations = append(r.Designations, p.tailDesignations()...)
+	rest := strings.TrimLeft(p.rest(), " ,;.")
+	p.i = len(p.s)
+	if rest == "" {
+		return
+	}
+	if strings.HasPrefix(strings.ToLower(rest), "or ") {
+		p.repair("alternative in the notes left as text")
+	}
+	r.Conditions = []string{rest}
+	for _, m := range waiveRe.FindAllStringIndex(rest, -1) {
+		before := strings.ToLower(rest[:m[0]])
+		if strings.HasSuffix(before, "for ") {
+			continue // "For exemption from X, apply to ...": not a waiver
+		}
+		q := &parser{s: rest, i: m[1], dir: p.dir, dest: p.dest, repairs: map[string]bool{}}
+		for {
+			c, ok := q.course(true)
+			if !ok {
+				break
+			}
+			for _, ref := range c.refs {
+				r.Waives = append(r.Waives, Target{Kind: targetKind(ref), Course: ref, Credits: c.credits})
+			}
+			if !q.comma() && !q.op("or") && !q.op("and") && !q.op("&") {
+				break
+			}
+		}
+	}
+}
+
+// materialize turns alternatives of atom indices into target sets.
+func (p *parser) materialize(sets [][]int) []TargetSet {
+	var out []TargetSet
+	for _, set := range sets {
+		// An atom with several alternatives multiplies the set.
+		partial := [][]Target{nil}
+		for _, ai := range set {
+			a := p.atoms[ai]
+			var next [][]Target
+			for _, prefix := range partial {
+				for _, t := range a.alts {
+					t.Designations = slices.Clone(a.desig)
+					next = append(next, append(slices.Clone(prefix), t))
+				}
+			}
+			partial = next
+		}
+		for _, ts := range partial {
+			var uniq []Target
+			for _, t := range ts {
+				if k := slices.IndexFunc(uniq, func(u Target) bool { return sameTarget(u, t) }); k >= 0 {
+					p.repair("target repeated in a set")
+					for _, d := range t.Designations {
+						if !slices.Contains(uniq[k].Designations, d) {
+							uniq[k].Designations = append(uniq[k].Designations, d)
+						}
+					}
+					continue
+				}
+				uniq = append(uniq, t)
+			}
+			out = append(out, TargetSet{Targets: uniq})
+		}
+	}
+	return out
+}
+
+// sameTarget says whether two targets grant the same course and credits.
+func sameTarget(a, b Target) bool {
+	return a.Course == b.Course && (a.Credits == nil) == (b.Credits == nil) && (a.Credits == nil || *a.Credits == *b.Credits)
+}
+
+// clip shortens text for a problem message.
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
