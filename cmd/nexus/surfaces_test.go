@@ -66,7 +66,7 @@ func TestAgentsSurface(t *testing.T) {
 	base := startServe(t)
 	cs, _ := connect(t, base+"/mcp/agents")
 	names := toolNames(t, cs)
-	if !slices.Equal(names, []string{"substrate", "vkb"}) {
+	if !slices.Equal(names, []string{"substrate", "tutor", "vkb"}) {
 		t.Fatalf("agents: %v", names)
 	}
 	lt, _ := cs.ListTools(context.Background(), nil)
@@ -124,7 +124,7 @@ func TestBoundedSurface(t *testing.T) {
 	}
 
 	ov := call(t, cs, "get_tools", map[string]any{}).StructuredContent.(map[string]any)
-	if agents := ov["agents"].([]any); len(agents) != 2 || agents[0].(map[string]any)["name"] != "substrate" {
+	if agents := ov["agents"].([]any); len(agents) != 3 || agents[0].(map[string]any)["name"] != "substrate" {
 		t.Fatalf("overview: %v", ov)
 	}
 
@@ -153,7 +153,7 @@ func TestBoundedSurface(t *testing.T) {
 
 	res = call(t, cs, "open_toolbox", map[string]any{"toolbox": "nexus"})
 	ob := res.StructuredContent.(map[string]any)
-	if ob["toolbox"] != "nexus" || len(ob["tools"].([]any)) != 21 || ob["servers_connected"] != 2.0 || !slices.Contains(ob["server_names"].([]any), any("vkb")) {
+	if ob["toolbox"] != "nexus" || len(ob["tools"].([]any)) != len(localTools) || ob["servers_connected"] != 3.0 || !slices.Contains(ob["server_names"].([]any), any("vkb")) {
 		t.Fatalf("open_toolbox: %s", text(res))
 	}
 

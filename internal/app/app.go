@@ -27,6 +27,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/substrate"
 	"github.com/nexus-mcp/nexus/internal/telemetry"
 	"github.com/nexus-mcp/nexus/internal/trace"
+	"github.com/nexus-mcp/nexus/internal/tutor"
 	"github.com/nexus-mcp/nexus/internal/vkb"
 	"github.com/nexus-mcp/nexus/internal/workbench"
 )
@@ -67,7 +68,8 @@ type Surfaces struct {
 // Intro is the first paragraph of every surface's initialize instructions:
 // what Nexus is. Each surface adds how it serves tools and the toolboxes.
 const Intro = "Nexus serves tools over MCP: its own servers (substrate: beliefs, entities and tensions of the knowledge base; " +
-	"vkb: conversation sessions, exchanges, patterns and insights) and the MCP servers of its toolboxes. " +
+	"vkb: conversation sessions, exchanges, patterns and insights; tutor: tutoring sessions, the course catalog and transfer credit between BC institutions) " +
+	"and the MCP servers of its toolboxes. " +
 	"Every tool accepts an optional context {sessionId, workspaceId} and workspaceContext {workspaceId}."
 
 // App is a running Nexus core.
@@ -77,6 +79,8 @@ type App struct {
 	Pipeline  *pipeline.Pipeline
 	Traces    *trace.Writer
 	Substrate *substrate.Server
+	// Tutor is the tutor's server: its importers and session snapshots.
+	Tutor *tutor.Server
 	// Conversations is the one conversation model every surface shares.
 	Conversations *conversation.Store
 	// Catalog names agents and their modes for the agents and bounded surfaces.
@@ -137,8 +141,18 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		st.Close()
 		return nil, err
 	}
+	tutorKey, err := st.Secret(ctx, "tutor-cursor")
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	tut := tutor.New(st, conv, tutor.Options{CursorKey: tutorKey, Logger: log})
+	if err := tut.Register(reg); err != nil {
+		st.Close()
+		return nil, err
+	}
 	tw := trace.NewWriter(st, log)
-	a := &App{Store: st, Registry: reg, Substrate: sub, Conversations: conv, Traces: tw, Telemetry: tel, log: log}
+	a := &App{Store: st, Registry: reg, Substrate: sub, Tutor: tut, Conversations: conv, Traces: tw, Telemetry: tel, log: log}
 	a.Metrics = metrics.New(metrics.Options{DB: st.DB(), Servers: a.downstreamServers, Logger: log})
 	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: a.Conversations, Logger: log,
 		Tracer: tel.Tracer("github.com/nexus-mcp/nexus/internal/pipeline"), Resolve: a.resolve, Observer: a.Metrics})

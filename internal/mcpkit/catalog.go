@@ -136,7 +136,7 @@ func SplitName(name string) (agent, rest string, ok bool) {
 
 // BuiltinDescription describes the built-in toolbox in listings and
 // instructions.
-const BuiltinDescription = "Nexus's own servers (knowledge substrate, conversation memory)"
+const BuiltinDescription = "Nexus's own servers (knowledge substrate, conversation memory, tutor)"
 
 // Builtin is the built-in toolbox: Nexus's own servers.
 func (c *Catalog) Builtin() registry.Toolbox {

@@ -1,6 +1,6 @@
 // Package pipelinetest calls tools of the valence family (substrate, vkb)
-// through a real pipeline in tests, checking the family's response shape on
-// every call.
+// and the tutor family (tn_*) through a real pipeline in tests, checking the
+// family's response shape on every call.
 package pipelinetest
 
 import (
@@ -11,6 +11,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
 )
 
@@ -51,6 +52,16 @@ func (v Valence) Try(tool string, args map[string]any) (map[string]any, *errs.Er
 	var out map[string]any
 	if err := json.Unmarshal(body, &out); err != nil {
 		v.T.Fatalf("%s: body is not JSON: %s", tool, body)
+	}
+	if o.Tool != nil && o.Tool.Family == registry.Tutor {
+		// ADR-012: a result is the tool's own; an error is ErrorResponse.
+		if isErr && (out["code"] != string(o.Err.Code) || out["message"] == nil || out["requestId"] != o.RequestID) {
+			v.T.Fatalf("%s: error body not an ADR-012 ErrorResponse: %s", tool, body)
+		}
+		if isErr {
+			return out, o.Err
+		}
+		return out, nil
 	}
 	if isErr {
 		if out["success"] != false || out["error_code"] != string(o.Err.Code) || out["error_message"] == nil {

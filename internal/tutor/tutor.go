@@ -1,0 +1,85 @@
+// Package tutor is the Tutor Nexus tool server (seed 001, ADR-012; SPEC
+// section 3): tutoring sessions (tn_session_*), the course catalog
+// (tn_course_*) and transfer credit between British Columbia institutions
+// (tn_transfer_*), on data imported from the BC Transfer Guide, Langara
+// College and Simon Fraser University (see [Import]).
+//
+// Tools by file: sessions.go (tn_session_*), courses.go and sections.go
+// (tn_course_*), transfers.go (tn_transfer_*). The catalog and transfer
+// rules are reference data shared by every workspace (store.go); a tutoring
+// session is a conversation of the one conversation model.
+package tutor
+
+import (
+	"embed"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nexus-mcp/nexus/internal/conversation"
+	"github.com/nexus-mcp/nexus/internal/cursor"
+	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/store"
+	"github.com/nexus-mcp/nexus/internal/tutor/catalog"
+)
+
+// ServerName is the server (and agent) name of the tutor tools.
+const ServerName = "tutor"
+
+//go:embed schemas/*.json
+var schemas embed.FS
+
+// schema is the input schema of the named tool; a missing one is a
+// programming error that registration reports (an empty schema fails the
+// registry's checks).
+func schema(name string) json.RawMessage {
+	b, err := schemas.ReadFile("schemas/" + name + ".json")
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// Server holds the tutor's dependencies.
+type Server struct {
+	st     *store.Store
+	conv   *conversation.Store
+	log    *slog.Logger
+	now    func() time.Time
+	dir    *catalog.Directory
+	cursor cursor.Signer
+
+	// courses is the in-memory search index of the catalog, rebuilt when an
+	// import changes the catalog (see courseIndex).
+	mu      sync.Mutex
+	courses *courseIndex
+}
+
+// Options configure a Server.
+type Options struct {
+	// CursorKey signs pagination cursors (a store secret, so that cursors
+	// survive restarts and work on every replica).
+	CursorKey []byte
+	Logger    *slog.Logger
+}
+
+// New returns a tutor server over st; tutoring sessions are conversations
+// of conv.
+func New(st *store.Store, conv *conversation.Store, o Options) *Server {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{st: st, conv: conv, log: log, now: store.Now, dir: catalog.NewDirectory(),
+		cursor: cursor.Signer{Key: o.CursorKey, Label: "nexus/tutor-cursor"}}
+}
+
+// Register adds the tutor tools to reg.
+func (s *Server) Register(reg *registry.Registry) error {
+	var defs []registry.Def
+	defs = append(defs, s.sessionTools()...)
+	defs = append(defs, s.courseTools()...)
+	defs = append(defs, s.transferTools()...)
+	return registry.AddAll(reg, registry.BuiltinToolbox, ServerName, defs...)
+}
