@@ -25,8 +25,8 @@ func TestRoundTripAndTampering(t *testing.T) {
 		scope []string
 		s     Signer
 	}{
-		{c, []string{"tn_course_search", "q=physics"}, s},         // another query
-		{c, []string{"tn_course_search", "q=", "math"}, s},        // scopes do not run together
+		{c, []string{"tn_course_search", "q=physics"}, s},  // another query
+		{c, []string{"tn_course_search", "q=", "math"}, s}, // scopes do not run together
 		{c, []string{"tn_course_search", "q=math"}, Signer{Key: []byte("other"), Label: "test"}},
 		{c, []string{"tn_course_search", "q=math"}, Signer{Key: []byte("k"), Label: "other"}},
 		{"", nil, s}, {"!!!", nil, s}, {c + "A", []string{"tn_course_search", "q=math"}, s},

@@ -286,4 +286,3 @@ func sameFloat(a sql.NullFloat64, b *float64) bool {
 	}
 	return a.Float64 == *b
 }
-
