@@ -93,3 +93,22 @@ func SplitCode(code string) (subject, number string, err error) {
 	number = strings.NewReplacer("ST", "st", "ND", "nd", "RD", "rd", "TH", "th").Replace(number)
 	return subject, number, nil
 }
+
+// MarshalText writes the canonical form, so that a Ref is a string in JSON
+// ("sfu:CMPT 120"), as a map key too.
+func (r Ref) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText reads the canonical form back. The institution is taken as
+// written (a key); use [Directory.ParseRef] for what a person typed.
+func (r *Ref) UnmarshalText(b []byte) error {
+	inst, code, ok := strings.Cut(string(b), ":")
+	if !ok || inst == "" {
+		return &RefError{string(b), "no institution before a colon"}
+	}
+	subject, number, err := SplitCode(code)
+	if err != nil {
+		return &RefError{string(b), err.Error()}
+	}
+	*r = Ref{Institution: inst, Subject: subject, Number: number}
+	return nil
+}

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 )
@@ -41,5 +42,20 @@ func TestDirectoryHasNoDuplicateNames(t *testing.T) {
 				seen[k] = in.Key
 			}
 		}
+	}
+}
+
+func TestRefJSON(t *testing.T) {
+	r := Ref{Institution: "sfu", Subject: "CMPT", Number: "120"}
+	b, err := json.Marshal(map[string]Ref{"course": r})
+	if err != nil || string(b) != `{"course":"sfu:CMPT 120"}` {
+		t.Fatalf("Marshal: %s, %v", b, err)
+	}
+	var back map[string]Ref
+	if err := json.Unmarshal(b, &back); err != nil || back["course"] != r {
+		t.Fatalf("Unmarshal: %v, %v", back, err)
+	}
+	if err := json.Unmarshal([]byte(`{"course":"CMPT 120"}`), &back); err == nil {
+		t.Fatal("a reference without an institution decoded")
 	}
 }
