@@ -168,10 +168,10 @@ var (
 	gradeItemRe = regexp.MustCompile(`(?i)^(?:(?:both|all|each|either),? )?with (?:an? )?(?:minimum )?(?:of )?(?:final )?(?:grade )?(?:of )?(?:at least )?(?:an? )?"?` + grade + `"?(?: grade)?(?: or (?:better|higher|above))?(?: and (.+))?$`)
 	// groupRe is a lead-in that makes what follows a group: "one of the
 	// following:", "two of", "either", "all of".
-	groupRe = regexp.MustCompile(`(?i)^(?:any |at least )?(one|two|three|four|either|all|both|each)(?: (?:of|from))?(?: the following)?(?: (?:courses|prerequisite combinations))?(?: \(?or more\)?)?\s*[:]?\s+`)
+	groupRe = regexp.MustCompile(`(?i)^(?:any |at least )?(?:(one|two|three|four|five|six|seven|eight|all|both|each|any) (?:of|from)(?: the following)?(?: (?:courses|prerequisite combinations))?(?: \(?or more\)?)?|(either)|(all|both) the following(?: courses)?)\s*:?\s+`)
 	// midGroupRe finds a group starting inside a segment: "X and one of
 	// the following: A, B or C", "X or either A or B".
-	midGroupRe = regexp.MustCompile(`(?i)[,]? (and|or|plus) ((?:any |at least )?(?:one|two|three|four) (?:of|from)(?: the following)?(?: courses)?:?|either) `)
+	midGroupRe = regexp.MustCompile(`(?i)[,]? (and|or|plus) ((?:any |at least )?(?:one|two|three|four|five|six) (?:of|from)(?: the following)?(?: courses)?:?|either) `)
 	// leadInRe is wording before a course that does not change it.
 	leadInRe = regexp.MustCompile(`(?i)^(?:(?:the )?(?:successfull? )?completion of|credit (?:in|for)|completed|complete|students complete|students must (?:have )?complete(?:d)?|a grade in|at least|prior|previous|including|plus|both|all of)\s+`)
 	// concurrentLeadRe makes the course that follows concurrent.
@@ -190,7 +190,7 @@ var (
 	// recommendLabelRe is a recommendation label inside a sentence.
 	recommendLabelRe = regexp.MustCompile(`(?i)[;,.]?\s*(?:strongly |highly )?recommended:\s*`)
 	// proseRe marks a sentence that is a note, not a requirement list.
-	proseRe = regexp.MustCompile(`(?i)^(?:students|those|must|in order|this|these|it |no |note|if |other|participation|prerequisites (?:are|may)|a proficiency|a criminal|a course|course participants|majors|only|also|please|reserved|open|enrol|registration|priority|may not|cannot|graded|approval of|applicants)|\b(?:prerequisites|requirements) (?:are|is) (?:only )?valid|\bmay be (?:required|substituted)|\bmay substitute\b|\bmay use\b`)
+	proseRe = regexp.MustCompile(`(?i)^(?:students|those|must|in order|this|these|it |no |note|if |other|participation|prerequisites? (?:are|is|may|waived)|a proficiency|a criminal|a course|course participants|majors|only|also|please|reserved|open|enrol|registration|priority|may not|cannot|graded|approval of|applicants)|\b(?:prerequisites|requirements) (?:are|is) (?:only )?valid|\bmay be (?:required|substituted)|\bmay substitute\b|\bmay use\b`)
 )
 
 // notSubject are capitals that look like subjects but are not ones.
@@ -342,6 +342,12 @@ var concurrentTailRe = regexp.MustCompile(`(?i)\s+(?:must|may|can|should|to) be 
 
 // titledRe is a course followed by its title: "BUS 790 Lab to Market".
 var titledRe = regexp.MustCompile(`^([A-Z]{2,5} [0-9]{3,4}[A-Z]?) [A-Z][A-Za-z&:' -]*$`)
+
+// qualifiedCourseRe is a course followed by a condition on it.
+var qualifiedCourseRe = regexp.MustCompile(`^([A-Z]{2,5} [0-9]{3,4}[A-Z]?) ((?:for|if|when|taken|completed|within) [^()]*)$`)
+
+// bareRunRe is course numbers alone: "1108", "1108 or 1110".
+var bareRunRe = regexp.MustCompile(`^[0-9]{3,4}[A-Z]?(?: (?:or|and) [0-9]{3,4}[A-Z]?)*$`)
 
 // trailingCourseRe is words ending in a course after a preposition.
 var trailingCourseRe = regexp.MustCompile(`^([^()]*\S) (?:with|in|of|for|plus) ([A-Z]{2,5} [0-9]{3,4}[A-Z]?)$`)
@@ -529,19 +535,22 @@ func groupLead(s string) (op string, n int, rest string, ok bool) {
 		return "", 0, s, false
 	}
 	rest = s[len(m[0]):]
-	switch strings.ToLower(m[1]) {
-	case "one", "either":
+	word := strings.ToLower(m[1] + m[2] + m[3])
+	switch word {
+	case "one", "either", "any":
 		return OpAny, 1, rest, true
-	case "two":
-		return OpNOf, 2, rest, true
-	case "three":
-		return OpNOf, 3, rest, true
-	case "four":
-		return OpNOf, 4, rest, true
-	default:
+	case "all", "both", "each":
 		return OpAll, 0, rest, true
 	}
+	return OpNOf, slices.Index(numberWords, word), rest, true
 }
+
+// numberWords are the counts of "two of", indexed by their value.
+var numberWords = []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight"}
+
+// countOfRe finds "one of" inside a lead-in before a colon: "Students
+// complete one of:".
+var countOfRe = regexp.MustCompile(`(?i)\b(one|two|three|four|five|six|seven|eight|either|all|both|each) (?:of|from)\b`)
 
 // combine joins parts, each with an optional leading connector, by the
 // conjunction of the list (see ParseRequisites).
@@ -554,6 +563,18 @@ func (p *reqParser) combine(parts []string, def string, f func(string, string) E
 		hasAll = hasAll || conns[i] == OpAll
 	}
 	text := strings.Join(parts, "; ")
+	if n := len(parts); hasAny && hasAll && conns[n-1] == OpAll && !p.hasCourse(parts[n-1]) {
+		// "ARCH 101 or ARCH 201; or any two of ...; and 45 units": a
+		// closing condition without a course holds for all before it.
+		head := make([]string, n-1)
+		for i := range head {
+			head[i] = parts[i]
+			if conns[i] != "" {
+				head[i] = map[string]string{OpAny: "or ", OpAll: "and "}[conns[i]] + parts[i]
+			}
+		}
+		return node(OpAll, 0, []Expr{p.combine(head, def, f), f(parts[n-1], OpAll)}, text)
+	}
 	if hasAny && hasAll {
 		// "A; and B; or C": or separates groups of and.
 		var groups []Expr
@@ -635,11 +656,12 @@ func (p *reqParser) segmentBody(s, def string) Expr {
 		return node(op, 0, []Expr{l, r}, s)
 	}
 	if before, after, ok := strings.Cut(s, ":"); ok && !p.hasCourse(before) && p.hasCourse(after) {
-		d := OpAll
-		if op, n, _, ok := groupLead(strings.TrimSpace(before) + " "); ok {
-			return withN(p.commas(strings.TrimSpace(after), op), op, n)
+		if m := countOfRe.FindString(before); m != "" {
+			if op, n, _, ok := groupLead(m + " "); ok {
+				return withN(p.commas(strings.TrimSpace(after), op), op, n)
+			}
 		}
-		return p.commas(strings.TrimSpace(after), d)
+		return p.commas(strings.TrimSpace(after), OpAll)
 	}
 	return p.commas(s, def)
 }
@@ -697,7 +719,22 @@ func (p *reqParser) commas(s, def string) Expr {
 		}
 		merged = append(merged, it)
 	}
-	e := p.combine(merged, def, p.words)
+	// `an "S" grade in ENGL 1107, 1108, or 1110`: a grade before the
+	// first item of a run of numbers holds for the run.
+	carry := ""
+	words := func(item, d string) Expr {
+		e := p.words(item, d)
+		_, body := leadingConn(item)
+		if m := prefixGradeRe.FindStringSubmatch(body); m != nil {
+			carry = m[1]
+		} else if carry != "" && bareRunRe.MatchString(body) {
+			setGrade(&e, carry)
+		} else {
+			carry = ""
+		}
+		return e
+	}
+	e := p.combine(merged, def, words)
 	e.Text = s
 	if grade != "" {
 		setGrade(&e, grade)
@@ -714,9 +751,9 @@ func (p *reqParser) words(s, def string) Expr {
 	}
 	orig := s
 	grade := ""
-	if m := prefixGradeRe.FindStringSubmatch(s); m != nil {
+	if m := prefixGradeRe.FindStringSubmatch(s); m != nil && len(anyGradeRe.FindAllString(s, -1)) <= 1 {
 		grade, s = m[1], s[len(m[0]):]
-	} else if m := suffixGradeRe.FindStringSubmatch(s); m != nil {
+	} else if m := suffixGradeRe.FindStringSubmatch(s); m != nil && len(anyGradeRe.FindAllString(s, -1)) <= 1 {
 		grade, s = m[1], strings.TrimSpace(s[:len(s)-len(m[0])])
 	}
 	var e Expr
@@ -834,6 +871,12 @@ func (p *reqParser) atomBody(s string) Expr {
 	if m := titledRe.FindStringSubmatch(s); m != nil {
 		if ref, ok := p.course(m[1]); ok {
 			return courseNode(ref, s)
+		}
+	}
+	if m := qualifiedCourseRe.FindStringSubmatch(s); m != nil {
+		// "CMPT 102 for students in an Applied Physics program".
+		if ref, ok := p.course(m[1]); ok {
+			return node(OpAll, 0, []Expr{courseNode(ref, m[1]), other(m[2])}, s)
 		}
 	}
 	if m := trailingCourseRe.FindStringSubmatch(s); m != nil && !p.hasCourse(m[1]) {

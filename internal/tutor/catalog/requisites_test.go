@@ -86,6 +86,19 @@ func TestParseRequisitesGolden(t *testing.T) {
 		// NURS 5265: a described list after a colon.
 		{"langara", `A minimum "C+" grade in all second term PDD courses: NURS 5100, 5120, 5125, 5145, and 5150.`,
 			"all(NURS 5100[C+], NURS 5120[C+], NURS 5125[C+], NURS 5145[C+], NURS 5150[C+])", "", nil, 0},
+		// A Langara English requirement: test levels and school courses
+		// are other; the "S" grade holds for the run of numbers after it.
+		{"langara", `One of the following: LET 3; a minimum 70% in English First Peoples 12, English Studies 12, Literary Studies 12, or equivalent; a minimum "C" grade in ENGL 1120; or an "S" grade in ENGL 1107, 1108, or 1110.`,
+			`any("LET 3", "a minimum 70% in English First Peoples 12, English Studies 12, Literary Studies 12, or equivalent", ENGL 1120[C], ENGL 1107[S], ENGL 1108[S], ENGL 1110[S])`, "", nil, 0},
+		{"langara", `A minimum "C-" grade in six of the following: FINA 1111, 1120, 1131, 1142, 1143, 1161, 1171, or 1220.`,
+			"6of(FINA 1111[C-], FINA 1120[C-], FINA 1131[C-], FINA 1142[C-], FINA 1143[C-], FINA 1161[C-], FINA 1171[C-], FINA 1220[C-])", "", nil, 0},
+		{"langara", `A minimum "C-" grade in LIBR 1111 taken within the last three years; or approval of the department.`,
+			`any(all(LIBR 1111[C-], "taken within the last three years"), "approval of the department")`, "", nil, 0},
+		{"sfu", "Students complete one of: (BISC 205 and MBB 231), or (BPK 205 and MBB 231), or BPK 306, or HSCI 321; each with a minimum grade of C-.",
+			"any(all(BISC 205[C-], MBB 231[C-]), all(BPK 205[C-], MBB 231[C-]), BPK 306[C-], HSCI 321[C-])", "", nil, 0},
+		// The closing "; and 45 units" holds for every alternative.
+		{"sfu", "ARCH 101 or ARCH 201; or any two of ARCH 100, REM 100, GEOG 100, EVSC 100; and 45 units.",
+			`all(any(ARCH 101, ARCH 201, 2of(ARCH 100, REM 100, GEOG 100, EVSC 100)), "45 units")`, "", nil, 0},
 		{"langara", "Permission of the department.", `"Permission of the department"`, "", nil, 0},
 		{"langara", "INST 1105.", "INST 1105", "", nil, 0},
 	} {
