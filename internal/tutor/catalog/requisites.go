@@ -162,10 +162,10 @@ var (
 	// suffixGradeRe is SFU's grade after the courses: `with a minimum
 	// grade of C-`, `both with a grade of C- or better`, `with a C- or
 	// better`.
-	suffixGradeRe = regexp.MustCompile(`(?i),? ?(?:(?:both|all|each|either),? )?with (?:an? )?(?:minimum )?(?:of )?(?:final )?(?:grade )?(?:of )?(?:at least )?(?:an? )?"?` + grade + `"?(?: grade)?(?: or (?:better|higher|above))?(?: in (?:each|all|both)(?: of them)?)?\.?$`)
+	suffixGradeRe = regexp.MustCompile(`(?i),? ?(?:(?:both|all|each|either),? )?with (?:an? )?(?:minimum )?(?:of )?(?:final )?(?:grades? )?(?:of )?(?:at least )?(?:an? )?"?` + grade + `"?(?: grade)?(?: or (?:better|higher|above))?(?: in (?:each|all|both)(?: of them)?)?\.?$`)
 	// gradeItemRe is a grade standing alone, perhaps followed by another
 	// condition: "all with a minimum grade of C- and 45 units".
-	gradeItemRe = regexp.MustCompile(`(?i)^(?:(?:both|all|each|either),? )?with (?:an? )?(?:minimum )?(?:of )?(?:final )?(?:grade )?(?:of )?(?:at least )?(?:an? )?"?` + grade + `"?(?: grade)?(?: or (?:better|higher|above))?(?: and (.+))?$`)
+	gradeItemRe = regexp.MustCompile(`(?i)^(?:(?:both|all|each|either),? )?with (?:an? )?(?:minimum )?(?:of )?(?:final )?(?:grades? )?(?:of )?(?:at least )?(?:an? )?"?` + grade + `"?(?: grade)?(?: or (?:better|higher|above))?(?: and (.+))?$`)
 	// groupRe is a lead-in that makes what follows a group: "one of the
 	// following:", "two of", "either", "all of".
 	groupRe = regexp.MustCompile(`(?i)^(?:any |at least )?(?:(one|two|three|four|five|six|seven|eight|all|both|each|any) (?:of|from)(?: the following)?(?: (?:courses|prerequisite combinations))?(?: \(?or more\)?)?|(either)|(all|both) the following(?: courses)?)\s*:?\s+`)
@@ -275,6 +275,15 @@ func ParseRequisites(institution, text string) Requisite {
 		low := strings.ToLower(s)
 		switch {
 		case s == "" || strings.EqualFold(s, "none"):
+		case preOrCoRe.MatchString(s):
+			// "Prerequisite or Corequisite: One of GEOG 311, 313 or 319."
+			e := p.list(s[len(preOrCoRe.FindString(s)):], OpAll)
+			markConcurrent(&e)
+			main = append(main, e)
+		case len(main) > 0 && alternativeRe.MatchString(s):
+			// "An alternative to the above prerequisite is ..."
+			e := p.list(s[len(alternativeRe.FindString(s)):], OpAll)
+			main[len(main)-1] = node(OpAny, 0, []Expr{main[len(main)-1], e}, "")
 		case labelRe.MatchString(s):
 			m := labelRe.FindStringSubmatch(s)
 			rest := strings.TrimSpace(s[len(m[0]):])
@@ -353,6 +362,13 @@ var bareRunRe = regexp.MustCompile(`^[0-9]{3,4}[A-Z]?(?: (?:or|and) [0-9]{3,4}[A
 var trailingCourseRe = regexp.MustCompile(`^([^()]*\S) (?:with|in|of|for|plus) ([A-Z]{2,5} [0-9]{3,4}[A-Z]?)$`)
 
 var parenGradeRe = regexp.MustCompile(`(?i)^(?:with )?(?:an? )?(?:minimum )?grade of "?` + grade + `"?`)
+
+// preOrCoRe labels a requirement that may be met in the same term.
+var preOrCoRe = regexp.MustCompile(`(?i)^(?:pre-?(?:requisites?)? or co-?requisites?|co-?(?:requisites?)? or pre-?requisites?)\s*:\s*`)
+
+// alternativeRe opens a sentence that is an alternative to the one
+// before.
+var alternativeRe = regexp.MustCompile(`(?i)^(?:an alternative(?: to the above(?: prerequisites?)?)? is|alternatively,?)\s+`)
 
 var parenRe = regexp.MustCompile(`\(([^()]*)\)`)
 
@@ -763,11 +779,13 @@ func (p *reqParser) words(s, def string) Expr {
 		e = withN(p.words(rest, op), op, n)
 	} else if loc := findTop(midGroupRe, s); loc != nil && loc[0] > 0 {
 		e = p.segmentBody(s, def)
+	} else if head, last, ok := p.closing(s); ok {
+		e = node(OpAll, 0, []Expr{p.words(head, OpAll), other(last)}, s)
 	} else if parts := splitWord(s, " and/or "); len(parts) > 1 {
 		e = p.join(OpAny, parts)
 	} else if parts := p.mergeWording(splitWord(s, " or "), " or "); len(parts) > 1 {
 		e = p.join(OpAny, parts)
-	} else if parts := splitWord(s, " and "); len(parts) > 1 {
+	} else if parts := p.mergeWording(splitWord(s, " and "), " and "); len(parts) > 1 {
 		e = p.join(OpAll, parts)
 	} else if parts := splitWord(s, " plus "); len(parts) > 1 {
 		e = p.join(OpAll, parts)
@@ -787,13 +805,39 @@ func (p *reqParser) words(s, def string) Expr {
 // 1100": the condition before "including" (no course in it) and what it
 // includes, both required.
 func (p *reqParser) including(s string, f func(string, string) Expr) (Expr, bool) {
-	parts := splitWord(s, " including ")
-	if len(parts) < 2 || p.hasCourse(parts[0]) {
+	loc := findTop(includingRe, s)
+	if loc == nil || p.hasCourse(s[:loc[0]]) {
 		return Expr{}, false
 	}
-	before := strings.TrimRight(parts[0], " ,")
-	rest := strings.TrimSpace(s[len(parts[0])+len(" including "):])
+	before := strings.TrimRight(s[:loc[0]], " ,")
+	rest := strings.TrimSpace(s[loc[1]:])
 	return node(OpAll, 0, []Expr{other(before), f(rest, OpAll)}, s), true
+}
+
+// hasBare says whether s holds a course number standing alone.
+func hasBare(s string) bool {
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == ';' || r == '/' || r == '(' || r == ')' }) {
+		if bareRe.MatchString(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// closing splits "MSE 393 or 394 and a minimum of 75 units" into the
+// alternatives and the closing condition without a course that holds for
+// them all.
+func (p *reqParser) closing(s string) (head, last string, ok bool) {
+	parts := splitWord(s, " and ")
+	if len(parts) < 2 {
+		return "", "", false
+	}
+	last = parts[len(parts)-1]
+	head = strings.TrimSpace(s[:len(s)-len(last)-len(" and ")])
+	if p.hasCourse(last) || hasBare(last) || !p.hasCourse(head) || len(splitWord(head, " or ")) < 2 || !endsInCourse(head) {
+		return "", "", false
+	}
+	return head, last, true
 }
 
 // mergeWording joins a part without a course to the part before it when
@@ -803,7 +847,9 @@ func (p *reqParser) including(s string, f func(string, string) Expr) (Expr, bool
 func (p *reqParser) mergeWording(parts []string, w string) []string {
 	var out []string
 	for _, s := range parts {
-		if n := len(out); n > 0 && !p.hasCourse(s) && !endsInCourse(out[n-1]) && !strings.HasPrefix(strings.ToLower(s), "permission") {
+		l := strings.ToLower(s)
+		qualifier := strings.HasPrefix(l, "better") || strings.HasPrefix(l, "higher") || strings.HasPrefix(l, "above")
+		if n := len(out); n > 0 && !p.hasCourse(s) && !hasBare(s) && (qualifier || !endsInCourse(out[n-1]) && !strings.HasPrefix(l, "permission")) {
 			out[n-1] += w + s
 			continue
 		}
@@ -816,12 +862,22 @@ func (p *reqParser) mergeWording(parts []string, w string) []string {
 // by a parenthetical.
 func endsInCourse(s string) bool {
 	s = strings.TrimSpace(s)
-	if i := strings.LastIndex(s, " ("); i > 0 && strings.HasSuffix(s, ")") {
-		s = s[:i]
+	if m := suffixGradeRe.FindStringIndex(s); m != nil {
+		s = strings.TrimSpace(s[:m[0]])
+	}
+	if strings.HasSuffix(s, ")") {
+		if i := strings.LastIndex(s, "("); i >= 0 && len(CourseCodes(s[i:])) > 0 {
+			return true
+		}
+		if i := strings.LastIndex(s, " ("); i > 0 {
+			s = s[:i]
+		}
 	}
 	f := strings.Fields(s)
 	return len(f) > 0 && bareRe.MatchString(strings.Trim(f[len(f)-1], ".,;"))
 }
+// includingRe is where what a condition includes starts.
+var includingRe = regexp.MustCompile(`(?i),? (?:including|which (?:must )?includes?|that (?:must )?includes?) `)
 
 // join reads each part and combines them by op.
 func (p *reqParser) join(op string, parts []string) Expr {

@@ -99,6 +99,18 @@ func TestParseRequisitesGolden(t *testing.T) {
 		// The closing "; and 45 units" holds for every alternative.
 		{"sfu", "ARCH 101 or ARCH 201; or any two of ARCH 100, REM 100, GEOG 100, EVSC 100; and 45 units.",
 			`all(any(ARCH 101, ARCH 201, 2of(ARCH 100, REM 100, GEOG 100, EVSC 100)), "45 units")`, "", nil, 0},
+		// A closing condition without a course holds for the alternatives
+		// before it.
+		{"sfu", "MSE 393 or 394 and a minimum of 75 units.", `all(any(MSE 393, MSE 394), "a minimum of 75 units")`, "", nil, 0},
+		{"sfu", "72 units, which must include SA 101 or 150 or 201W.", `all("72 units", any(SA 101, SA 150, SA 201W))`, "", nil, 0},
+		// A second sentence that is an alternative to the first.
+		{"sfu", "One of MATH 314, MATH 418, PHYS 384, with a minimum grade of C-. An alternative to the above prerequisite is both of MATH 251 and (MATH 260 or MATH 310), both with grades of at least B+.",
+			"any(MATH 314[C-], MATH 418[C-], PHYS 384[C-], all(MATH 251[B+], any(MATH 260[B+], MATH 310[B+])))", "", nil, 0},
+		// "Prerequisite or Corequisite:" courses may be concurrent.
+		{"sfu", "GEOG 213 and one of GEOG 214 or 215. Prerequisite or Corequisite: One of GEOG 311, 313, 314, 315, 316, 317 or 319.",
+			"all(GEOG 213, any(GEOG 214, GEOG 215), any(GEOG 311~, GEOG 313~, GEOG 314~, GEOG 315~, GEOG 316~, GEOG 317~, GEOG 319~))", "", nil, 0},
+		{"sfu", "MBB 222, BISC 101, CHEM 281 with grades of C- or better. Corequisite or Prerequisite: CHEM 282 or CHEM 283.",
+			"all(MBB 222[C-], BISC 101[C-], CHEM 281[C-], any(CHEM 282~, CHEM 283~))", "", nil, 0},
 		{"langara", "Permission of the department.", `"Permission of the department"`, "", nil, 0},
 		{"langara", "INST 1105.", "INST 1105", "", nil, 0},
 	} {
@@ -192,7 +204,7 @@ func TestRequisitesOnRealData(t *testing.T) {
 	floors := map[string]float64{
 		"langara/catalogue.json prerequisites": 0.84,
 		"langara/catalogue.json corequisites":  0.99,
-		"sfu/outlines.json prerequisites":      0.62,
+		"sfu/outlines.json prerequisites":      0.63,
 		"sfu/outlines.json corequisites":       0.99,
 	}
 	for _, src := range allRealTexts(t) {
