@@ -876,6 +876,7 @@ func endsInCourse(s string) bool {
 	f := strings.Fields(s)
 	return len(f) > 0 && bareRe.MatchString(strings.Trim(f[len(f)-1], ".,;"))
 }
+
 // includingRe is where what a condition includes starts.
 var includingRe = regexp.MustCompile(`(?i),? (?:including|which (?:must )?includes?|that (?:must )?includes?) `)
 
