@@ -54,6 +54,8 @@ type Server struct {
 	// import changes the catalog (see courseIndex).
 	mu      sync.Mutex
 	courses *courseIndex
+	// rules is the in-memory index of the transfer rules (see ruleIndex).
+	rules *ruleSet
 }
 
 // Options configure a Server.
