@@ -294,7 +294,7 @@ func ParseRequisites(institution, text string) Requisite {
 			if strings.EqualFold(m[1], "co") {
 				markConcurrent(&e)
 				co = append(co, e)
-				if strings.Contains(strings.ToLower(rest), "concurrent") {
+				if l := strings.ToLower(rest); strings.Contains(l, "concurrent") || strings.Contains(l, "as a corequisite") {
 					// "Corequisite: STAT 201 may be taken concurrently"
 					// speaks of a prerequisite too.
 					concurrent = append(concurrent, rest)
@@ -318,7 +318,9 @@ func ParseRequisites(institution, text string) Requisite {
 		case len(main) > 0 && gradeItemRe.MatchString(s) && !p.hasCourse(s):
 			// "EASC 205 and 208. All with a grade of C- or better."
 			m := gradeItemRe.FindStringSubmatch(s)
-			setGrade(&main[len(main)-1], m[1])
+			for i := range main {
+				setGrade(&main[i], m[1])
+			}
 			if m[2] != "" {
 				main = append(main, other(m[2]))
 			}
@@ -347,7 +349,7 @@ func ParseRequisites(institution, text string) Requisite {
 const concurrentMark = "may be taken concurrently"
 
 // concurrentTailRe ends a course that may be taken in the same term.
-var concurrentTailRe = regexp.MustCompile(`(?i)\s+(?:must|may|can|should|to) be (?:taken|completed) (?:concurrently|at the same time)\b.*$`)
+var concurrentTailRe = regexp.MustCompile(`(?i)\s+(?:(?:must|may|can|should|to) be (?:taken|completed) (?:concurrently|at the same time|as a co-?requisite)|as (?:a )?(?:pre-?requisite or )?co-?requisite)\b.*$`)
 
 // titledRe is a course followed by its title: "BUS 790 Lab to Market".
 var titledRe = regexp.MustCompile(`^([A-Z]{2,5} [0-9]{3,4}[A-Z]?) [A-Z][A-Za-z&:' -]*$`)
@@ -779,6 +781,10 @@ func (p *reqParser) words(s, def string) Expr {
 		e = withN(p.words(rest, op), op, n)
 	} else if loc := findTop(midGroupRe, s); loc != nil && loc[0] > 0 {
 		e = p.segmentBody(s, def)
+	} else if before, after, ok := strings.Cut(s, " such as "); ok && !p.hasCourse(before) && depthAt(s, len(before)) == 0 {
+		// "equivalent course such as CMPT 102": the examples are
+		// alternatives.
+		e = node(OpAny, 0, []Expr{other(before), p.words(after, OpAny)}, s)
 	} else if head, last, ok := p.closing(s); ok {
 		e = node(OpAll, 0, []Expr{p.words(head, OpAll), other(last)}, s)
 	} else if parts := splitWord(s, " and/or "); len(parts) > 1 {
@@ -904,7 +910,7 @@ func (p *reqParser) atom(s string) Expr {
 		}
 		s = s[len(m):]
 	}
-	if m := concurrentTailRe.FindStringIndex(s); m != nil {
+	if m := findTop(concurrentTailRe, s); m != nil {
 		concurrent, s = true, strings.TrimSpace(s[:m[0]])
 	}
 	e := p.atomBody(s)
@@ -953,7 +959,7 @@ func (p *reqParser) atomBody(s string) Expr {
 	}
 	if m := orParenRe.FindStringSubmatch(s); m != nil {
 		a := p.atomBody(strings.TrimSpace(m[1]))
-		b := p.words(m[2], OpAll)
+		b := p.list(m[2], OpAll)
 		if a.Op != OpOther {
 			return node(OpAny, 0, []Expr{a, b}, s)
 		}

@@ -111,6 +111,11 @@ func TestParseRequisitesGolden(t *testing.T) {
 			"all(GEOG 213, any(GEOG 214, GEOG 215), any(GEOG 311~, GEOG 313~, GEOG 314~, GEOG 315~, GEOG 316~, GEOG 317~, GEOG 319~))", "", nil, 0},
 		{"sfu", "MBB 222, BISC 101, CHEM 281 with grades of C- or better. Corequisite or Prerequisite: CHEM 282 or CHEM 283.",
 			"all(MBB 222[C-], BISC 101[C-], CHEM 281[C-], any(CHEM 282~, CHEM 283~))", "", nil, 0},
+		{"sfu", "CHEM 122 and 126. Corequisite or prerequisite: EASC 304. All with a grade of C- or better.", "all(CHEM 122[C-], CHEM 126[C-], EASC 304[C-]~)", "", nil, 0},
+		{"sfu", "BISC 101; CHEM 281 as prerequisite or corequisite.", "all(BISC 101, CHEM 281~)", "", nil, 0},
+		{"sfu", "CMPT 120 (or equivalent first year programming course such as CMPT 102, 125, 126, 128, 130, 135, or 166) with a minimum grade of C-.",
+			`any(CMPT 120[C-], "equivalent first year programming course", CMPT 102[C-], CMPT 125[C-], CMPT 126[C-], CMPT 128[C-], CMPT 130[C-], CMPT 135[C-], CMPT 166[C-])`, "", nil, 0},
+		{"sfu", "BPK 304W, 310 and 343 (one of which may be taken as a corequisite).", "all(BPK 304W, BPK 310, BPK 343)", "", nil, 0},
 		{"langara", "Permission of the department.", `"Permission of the department"`, "", nil, 0},
 		{"langara", "INST 1105.", "INST 1105", "", nil, 0},
 	} {
