@@ -90,6 +90,9 @@ type Meeting struct {
 	End        string `json:"end,omitempty"`
 	Room       string `json:"room,omitempty"`
 	Instructor string `json:"instructor,omitempty"`
+	// Instructors are the names in Instructor ("A, B" is two), without
+	// placeholders such as "TBA".
+	Instructors []string `json:"instructors,omitempty"`
 }
 
 // change says what a write did.
