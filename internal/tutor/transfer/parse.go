@@ -150,6 +150,7 @@ type parser struct {
 	dest    string
 	repairs map[string]bool
 	atoms   []atom
+	tooMany bool // the alternatives passed maxSets
 }
 
 // atom is one target as read, before the alternatives are expanded.
@@ -238,6 +239,9 @@ func (p *parser) rule(r *Rule) string {
 		r.Designations = trailing
 	}
 	r.Targets = p.materialize(sets)
+	if p.tooMany || len(r.Targets) > maxSets {
+		return fmt.Sprintf("more than %d alternative target sets", maxSets)
+	}
 	r.Outcome = OutcomeExemption
 	for _, s := range r.Targets {
 		for _, t := range s.Targets {
@@ -496,7 +500,7 @@ func (p *parser) targets() ([][]int, bool) {
 				p.i = save
 				return dnf, true
 			}
-			dnf = product(dnf, conj)
+			dnf = p.product(dnf, conj)
 		case p.restore(save) && p.comma() && p.destCourseNext():
 			conj, ok := p.segment()
 			if !ok {
@@ -504,7 +508,7 @@ func (p *parser) targets() ([][]int, bool) {
 				return dnf, true
 			}
 			p.repair("targets joined by a comma read as &")
-			dnf = product(dnf, conj)
+			dnf = p.product(dnf, conj)
 		default:
 			p.i = save
 			return dnf, true
@@ -569,11 +573,20 @@ func expand(cur [][]int, a int, p *parser) [][]int {
 	if len(cur) == 0 {
 		return single
 	}
-	return product(cur, single)
+	return p.product(cur, single)
 }
 
+// maxSets bounds the alternatives a credit text may expand to (the real
+// data needs 14); beyond it the row is not parsed.
+const maxSets = 256
+
 // product distributes two alternatives lists: (A|B)&(C|D) = AC|AD|BC|BD.
-func product(a, b [][]int) [][]int {
+// Past maxSets alternatives it marks the parse too complex and keeps a.
+func (p *parser) product(a, b [][]int) [][]int {
+	if len(a)*len(b) > maxSets {
+		p.tooMany = true
+		return a
+	}
 	out := make([][]int, 0, len(a)*len(b))
 	for _, x := range a {
 		for _, y := range b {
@@ -745,6 +758,10 @@ func (p *parser) materialize(sets [][]int) []TargetSet {
 				}
 			}
 			partial = next
+			if len(partial)+len(out) > maxSets {
+				p.tooMany = true
+				return out
+			}
 		}
 		for _, ts := range partial {
 			var uniq []Target
