@@ -22,7 +22,7 @@ import (
 
 // transferTestData finds the shared data: $NEXUS_SHARED_DATA, else
 // ../shared/data beside the repository. The transfer tests need it.
-func transferTestData(t *testing.T) string {
+func transferTestData(t testing.TB) string {
 	t.Helper()
 	if d := os.Getenv("NEXUS_SHARED_DATA"); d != "" {
 		return d
