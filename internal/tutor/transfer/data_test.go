@@ -82,6 +82,8 @@ func TestRealFileParseShare(t *testing.T) {
 		t.Errorf("rows = %d, want the 11,882 of the shared data", len(rows))
 	}
 	unparsed := map[string]int{}
+	repairs := map[string]int{}
+	outcomes := map[Outcome]int{}
 	parsed, full := 0, 0
 	for i, r := range rules {
 		if r.Raw != rows[i].Credit {
@@ -92,12 +94,20 @@ func TestRealFileParseShare(t *testing.T) {
 			continue
 		}
 		parsed++
+		outcomes[r.Outcome]++
+		for _, k := range r.Repairs {
+			repairs[k]++
+		}
 		if r.Confidence == 1 {
 			full++
 		}
 	}
 	share := float64(parsed) / float64(len(rules))
 	t.Logf("parsed into structured rules: %d of %d rows (%.2f%%); %d with no repair (confidence 1.0)", parsed, len(rules), 100*share, full)
+	t.Logf("outcomes: %v", outcomes)
+	for k, n := range repairs {
+		t.Logf("repair %4d rows: %s", n, k)
+	}
 	var shapes []string
 	for s := range unparsed {
 		shapes = append(shapes, s)

@@ -124,7 +124,7 @@ func (p Parser) Parse(row Row) Rule {
 		return fail("effective end: %v", err)
 	}
 
-	ps := &parser{s: strings.TrimSpace(spaceRe.ReplaceAllString(row.Credit, " ")), dir: dir, dest: dst.Key, repairs: map[string]bool{}}
+	ps := &parser{s: strings.TrimSpace(spaceRe.ReplaceAllString(row.Credit, " ")), dir: dir, dest: dst.Key, }
 	if ps.s == "" {
 		return fail("empty credit text")
 	}
@@ -132,10 +132,7 @@ func (p Parser) Parse(row Row) Rule {
 		return fail("%s", problem)
 	}
 	r.Parsed = true
-	for k := range ps.repairs {
-		r.Repairs = append(r.Repairs, k)
-	}
-	slices.Sort(r.Repairs)
+	r.Repairs = slices.Compact(slices.Sorted(slices.Values(ps.repairs)))
 	r.Confidence = max(0.5, 1.0-0.1*float64(len(r.Repairs)))
 	// Round away binary noise (0.9, not 0.8999999999999999).
 	r.Confidence = float64(int(r.Confidence*100+0.5)) / 100
@@ -148,7 +145,7 @@ type parser struct {
 	i       int
 	dir     *catalog.Directory
 	dest    string
-	repairs map[string]bool
+	repairs []string // what was mended; a failed attempt drops its own
 	atoms   []atom
 	tooMany bool // the alternatives passed maxSets
 }
@@ -161,7 +158,16 @@ type atom struct {
 
 func (p *parser) rest() string { return p.s[p.i:] }
 
-func (p *parser) repair(what string) { p.repairs[what] = true }
+func (p *parser) repair(what string) { p.repairs = append(p.repairs, what) }
+
+// mark is a position of the parse to come back to.
+type mark struct{ i, repairs int }
+
+// mark saves the position and the repairs so far.
+func (p *parser) mark() mark { return mark{p.i, len(p.repairs)} }
+
+// reset goes back to m, dropping the repairs made since.
+func (p *parser) reset(m mark) { p.i, p.repairs = m.i, p.repairs[:m.repairs] }
 
 // space skips one optional space.
 func (p *parser) space() {
@@ -185,13 +191,13 @@ func (p *parser) word(w string) bool {
 
 // op consumes " & ", " or ", "&", with optional spaces around.
 func (p *parser) op(o string) bool {
-	save := p.i
+	save := p.mark()
 	p.space()
 	if p.word(o) {
 		p.space()
 		return true
 	}
-	p.i = save
+	p.reset(save)
 	return false
 }
 
@@ -203,17 +209,22 @@ func (p *parser) rule(r *Rule) string {
 	switch {
 	case p.word("No credit"):
 		r.Outcome, r.Source = OutcomeNoCredit, own
-		p.tail(r, nil)
+		p.tail(r)
 		return ""
-	case p.word("Individual assessment"), p.word("Credit to be determined"):
+	case p.word("Individual assessment"):
 		r.Outcome, r.Source = OutcomeAssessment, own
-		p.i = len(p.s)
+		p.tail(r)
+		return ""
+	case p.word("Credit to be determined"):
+		r.Outcome, r.Source = OutcomeAssessment, own
+		r.Conditions = []string{p.s}
 		return ""
 	}
+	start := p.mark()
 	if src, ok := p.source(); ok && p.equals() {
 		r.Source = src
 	} else {
-		p.i = 0
+		p.reset(start)
 		r.Source = own
 	}
 	p.atoms = nil
@@ -250,13 +261,13 @@ func (p *parser) rule(r *Rule) string {
 			}
 		}
 	}
-	p.tail(r, nil)
+	p.tail(r)
 	return ""
 }
 
 // equals consumes "=" with optional spaces around.
 func (p *parser) equals() bool {
-	save := p.i
+	save := p.mark()
 	p.space()
 	if p.i < len(p.s) && p.s[p.i] == '=' {
 		if p.i > 0 && p.s[p.i-1] != ' ' || p.i+1 < len(p.s) && p.s[p.i+1] != ' ' {
@@ -266,7 +277,7 @@ func (p *parser) equals() bool {
 		p.space()
 		return true
 	}
-	p.i = save
+	p.reset(save)
 	return false
 }
 
@@ -351,9 +362,9 @@ func (p *parser) source() ([]Group, bool) {
 
 // peekOp says whether op o comes next, without consuming it.
 func (p *parser) peekOp(o string) bool {
-	save := p.i
+	save := p.mark()
 	ok := p.op(o)
-	p.i = save
+	p.reset(save)
 	return ok
 }
 
@@ -483,13 +494,13 @@ func (p *parser) targets() ([][]int, bool) {
 		return nil, false
 	}
 	for {
-		save := p.i
+		save := p.mark()
 		switch {
 		case p.comma() && p.word("or"):
 			p.space()
 			alt, ok := p.segment()
 			if !ok {
-				p.i = save
+				p.reset(save)
 				return dnf, true
 			}
 			dnf = append(dnf, alt...)
@@ -497,39 +508,38 @@ func (p *parser) targets() ([][]int, bool) {
 			p.space()
 			conj, ok := p.segment()
 			if !ok {
-				p.i = save
+				p.reset(save)
 				return dnf, true
 			}
 			dnf = p.product(dnf, conj)
 		case p.restore(save) && p.comma() && p.destCourseNext():
 			conj, ok := p.segment()
 			if !ok {
-				p.i = save
+				p.reset(save)
 				return dnf, true
 			}
 			p.repair("targets joined by a comma read as &")
 			dnf = p.product(dnf, conj)
 		default:
-			p.i = save
+			p.reset(save)
 			return dnf, true
 		}
 	}
 }
 
-// restore sets the position back to save and reports true (for use in
-// switch cases that try alternatives).
-func (p *parser) restore(save int) bool { p.i = save; return true }
+// restore goes back to save and reports true (for use in switch cases
+// that try alternatives).
+func (p *parser) restore(save mark) bool { p.reset(save); return true }
 
 // destCourseNext says whether a course at the destination, named with its
 // institution and followed by credits, comes next (not a new equation).
 func (p *parser) destCourseNext() bool {
-	save, saveRepairs := p.i, len(p.repairs)
-	defer func() { p.i = save }()
+	save := p.mark()
+	defer p.reset(save)
 	c, ok := p.course(false)
 	if !ok || !c.inst || c.refs[0].Institution != p.dest || c.credits == nil {
 		return false
 	}
-	_ = saveRepairs
 	p.space()
 	return !strings.HasPrefix(p.rest(), "=")
 }
@@ -543,7 +553,7 @@ func (p *parser) segment() ([][]int, bool) {
 	var done [][]int
 	cur := expand(nil, first, p)
 	for {
-		save := p.i
+		save := p.mark()
 		isOr := false
 		switch {
 		case p.op("&"):
@@ -554,7 +564,7 @@ func (p *parser) segment() ([][]int, bool) {
 		}
 		a, ok := p.atom()
 		if !ok {
-			p.i = save
+			p.reset(save)
 			return append(done, cur...), true
 		}
 		if isOr {
@@ -598,7 +608,7 @@ func (p *parser) product(a, b [][]int) [][]int {
 
 // atom parses one target with its designations; it returns its index.
 func (p *parser) atom() (int, bool) {
-	save := p.i
+	save := p.mark()
 	exempt := false
 	if p.word("Exemption") {
 		p.space()
@@ -606,24 +616,24 @@ func (p *parser) atom() (int, bool) {
 	}
 	c, ok := p.course(true)
 	if !ok {
-		p.i = save
+		p.reset(save)
 		return 0, false
 	}
 	a := atom{}
 	for {
-		s := p.i
+		s := p.mark()
 		if d, ok := p.designation(); ok {
 			a.desig = append(a.desig, d)
 			continue
 		}
-		p.i = s
+		p.reset(s)
 		p.comma()
 		p.space()
 		if p.word("Exemption") && p.boundary() {
 			exempt = true
 			continue
 		}
-		p.i = s
+		p.reset(s)
 		break
 	}
 	for _, ref := range c.refs {
@@ -643,7 +653,7 @@ func (p *parser) atom() (int, bool) {
 // designation reads ", D", " - D" or " D" where D is a designation
 // followed by the end, punctuation, "&", "or" or "Exemption".
 func (p *parser) designation() (string, bool) {
-	save := p.i
+	save := p.mark()
 	switch {
 	case strings.HasPrefix(p.rest(), ", "), strings.HasPrefix(p.rest(), " - "):
 		p.i += 2
@@ -655,7 +665,7 @@ func (p *parser) designation() (string, bool) {
 	}
 	m := desigRe.FindString(p.rest())
 	if m == "" {
-		p.i = save
+		p.reset(save)
 		return "", false
 	}
 	p.i += len(m)
@@ -665,7 +675,7 @@ func (p *parser) designation() (string, bool) {
 		p.repair("missing space before or")
 	}
 	if !p.boundary() {
-		p.i = save
+		p.reset(save)
 		return "", false
 	}
 	return strings.ReplaceAll(m, " ", ""), true
@@ -689,18 +699,18 @@ func (p *parser) boundary() bool {
 func (p *parser) tailDesignations() []string {
 	var out []string
 	for {
-		save := p.i
+		save := p.mark()
 		if !p.comma() {
 			return out
 		}
 		m := desigRe.FindString(p.rest())
 		if m == "" {
-			p.i = save
+			p.reset(save)
 			return out
 		}
 		p.i += len(m)
 		if !p.boundary() {
-			p.i = save
+			p.reset(save)
 			return out
 		}
 		out = append(out, strings.ReplaceAll(m, " ", ""))
@@ -710,7 +720,7 @@ func (p *parser) tailDesignations() []string {
 // tail keeps the notes after the credit expression: leading designations
 // go to the rule, the rest stays verbatim in Conditions, and waive or
 // exemption clauses in it are read into Waives.
-func (p *parser) tail(r *Rule, _ []string) {
+func (p *parser) tail(r *Rule) {
 	r.Designations = append(r.Designations, p.tailDesignations()...)
 	rest := strings.TrimLeft(p.rest(), " ,;.")
 	p.i = len(p.s)
@@ -726,7 +736,7 @@ func (p *parser) tail(r *Rule, _ []string) {
 		if strings.HasSuffix(before, "for ") {
 			continue // "For exemption from X, apply to ...": not a waiver
 		}
-		q := &parser{s: rest, i: m[1], dir: p.dir, dest: p.dest, repairs: map[string]bool{}}
+		q := &parser{s: rest, i: m[1], dir: p.dir, dest: p.dest, }
 		for {
 			c, ok := q.course(true)
 			if !ok {
