@@ -124,7 +124,7 @@ func (p Parser) Parse(row Row) Rule {
 		return fail("effective end: %v", err)
 	}
 
-	ps := &parser{s: strings.TrimSpace(spaceRe.ReplaceAllString(row.Credit, " ")), dir: dir, dest: dst.Key, }
+	ps := &parser{s: strings.TrimSpace(spaceRe.ReplaceAllString(row.Credit, " ")), dir: dir, dest: dst.Key}
 	if ps.s == "" {
 		return fail("empty credit text")
 	}
@@ -736,7 +736,7 @@ func (p *parser) tail(r *Rule) {
 		if strings.HasSuffix(before, "for ") {
 			continue // "For exemption from X, apply to ...": not a waiver
 		}
-		q := &parser{s: rest, i: m[1], dir: p.dir, dest: p.dest, }
+		q := &parser{s: rest, i: m[1], dir: p.dir, dest: p.dest}
 		for {
 			c, ok := q.course(true)
 			if !ok {
