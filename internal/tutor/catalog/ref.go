@@ -90,9 +90,12 @@ func SplitCode(code string) (subject, number string, err error) {
 		return "", "", fmt.Errorf("course code %q is too long for SUBJECT NUMBER", joined)
 	}
 	// "2ND" reads better as BC Transfer Guide writes it.
-	number = strings.NewReplacer("ST", "st", "ND", "nd", "RD", "rd", "TH", "th").Replace(number)
+	number = ordinals.Replace(number)
 	return subject, number, nil
 }
+
+// ordinals writes generic levels as BC Transfer Guide does ("2nd").
+var ordinals = strings.NewReplacer("ST", "st", "ND", "nd", "RD", "rd", "TH", "th")
 
 // MarshalText writes the canonical form, so that a Ref is a string in JSON
 // ("sfu:CMPT 120"), as a map key too.
