@@ -551,7 +551,7 @@ func (p *parser) segment() ([][]int, bool) {
 		return nil, false
 	}
 	var done [][]int
-	cur := expand(nil, first, p)
+	cur := [][]int{{first}}
 	for {
 		save := p.mark()
 		isOr := false
@@ -569,21 +569,20 @@ func (p *parser) segment() ([][]int, bool) {
 		}
 		if isOr {
 			done = append(done, cur...)
-			cur = expand(nil, a, p)
+			cur = [][]int{{a}}
 		} else {
-			cur = expand(cur, a, p)
+			cur = p.conjoin(cur, a)
 		}
 	}
 }
 
-// expand conjoins atom a (index) with each alternative of cur; an atom
-// with several alternatives ("GEOG/EESC 1XX") multiplies them.
-func expand(cur [][]int, a int, p *parser) [][]int {
-	single := [][]int{{a}}
-	if len(cur) == 0 {
-		return single
+// conjoin adds atom a (its index) to each alternative of cur.
+func (p *parser) conjoin(cur [][]int, a int) [][]int {
+	if len(cur) == 1 {
+		cur[0] = append(cur[0], a) // the only alternative is this segment's own
+		return cur
 	}
-	return p.product(cur, single)
+	return p.product(cur, [][]int{{a}})
 }
 
 // maxSets bounds the alternatives a credit text may expand to (the real
