@@ -217,12 +217,18 @@ type reqParser struct {
 //
 // How the text is read (from the shapes of the shared data's Langara and
 // SFU texts):
-//   - Sentences: the requirement sentences are combined with all; a
-//     sentence "Corequisite: ..." fills Corequisites, "Recommended: ..." or
-//     "... is recommended" fills Recommended, one about "further credit" or
-//     "credit for only one of" fills Antirequisites, "X may be taken
-//     concurrently" marks X Concurrent, and a note ("Students who ...")
-//     that names courses is an OpOther node.
+//   - Sentences: the requirement sentences are combined with all. A
+//     sentence "Corequisite: ..." fills Corequisites (its courses
+//     Concurrent); "Prerequisite or Corequisite: ..." is a requirement whose
+//     courses are Concurrent; "Recommended: ..." or "... is recommended"
+//     (also in parentheses) fills Recommended; one about "further credit"
+//     or "credit for only one of" fills Antirequisites; "X may be taken
+//     concurrently" (also in parentheses) marks X Concurrent; "An
+//     alternative to the above prerequisite is ..." makes the sentences
+//     before it and it alternatives; "All with a grade of C- or better"
+//     grades every course before it; a later sentence that is a remark
+//     ("Students who ...", "Prerequisites are valid for only three
+//     years") goes to Notes; "None" states nothing.
 //   - Within a sentence, semicolons separate the widest parts, then
 //     commas, then the words "or" and "and" ("or" binds looser than
 //     "and"). A list's conjunction is the one before its last item, as in
@@ -239,7 +245,10 @@ type reqParser struct {
 //   - Grades: `a minimum "C-" grade in ...` (Langara, before the courses)
 //     and "..., with a minimum grade of C-" (SFU, after them) set MinGrade
 //     on the courses of their part of the text.
-//   - "one of", "two of", "either" open a group: any, n_of, any.
+//   - "one of", "two of", "either", "all of" open a group: any, n_of,
+//     any, all. "30 credits including X" (also "which must include") is
+//     the condition and X; "A or B and 75 units" is (A or B) and 75
+//     units; "X such as A, B" is X or A or B.
 //   - Anything without a course ("45 units", "permission of the
 //     department", "Physics 12", "LET 4") is an OpOther node with its
 //     words.

@@ -347,3 +347,35 @@ func ExampleParseRequisites() {
 	// any(CMPT 125[C-], CMPT 135[C-])
 	// sfu:CMPT 125 [sfu:MACM 101]
 }
+
+// TestExtractLangaraOnRealData splits every Langara description: no
+// requisite paragraph stays in the description, and the description,
+// prerequisite and corequisite texts together keep every word.
+func TestExtractLangaraOnRealData(t *testing.T) {
+	pre, co := 0, 0
+	for _, c := range langaraCatalogue(t) {
+		desc, p, q := ExtractLangara(c.Description)
+		for _, para := range splitParagraphs(desc) {
+			if langaraLabelRe.MatchString(para) {
+				t.Errorf("%s %d: a requisite paragraph stayed in the description: %q", c.Subject, c.Code, para)
+			}
+		}
+		if p != "" {
+			pre++
+		}
+		if q != "" {
+			co++
+		}
+		all := strings.Fields(desc + " " + p + " " + q)
+		for _, w := range strings.Fields(c.Description) {
+			if !slices.Contains(all, w) && !langaraLabelRe.MatchString(w+" ") {
+				t.Errorf("%s %d: word %q lost", c.Subject, c.Code, w)
+				break
+			}
+		}
+	}
+	t.Logf("Langara catalogue: %d prerequisite texts, %d corequisite texts", pre, co)
+	if pre < 700 || co < 70 {
+		t.Errorf("only %d prerequisite and %d corequisite texts", pre, co)
+	}
+}

@@ -46,6 +46,7 @@ type TermError struct {
 	Reason string
 }
 
+// Error says which text is not a term, why, and what a term looks like.
 func (e *TermError) Error() string {
 	return fmt.Sprintf("term %q: %s; write a code such as 202330 or a name such as Fall 2023", e.Input, e.Reason)
 }
