@@ -231,7 +231,7 @@ func (ix *Index) ResolveTo(destination string, have []catalog.Ref, asOf time.Tim
 	matches := make([]Match, 0, len(cand))
 	usedBuf := make([]catalog.Ref, 0, len(cand)+len(uniq))
 	credBuf := make([]float64, 0, len(cand))
-	var partials []Match
+	partials := []Match{}
 	var countBuf [8]int32
 	for _, id := range cand {
 		c := &ix.comp[id]
@@ -278,7 +278,7 @@ func (ix *Index) ResolveTo(destination string, have []catalog.Ref, asOf time.Tim
 		}
 		matches = append(matches, m)
 	}
-	res := Result{ExactMatches: matches, PartialMatches: partials}
+	res := Result{ExactMatches: matches, PartialMatches: partials, Unmatched: []catalog.Ref{}}
 	for k, h := range uniq {
 		if !used[k] {
 			res.Unmatched = append(res.Unmatched, h)

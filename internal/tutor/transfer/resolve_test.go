@@ -1,7 +1,9 @@
 package transfer
 
 import (
+	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,6 +95,17 @@ func TestResolveNoCreditIsAnAnswer(t *testing.T) {
 	res := Resolve(rs, []catalog.Ref{lang("CPSC", "1000")}, at2024)
 	if len(res.ExactMatches) != 1 || res.ExactMatches[0].Outcome != OutcomeNoCredit || len(res.Unmatched) != 0 {
 		t.Fatalf("got %+v; want one exact no_credit match", res)
+	}
+	// In JSON a match carries its rule's fields: outcome, range, evidence, confidence.
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"exactMatches":[{`, `"outcome":"no_credit"`, `"effectiveStart":"2009-01-01T00:00:00Z"`,
+		`"evidence":{"source":"BC Transfer Guide"`, `"confidence":1`, `"used":[`, `"partialMatches":[]`, `"unmatched":[]`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("result JSON lacks %s: %s", want, b)
+		}
 	}
 }
 
