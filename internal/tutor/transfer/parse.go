@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -52,17 +53,23 @@ var (
 // than a discipline (read-only).
 var electiveSubjects = map[string]bool{"UNSP": true, "OPEN": true, "ELEC": true, "UNCR": true}
 
+// defaultDirectory is the BC Transfer Guide directory used when none is
+// given: built once, never modified (read only).
+var defaultDirectory = sync.OnceValue(func() *catalog.Directory { return catalog.NewDirectory() })
+
 // Parser parses BCTG rows with a directory of institutions and the date
 // the data was accessed (the rules' Evidence.Accessed).
 type Parser struct {
-	// Dir finds institutions by BCTG code; nil means catalog.NewDirectory().
+	// Dir finds institutions by BCTG code; nil means the BC Transfer Guide
+	// directory (catalog.NewDirectory(), built once per process).
 	Dir *catalog.Directory
 	// Accessed is when the rows were read from the BC Transfer Guide.
 	Accessed time.Time
 }
 
 // Parse reads one BCTG row into a Rule with the BC Transfer Guide
-// directory dir (nil for catalog.NewDirectory()) and no accessed date.
+// directory dir (nil for catalog.NewDirectory(), built once) and no
+// accessed date.
 // A row it cannot structure is returned with Parsed false, its credit text
 // in Raw and the reason in ParseProblem.
 func Parse(row Row, dir *catalog.Directory) Rule {
@@ -72,7 +79,7 @@ func Parse(row Row, dir *catalog.Directory) Rule {
 // ParseAll parses every row, in order.
 func (p Parser) ParseAll(rows []Row) []Rule {
 	if p.Dir == nil {
-		p.Dir = catalog.NewDirectory()
+		p.Dir = defaultDirectory()
 	}
 	out := make([]Rule, len(rows))
 	for i, r := range rows {
@@ -85,7 +92,7 @@ func (p Parser) ParseAll(rows []Row) []Rule {
 func (p Parser) Parse(row Row) Rule {
 	dir := p.Dir
 	if dir == nil {
-		dir = catalog.NewDirectory()
+		dir = defaultDirectory()
 	}
 	r := Rule{
 		Raw: row.Credit,
