@@ -796,6 +796,8 @@ func (p *reqParser) words(s, def string) Expr {
 		e = node(OpAny, 0, []Expr{other(before), p.words(after, OpAny)}, s)
 	} else if head, last, ok := p.closing(s); ok {
 		e = node(OpAll, 0, []Expr{p.words(head, OpAll), other(last)}, s)
+	} else if mixed, ok := p.bound(s); ok {
+		e = mixed
 	} else if parts := splitWord(s, " and/or "); len(parts) > 1 {
 		e = p.join(OpAny, parts)
 	} else if parts := p.mergeWording(splitWord(s, " or "), " or "); len(parts) > 1 {
@@ -837,6 +839,95 @@ func hasBare(s string) bool {
 		}
 	}
 	return false
+}
+
+// bound reads an item mixing "and" and "or" where a bare number binds to
+// the course before it: "HSCI 312 and HSCI 319 or 327" is HSCI 312 and
+// (HSCI 319 or 327), "CPSC 1401 and CPSC 1150 or 1155" CPSC 1401 and
+// (CPSC 1150 or 1155). Between the groups so bound, "or" binds looser
+// than "and".
+func (p *reqParser) bound(s string) (Expr, bool) {
+	ops, conns := splitConns(s)
+	hasAny, hasAll, bare, full := false, false, false, false
+	for i, c := range conns {
+		hasAny = hasAny || c == OpAny
+		hasAll = hasAll || c == OpAll
+		bare = bare || bareRe.MatchString(ops[i+1])
+		full = full || !bareRe.MatchString(ops[i+1])
+	}
+	// A chain of bare numbers alone ("MATH 1171 or 1173 and 1183", where
+	// 1173 and 1183 are a pair, but "MATH 2362 or 1252 and 2371", where
+	// 2362 and 1252 are alternatives) cannot be told apart: it keeps the
+	// usual reading, "or" looser than "and".
+	if !hasAny || !hasAll || !bare || !full {
+		return Expr{}, false
+	}
+	// Units: a course and the bare numbers after it, joined by one
+	// connector.
+	type unit struct {
+		parts []string
+		op    string // the connector inside the unit
+		conn  string // the connector before the unit
+	}
+	units := []unit{{parts: []string{ops[0]}}}
+	for i, c := range conns {
+		u := &units[len(units)-1]
+		if bareRe.MatchString(ops[i+1]) && (u.op == "" || u.op == c) {
+			u.parts, u.op = append(u.parts, ops[i+1]), c
+			continue
+		}
+		units = append(units, unit{parts: []string{ops[i+1]}, conn: c})
+	}
+	exprs := make([]Expr, len(units))
+	for i, u := range units {
+		// Read as one text, so that a grade before the course holds for
+		// the numbers after it: `a minimum "C" grade in CPSC 1150 or 1155`.
+		w := map[string]string{OpAny: " or ", OpAll: " and ", "": " "}[u.op]
+		exprs[i] = p.words(strings.Join(u.parts, w), OpAll)
+	}
+	var groups []Expr
+	var cur []Expr
+	for i, u := range units {
+		if u.conn == OpAny && len(cur) > 0 {
+			groups = append(groups, flat(OpAll, cur))
+			cur = nil
+		}
+		cur = append(cur, exprs[i])
+	}
+	groups = append(groups, flat(OpAll, cur))
+	return node(OpAny, 0, groups, s), true
+}
+
+// splitConns cuts s at the words "or", "and" and "and/or" outside
+// parentheses: the operands and the connectors between them (OpAny for
+// "or" and "and/or", OpAll for "and").
+func splitConns(s string) (ops, conns []string) {
+	depth, start := 0, 0
+	ls := strings.ToLower(s)
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			if depth > 0 {
+				depth--
+			}
+		case ' ':
+			if depth != 0 {
+				continue
+			}
+			for _, c := range []struct{ w, op string }{{" and/or ", OpAny}, {" or ", OpAny}, {" and ", OpAll}} {
+				if strings.HasPrefix(ls[i:], c.w) {
+					ops = append(ops, strings.TrimSpace(s[start:i]))
+					conns = append(conns, c.op)
+					start = i + len(c.w)
+					i = start - 1
+					break
+				}
+			}
+		}
+	}
+	return append(ops, strings.TrimSpace(s[start:])), conns
 }
 
 // closing splits "MSE 393 or 394 and a minimum of 75 units" into the

@@ -116,6 +116,15 @@ func TestParseRequisitesGolden(t *testing.T) {
 		{"sfu", "CMPT 120 (or equivalent first year programming course such as CMPT 102, 125, 126, 128, 130, 135, or 166) with a minimum grade of C-.",
 			`any(CMPT 120[C-], "equivalent first year programming course", CMPT 102[C-], CMPT 125[C-], CMPT 126[C-], CMPT 128[C-], CMPT 130[C-], CMPT 135[C-], CMPT 166[C-])`, "", nil, 0},
 		{"sfu", "BPK 304W, 310 and 343 (one of which may be taken as a corequisite).", "all(BPK 304W, BPK 310, BPK 343)", "", nil, 0},
+		// A bare number binds to the course before it.
+		{"sfu", "90 units including HSCI 312 with a minimum grade of C- and HSCI 319 or 327, with a minimum grade of C-. Students may be required to successfully complete a Criminal Record Check.",
+			`all("90 units", HSCI 312[C-], any(HSCI 319[C-], HSCI 327[C-]))`, "", nil, 1},
+		{"langara", `A minimum "C-" grade in CPSC 1401 and a minimum "C" grade in CPSC 1150 or 1155; or permission of department. Prerequisites are valid for only three years.`,
+			`any(all(CPSC 1401[C-], any(CPSC 1150[C], CPSC 1155[C])), "permission of department")`, "", nil, 1},
+		// A chain of bare numbers keeps "or" looser than "and" (here 1173
+		// and 1183 are the two halves of 1171).
+		{"langara", `A minimum "C+" grade in MATH 1153 and 1253; or a minimum "C" grade in MATH 1171 or 1173 and 1183.`,
+			"any(all(MATH 1153[C+], MATH 1253[C+]), MATH 1171[C], all(MATH 1173[C], MATH 1183[C]))", "", nil, 0},
 		{"langara", "Permission of the department.", `"Permission of the department"`, "", nil, 0},
 		{"langara", "INST 1105.", "INST 1105", "", nil, 0},
 	} {
