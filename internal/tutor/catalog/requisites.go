@@ -152,20 +152,18 @@ var (
 	bareRe = regexp.MustCompile(`^[0-9]{3,4}[A-Z]?$`)
 	// subjRe is a subject alone.
 	subjRe = regexp.MustCompile(`^[A-Z]{2,5}$`)
-	// gradeRe is a grade: a letter grade, S (satisfactory) or a percentage.
-	grade = `([A-D][+-]?|SR|[FPS]|[0-9]{1,3}%)`
 	// prefixGradeRe is Langara's grade before the courses: `a minimum "C-"
 	// grade in`, `an "S" grade in`, `a minimum 70% in`.
-	prefixGradeRe = regexp.MustCompile(`(?i)^(?:an? )?(?:minimum ?)?(?:of )?(?:an? )?(?:grade of )?"?` + grade + `"? ?(?:grade |standing )?(?:or (?:better|higher) )?(?:in|on|for) (?:(?:each|all|both) of )?`)
+	prefixGradeRe = regexp.MustCompile(`(?i)^(?:an? )?(?:minimum ?)?(?:of )?(?:an? )?(?:grade of )?"?` + gradePattern + `"? ?(?:grade |standing )?(?:or (?:better|higher) )?(?:in|on|for) (?:(?:each|all|both) of )?`)
 	// anyGradeRe finds grade phrases, to count them.
-	anyGradeRe = regexp.MustCompile(`(?i)(?:an? (?:minimum )?"?` + grade + `"? (?:grade )?(?:in|on)\b|with an? (?:minimum )?(?:grade of |final grade of )?"?` + grade + `"?)`)
+	anyGradeRe = regexp.MustCompile(`(?i)(?:an? (?:minimum )?"?` + gradePattern + `"? (?:grade )?(?:in|on)\b|with an? (?:minimum )?(?:grade of |final grade of )?"?` + gradePattern + `"?)`)
 	// suffixGradeRe is SFU's grade after the courses: `with a minimum
 	// grade of C-`, `both with a grade of C- or better`, `with a C- or
 	// better`.
-	suffixGradeRe = regexp.MustCompile(`(?i),? ?(?:(?:both|all|each|either),? )?with (?:an? )?(?:minimum )?(?:of )?(?:final )?(?:grades? )?(?:of )?(?:at least )?(?:an? )?"?` + grade + `"?(?: grade)?(?: or (?:better|higher|above))?(?: in (?:each|all|both)(?: of them)?)?\.?$`)
+	suffixGradeRe = regexp.MustCompile(`(?i),? ?(?:(?:both|all|each|either),? )?with (?:an? )?(?:minimum )?(?:of )?(?:final )?(?:grades? )?(?:of )?(?:at least )?(?:an? )?"?` + gradePattern + `"?(?: grade)?(?: or (?:better|higher|above))?(?: in (?:each|all|both)(?: of them)?)?\.?$`)
 	// gradeItemRe is a grade standing alone, perhaps followed by another
 	// condition: "all with a minimum grade of C- and 45 units".
-	gradeItemRe = regexp.MustCompile(`(?i)^(?:(?:both|all|each|either),? )?with (?:an? )?(?:minimum )?(?:of )?(?:final )?(?:grades? )?(?:of )?(?:at least )?(?:an? )?"?` + grade + `"?(?: grade)?(?: or (?:better|higher|above))?(?: and (.+))?$`)
+	gradeItemRe = regexp.MustCompile(`(?i)^(?:(?:both|all|each|either),? )?with (?:an? )?(?:minimum )?(?:of )?(?:final )?(?:grades? )?(?:of )?(?:at least )?(?:an? )?"?` + gradePattern + `"?(?: grade)?(?: or (?:better|higher|above))?(?: and (.+))?$`)
 	// groupRe is a lead-in that makes what follows a group: "one of the
 	// following:", "two of", "either", "all of".
 	groupRe = regexp.MustCompile(`(?i)^(?:any |at least )?(?:(one|two|three|four|five|six|seven|eight|all|both|each|any) (?:of|from)(?: the following)?(?: (?:courses|prerequisite combinations))?(?: \(?or more\)?)?|(either)|(all|both) the following(?: courses)?)\s*:?\s+`)
@@ -192,6 +190,10 @@ var (
 	// proseRe marks a sentence that is a note, not a requirement list.
 	proseRe = regexp.MustCompile(`(?i)^(?:students|those|must|in order|this|these|it |no |note|if |other|participation|prerequisites? (?:are|is|may|waived)|a proficiency|a criminal|a course|course participants|majors|only|also|please|reserved|open|enrol|registration|priority|may not|cannot|graded|approval of|applicants)|\b(?:prerequisites|requirements) (?:are|is) (?:only )?valid|\bmay be (?:required|substituted)|\bmay substitute\b|\bmay use\b`)
 )
+
+// gradePattern matches a grade: a letter grade, SR or S (satisfactory),
+// P, F, or a percentage.
+const gradePattern = `([A-D][+-]?|SR|[FPS]|[0-9]{1,3}%)`
 
 // notSubject are capitals that look like subjects but are not ones.
 var notSubject = map[string]bool{
@@ -372,7 +374,7 @@ var bareRunRe = regexp.MustCompile(`^[0-9]{3,4}[A-Z]?(?: (?:or|and) [0-9]{3,4}[A
 // trailingCourseRe is words ending in a course after a preposition.
 var trailingCourseRe = regexp.MustCompile(`^([^()]*\S) (?:with|in|of|for|plus) ([A-Z]{2,5} [0-9]{3,4}[A-Z]?)$`)
 
-var parenGradeRe = regexp.MustCompile(`(?i)^(?:with )?(?:an? )?(?:minimum )?grade of "?` + grade + `"?`)
+var parenGradeRe = regexp.MustCompile(`(?i)^(?:with )?(?:an? )?(?:minimum )?grade of "?` + gradePattern + `"?`)
 
 // preOrCoRe labels a requirement that may be met in the same term.
 var preOrCoRe = regexp.MustCompile(`(?i)^(?:pre-?(?:requisites?)? or co-?requisites?|co-?(?:requisites?)? or pre-?requisites?)\s*:\s*`)
