@@ -16,118 +16,124 @@ func codes(refs []Ref) []string {
 	return out
 }
 
+// goldenRequisites are real texts of the shared data (SFU outlines'
+// prerequisites and corequisites; Langara catalogue descriptions'
+// prerequisite and corequisite paragraphs) with the trees written by
+// reading them, in Expr.String's compact form.
+var goldenRequisites = []struct {
+	inst, text string
+	expr       string
+	co         string
+	rec        []string
+	notes      int
+}{
+	// SFU ACMA 101, corequisites: the subject carries over, the
+	// conjunction before the last item makes the list any.
+	{"sfu", "MATH 150, 151, 154 or 157.", "any(MATH 150, MATH 151, MATH 154, MATH 157)", "", nil, 0},
+	{"sfu", "CMPT 125 or CMPT 135, with a minimum grade of C-.", "any(CMPT 125[C-], CMPT 135[C-])", "", nil, 0},
+	{"sfu", "(CMPT 125 or CMPT 135) and MACM 101, both with a minimum grade of C-.", "all(any(CMPT 125[C-], CMPT 135[C-]), MACM 101[C-])", "", nil, 0},
+	{"sfu", "BPK 142, STAT 201 and two of BPK 201, 205 and 207.", "all(BPK 142, STAT 201, 2of(BPK 201, BPK 205, BPK 207))", "", nil, 0},
+	{"sfu", "CA (or FPA) 360 and 366. Corequisite: CA 367.", "all(any(CA 360, FPA 360), any(CA 366, FPA 366))", "CA 367~", nil, 0},
+	{"sfu", "EDUC 401/402 or corequisite EDUC 403.", "any(all(EDUC 401, EDUC 402), EDUC 403~)", "", nil, 0},
+	{"sfu", "GEOG 251 or one of STAT 201, 203 (formerly 103), 205, or 270; one of GEOG 351, 352, 353, 355 or 356.",
+		"all(any(GEOG 251, STAT 201, STAT 203, STAT 103, STAT 205, STAT 270), any(GEOG 351, GEOG 352, GEOG 353, GEOG 355, GEOG 356))", "", nil, 0},
+	{"sfu", "MBB 331 (or BISC 331) or equivalent.", `any(MBB 331, BISC 331, "equivalent")`, "", nil, 0},
+	{"sfu", "MBB/HSCI 426 or permission of the instructor.", `any(MBB 426, HSCI 426, "permission of the instructor")`, "", nil, 0},
+	{"sfu", "90 units, including HSCI 204 and HSCI 230 (or 330), with a minimum grade of C-.",
+		`all("90 units", HSCI 204[C-], any(HSCI 230[C-], HSCI 330[C-]))`, "", nil, 0},
+	{"sfu", "BISC 202 or 204, both with a minimum grade of C-. Recommended: BISC 300.", "any(BISC 202[C-], BISC 204[C-])", "", []string{"BISC 300"}, 0},
+	{"sfu", "ECON 302, 305 and 331, all with a minimum grade of C-. Students who have completed both MATH 232 and 251 may substitute them for ECON 331. Entry into this course requires a minimum CGPA of 3.0 or permission of the department.",
+		`all(ECON 302[C-], ECON 305[C-], ECON 331[C-], "Entry into this course requires a minimum CGPA of 3.0 or permission of the department")`, "", nil, 1},
+	{"sfu", "CMPT 275 or CMPT 276, at least 80 units, CGPA and UDGPA over 3.0, enrolled in any CS major program. Participation in the practicum is competitive and an application must be submitted to the Undergraduate Chair by a defined due date announced each term.",
+		`all(any(CMPT 275, CMPT 276), "at least 80 units", "CGPA and UDGPA over 3.0", "enrolled in any CS major program")`, "", nil, 1},
+	{"sfu", "INDG (or FNST) 101 or 201W.", "any(INDG 101, FNST 101, INDG 201W, FNST 201W)", "", nil, 0},
+	{"sfu", "BISC 101 or 102; and completion of fewer than 60 units.", `all(any(BISC 101, BISC 102), "completion of fewer than 60 units")`, "", nil, 0},
+	{"sfu", "or Prerequisite: EASC 301 with a grade of C- or better. EASC 207 recommended.", "EASC 301[C-]", "", []string{"EASC 207"}, 0},
+	{"sfu", "45 units.", `"45 units"`, "", nil, 0},
+	{"sfu", "PSYC 201, 260.", "all(PSYC 201, PSYC 260)", "", nil, 0},
+	// Langara catalogue, CPSC 1150: test scores (MDT 85) and school
+	// courses are not courses; "1173/1183" is a pair.
+	{"langara", `One of the following: MDT 85; a minimum "B" grade in Precalculus 12; one of MATH 1171, 1173/1183, 1174; a minimum "C" grade in one of CPSC 1040 or 1045; or a minimum "B" grade in CPSC 1050.`,
+		`any("MDT 85", "a minimum \"B\" grade in Precalculus 12", MATH 1171, all(MATH 1173, MATH 1183), MATH 1174, CPSC 1040[C], CPSC 1045[C], CPSC 1050[B])`, "", nil, 0},
+	// CPSC 2150.
+	{"langara", `A minimum "C" grade in CPSC 1160; or permission of department. CPSC 1181 is recommended. Prerequisites are valid for only three years.`,
+		`any(CPSC 1160[C], "permission of department")`, "", []string{"CPSC 1181"}, 1},
+	// MATH 2365.
+	{"langara", `A minimum "C-" grade in one of the following: MATH 1271, 1273, 1274, or 1275; and MATH 1252 or 2362 (MATH 1252 or 2362 may be taken concurrently). Prerequisites are valid for only three years.`,
+		"all(any(MATH 1271[C-], MATH 1273[C-], MATH 1274[C-], MATH 1275[C-]), any(MATH 1252~, MATH 2362~))", "", nil, 1},
+	// BIOL 2415.
+	{"langara", `A minimum "C+" grade in BIOL 1115 and 1215; or permission of the instructor.`,
+		`any(all(BIOL 1115[C+], BIOL 1215[C+]), "permission of the instructor")`, "", nil, 0},
+	// JOUR 2475.
+	{"langara", `A minimum "C-" grade in JOUR 2279 and 2380. JOUR 2380 may be taken concurrently.`, "all(JOUR 2279[C-], JOUR 2380[C-]~)", "", nil, 0},
+	// NURS 4109, prerequisites and corequisites.
+	{"langara", `A minimum "C+" grade in NURS 3309, 3321, and 3362; and an "S" grade in NURS 3363.`,
+		"all(NURS 3309[C+], NURS 3321[C+], NURS 3362[C+], NURS 3363[S])", "", nil, 0},
+	{"langara", "NURS 4122, 4161, and 4163.", "all(NURS 4122, NURS 4161, NURS 4163)", "", nil, 0},
+	// HSCI 2215: the grade covers both parts.
+	{"langara", `A minimum "C" grade in HSCI 1130 and one of the following: BIOL 1111, 1115, 1116, 1175, 1190 or HKIN 1190.`,
+		"all(HSCI 1130[C], any(BIOL 1111[C], BIOL 1115[C], BIOL 1116[C], BIOL 1175[C], BIOL 1190[C], HKIN 1190[C]))", "", nil, 0},
+	// PHYS 1125: each alternative has its own grade; "MATH courses may
+	// be taken concurrently" marks every MATH course.
+	{"langara", `A minimum "B" grade in Physics 12, a minimum "C" grade in PHYS 1118, or a satisfactory score on the Physics Diagnostic Test; and a minimum "C-" grade in one of the following: MATH 1171, 1173 and 1183, 1175, or 1253 (MATH courses may be taken concurrently).`,
+		`all(any("A minimum \"B\" grade in Physics 12", PHYS 1118[C], "a satisfactory score on the Physics Diagnostic Test"), any(MATH 1171[C-]~, all(MATH 1173[C-]~, MATH 1183[C-]~), MATH 1175[C-]~, MATH 1253[C-]~))`, "", nil, 0},
+	// BUSM 3500.
+	{"langara", `Completion of a minimum of 30 credits including a minimum "C" grade in six credits of university-transferable English or communications; a minimum "C-" grade in FMGT 1116, 1215, or 2293; and a minimum "C-" grade in MARK 1115.`,
+		`all("Completion of a minimum of 30 credits including a minimum \"C\" grade in six credits of university-transferable English or communications", any(FMGT 1116[C-], FMGT 1215[C-], FMGT 2293[C-]), MARK 1115[C-])`, "", nil, 0},
+	// CHEM 2416.
+	{"langara", `A minimum "C-" grade in CHEM 2316 or equivalent. Prerequisites are valid for only three years.`, `any(CHEM 2316[C-], "equivalent")`, "", nil, 1},
+	// NURS 5265: a described list after a colon.
+	{"langara", `A minimum "C+" grade in all second term PDD courses: NURS 5100, 5120, 5125, 5145, and 5150.`,
+		"all(NURS 5100[C+], NURS 5120[C+], NURS 5125[C+], NURS 5145[C+], NURS 5150[C+])", "", nil, 0},
+	// A Langara English requirement: test levels and school courses
+	// are other; the "S" grade holds for the run of numbers after it.
+	{"langara", `One of the following: LET 3; a minimum 70% in English First Peoples 12, English Studies 12, Literary Studies 12, or equivalent; a minimum "C" grade in ENGL 1120; or an "S" grade in ENGL 1107, 1108, or 1110.`,
+		`any("LET 3", "a minimum 70% in English First Peoples 12, English Studies 12, Literary Studies 12, or equivalent", ENGL 1120[C], ENGL 1107[S], ENGL 1108[S], ENGL 1110[S])`, "", nil, 0},
+	{"langara", `A minimum "C-" grade in six of the following: FINA 1111, 1120, 1131, 1142, 1143, 1161, 1171, or 1220.`,
+		"6of(FINA 1111[C-], FINA 1120[C-], FINA 1131[C-], FINA 1142[C-], FINA 1143[C-], FINA 1161[C-], FINA 1171[C-], FINA 1220[C-])", "", nil, 0},
+	{"langara", `A minimum "C-" grade in LIBR 1111 taken within the last three years; or approval of the department.`,
+		`any(all(LIBR 1111[C-], "taken within the last three years"), "approval of the department")`, "", nil, 0},
+	{"sfu", "Students complete one of: (BISC 205 and MBB 231), or (BPK 205 and MBB 231), or BPK 306, or HSCI 321; each with a minimum grade of C-.",
+		"any(all(BISC 205[C-], MBB 231[C-]), all(BPK 205[C-], MBB 231[C-]), BPK 306[C-], HSCI 321[C-])", "", nil, 0},
+	// The closing "; and 45 units" holds for every alternative.
+	{"sfu", "ARCH 101 or ARCH 201; or any two of ARCH 100, REM 100, GEOG 100, EVSC 100; and 45 units.",
+		`all(any(ARCH 101, ARCH 201, 2of(ARCH 100, REM 100, GEOG 100, EVSC 100)), "45 units")`, "", nil, 0},
+	// A closing condition without a course holds for the alternatives
+	// before it.
+	{"sfu", "MSE 393 or 394 and a minimum of 75 units.", `all(any(MSE 393, MSE 394), "a minimum of 75 units")`, "", nil, 0},
+	{"sfu", "72 units, which must include SA 101 or 150 or 201W.", `all("72 units", any(SA 101, SA 150, SA 201W))`, "", nil, 0},
+	// A second sentence that is an alternative to the first.
+	{"sfu", "One of MATH 314, MATH 418, PHYS 384, with a minimum grade of C-. An alternative to the above prerequisite is both of MATH 251 and (MATH 260 or MATH 310), both with grades of at least B+.",
+		"any(MATH 314[C-], MATH 418[C-], PHYS 384[C-], all(MATH 251[B+], any(MATH 260[B+], MATH 310[B+])))", "", nil, 0},
+	// "Prerequisite or Corequisite:" courses may be concurrent.
+	{"sfu", "GEOG 213 and one of GEOG 214 or 215. Prerequisite or Corequisite: One of GEOG 311, 313, 314, 315, 316, 317 or 319.",
+		"all(GEOG 213, any(GEOG 214, GEOG 215), any(GEOG 311~, GEOG 313~, GEOG 314~, GEOG 315~, GEOG 316~, GEOG 317~, GEOG 319~))", "", nil, 0},
+	{"sfu", "MBB 222, BISC 101, CHEM 281 with grades of C- or better. Corequisite or Prerequisite: CHEM 282 or CHEM 283.",
+		"all(MBB 222[C-], BISC 101[C-], CHEM 281[C-], any(CHEM 282~, CHEM 283~))", "", nil, 0},
+	{"sfu", "CHEM 122 and 126. Corequisite or prerequisite: EASC 304. All with a grade of C- or better.", "all(CHEM 122[C-], CHEM 126[C-], EASC 304[C-]~)", "", nil, 0},
+	{"sfu", "BISC 101; CHEM 281 as prerequisite or corequisite.", "all(BISC 101, CHEM 281~)", "", nil, 0},
+	{"sfu", "CMPT 120 (or equivalent first year programming course such as CMPT 102, 125, 126, 128, 130, 135, or 166) with a minimum grade of C-.",
+		`any(CMPT 120[C-], "equivalent first year programming course", CMPT 102[C-], CMPT 125[C-], CMPT 126[C-], CMPT 128[C-], CMPT 130[C-], CMPT 135[C-], CMPT 166[C-])`, "", nil, 0},
+	{"sfu", "BPK 304W, 310 and 343 (one of which may be taken as a corequisite).", "all(BPK 304W, BPK 310, BPK 343)", "", nil, 0},
+	// A bare number binds to the course before it.
+	{"sfu", "90 units including HSCI 312 with a minimum grade of C- and HSCI 319 or 327, with a minimum grade of C-. Students may be required to successfully complete a Criminal Record Check.",
+		`all("90 units", HSCI 312[C-], any(HSCI 319[C-], HSCI 327[C-]))`, "", nil, 1},
+	{"langara", `A minimum "C-" grade in CPSC 1401 and a minimum "C" grade in CPSC 1150 or 1155; or permission of department. Prerequisites are valid for only three years.`,
+		`any(all(CPSC 1401[C-], any(CPSC 1150[C], CPSC 1155[C])), "permission of department")`, "", nil, 1},
+	// A chain of bare numbers keeps "or" looser than "and" (here 1173
+	// and 1183 are the two halves of 1171).
+	{"langara", `A minimum "C+" grade in MATH 1153 and 1253; or a minimum "C" grade in MATH 1171 or 1173 and 1183.`,
+		"any(all(MATH 1153[C+], MATH 1253[C+]), MATH 1171[C], all(MATH 1173[C], MATH 1183[C]))", "", nil, 0},
+	{"langara", "Permission of the department.", `"Permission of the department"`, "", nil, 0},
+	{"langara", "INST 1105.", "INST 1105", "", nil, 0},
+}
+
 // TestParseRequisitesGolden checks real texts of the shared data (SFU
 // outlines' prerequisites and corequisites; Langara catalogue
 // descriptions' prerequisite and corequisite paragraphs) against trees
 // written by reading the texts, in Expr.String's compact form.
 func TestParseRequisitesGolden(t *testing.T) {
-	for _, c := range []struct {
-		inst, text string
-		expr       string
-		co         string
-		rec        []string
-		notes      int
-	}{
-		// SFU ACMA 101, corequisites: the subject carries over, the
-		// conjunction before the last item makes the list any.
-		{"sfu", "MATH 150, 151, 154 or 157.", "any(MATH 150, MATH 151, MATH 154, MATH 157)", "", nil, 0},
-		{"sfu", "CMPT 125 or CMPT 135, with a minimum grade of C-.", "any(CMPT 125[C-], CMPT 135[C-])", "", nil, 0},
-		{"sfu", "(CMPT 125 or CMPT 135) and MACM 101, both with a minimum grade of C-.", "all(any(CMPT 125[C-], CMPT 135[C-]), MACM 101[C-])", "", nil, 0},
-		{"sfu", "BPK 142, STAT 201 and two of BPK 201, 205 and 207.", "all(BPK 142, STAT 201, 2of(BPK 201, BPK 205, BPK 207))", "", nil, 0},
-		{"sfu", "CA (or FPA) 360 and 366. Corequisite: CA 367.", "all(any(CA 360, FPA 360), any(CA 366, FPA 366))", "CA 367~", nil, 0},
-		{"sfu", "EDUC 401/402 or corequisite EDUC 403.", "any(all(EDUC 401, EDUC 402), EDUC 403~)", "", nil, 0},
-		{"sfu", "GEOG 251 or one of STAT 201, 203 (formerly 103), 205, or 270; one of GEOG 351, 352, 353, 355 or 356.",
-			"all(any(GEOG 251, STAT 201, STAT 203, STAT 103, STAT 205, STAT 270), any(GEOG 351, GEOG 352, GEOG 353, GEOG 355, GEOG 356))", "", nil, 0},
-		{"sfu", "MBB 331 (or BISC 331) or equivalent.", `any(MBB 331, BISC 331, "equivalent")`, "", nil, 0},
-		{"sfu", "MBB/HSCI 426 or permission of the instructor.", `any(MBB 426, HSCI 426, "permission of the instructor")`, "", nil, 0},
-		{"sfu", "90 units, including HSCI 204 and HSCI 230 (or 330), with a minimum grade of C-.",
-			`all("90 units", HSCI 204[C-], any(HSCI 230[C-], HSCI 330[C-]))`, "", nil, 0},
-		{"sfu", "BISC 202 or 204, both with a minimum grade of C-. Recommended: BISC 300.", "any(BISC 202[C-], BISC 204[C-])", "", []string{"BISC 300"}, 0},
-		{"sfu", "ECON 302, 305 and 331, all with a minimum grade of C-. Students who have completed both MATH 232 and 251 may substitute them for ECON 331. Entry into this course requires a minimum CGPA of 3.0 or permission of the department.",
-			`all(ECON 302[C-], ECON 305[C-], ECON 331[C-], "Entry into this course requires a minimum CGPA of 3.0 or permission of the department")`, "", nil, 1},
-		{"sfu", "CMPT 275 or CMPT 276, at least 80 units, CGPA and UDGPA over 3.0, enrolled in any CS major program. Participation in the practicum is competitive and an application must be submitted to the Undergraduate Chair by a defined due date announced each term.",
-			`all(any(CMPT 275, CMPT 276), "at least 80 units", "CGPA and UDGPA over 3.0", "enrolled in any CS major program")`, "", nil, 1},
-		{"sfu", "INDG (or FNST) 101 or 201W.", "any(INDG 101, FNST 101, INDG 201W, FNST 201W)", "", nil, 0},
-		{"sfu", "BISC 101 or 102; and completion of fewer than 60 units.", `all(any(BISC 101, BISC 102), "completion of fewer than 60 units")`, "", nil, 0},
-		{"sfu", "or Prerequisite: EASC 301 with a grade of C- or better. EASC 207 recommended.", "EASC 301[C-]", "", []string{"EASC 207"}, 0},
-		{"sfu", "45 units.", `"45 units"`, "", nil, 0},
-		{"sfu", "PSYC 201, 260.", "all(PSYC 201, PSYC 260)", "", nil, 0},
-		// Langara catalogue, CPSC 1150: test scores (MDT 85) and school
-		// courses are not courses; "1173/1183" is a pair.
-		{"langara", `One of the following: MDT 85; a minimum "B" grade in Precalculus 12; one of MATH 1171, 1173/1183, 1174; a minimum "C" grade in one of CPSC 1040 or 1045; or a minimum "B" grade in CPSC 1050.`,
-			`any("MDT 85", "a minimum \"B\" grade in Precalculus 12", MATH 1171, all(MATH 1173, MATH 1183), MATH 1174, CPSC 1040[C], CPSC 1045[C], CPSC 1050[B])`, "", nil, 0},
-		// CPSC 2150.
-		{"langara", `A minimum "C" grade in CPSC 1160; or permission of department. CPSC 1181 is recommended. Prerequisites are valid for only three years.`,
-			`any(CPSC 1160[C], "permission of department")`, "", []string{"CPSC 1181"}, 1},
-		// MATH 2365.
-		{"langara", `A minimum "C-" grade in one of the following: MATH 1271, 1273, 1274, or 1275; and MATH 1252 or 2362 (MATH 1252 or 2362 may be taken concurrently). Prerequisites are valid for only three years.`,
-			"all(any(MATH 1271[C-], MATH 1273[C-], MATH 1274[C-], MATH 1275[C-]), any(MATH 1252~, MATH 2362~))", "", nil, 1},
-		// BIOL 2415.
-		{"langara", `A minimum "C+" grade in BIOL 1115 and 1215; or permission of the instructor.`,
-			`any(all(BIOL 1115[C+], BIOL 1215[C+]), "permission of the instructor")`, "", nil, 0},
-		// JOUR 2475.
-		{"langara", `A minimum "C-" grade in JOUR 2279 and 2380. JOUR 2380 may be taken concurrently.`, "all(JOUR 2279[C-], JOUR 2380[C-]~)", "", nil, 0},
-		// NURS 4109, prerequisites and corequisites.
-		{"langara", `A minimum "C+" grade in NURS 3309, 3321, and 3362; and an "S" grade in NURS 3363.`,
-			"all(NURS 3309[C+], NURS 3321[C+], NURS 3362[C+], NURS 3363[S])", "", nil, 0},
-		{"langara", "NURS 4122, 4161, and 4163.", "all(NURS 4122, NURS 4161, NURS 4163)", "", nil, 0},
-		// HSCI 2215: the grade covers both parts.
-		{"langara", `A minimum "C" grade in HSCI 1130 and one of the following: BIOL 1111, 1115, 1116, 1175, 1190 or HKIN 1190.`,
-			"all(HSCI 1130[C], any(BIOL 1111[C], BIOL 1115[C], BIOL 1116[C], BIOL 1175[C], BIOL 1190[C], HKIN 1190[C]))", "", nil, 0},
-		// PHYS 1125: each alternative has its own grade; "MATH courses may
-		// be taken concurrently" marks every MATH course.
-		{"langara", `A minimum "B" grade in Physics 12, a minimum "C" grade in PHYS 1118, or a satisfactory score on the Physics Diagnostic Test; and a minimum "C-" grade in one of the following: MATH 1171, 1173 and 1183, 1175, or 1253 (MATH courses may be taken concurrently).`,
-			`all(any("A minimum \"B\" grade in Physics 12", PHYS 1118[C], "a satisfactory score on the Physics Diagnostic Test"), any(MATH 1171[C-]~, all(MATH 1173[C-]~, MATH 1183[C-]~), MATH 1175[C-]~, MATH 1253[C-]~))`, "", nil, 0},
-		// BUSM 3500.
-		{"langara", `Completion of a minimum of 30 credits including a minimum "C" grade in six credits of university-transferable English or communications; a minimum "C-" grade in FMGT 1116, 1215, or 2293; and a minimum "C-" grade in MARK 1115.`,
-			`all("Completion of a minimum of 30 credits including a minimum \"C\" grade in six credits of university-transferable English or communications", any(FMGT 1116[C-], FMGT 1215[C-], FMGT 2293[C-]), MARK 1115[C-])`, "", nil, 0},
-		// CHEM 2416.
-		{"langara", `A minimum "C-" grade in CHEM 2316 or equivalent. Prerequisites are valid for only three years.`, `any(CHEM 2316[C-], "equivalent")`, "", nil, 1},
-		// NURS 5265: a described list after a colon.
-		{"langara", `A minimum "C+" grade in all second term PDD courses: NURS 5100, 5120, 5125, 5145, and 5150.`,
-			"all(NURS 5100[C+], NURS 5120[C+], NURS 5125[C+], NURS 5145[C+], NURS 5150[C+])", "", nil, 0},
-		// A Langara English requirement: test levels and school courses
-		// are other; the "S" grade holds for the run of numbers after it.
-		{"langara", `One of the following: LET 3; a minimum 70% in English First Peoples 12, English Studies 12, Literary Studies 12, or equivalent; a minimum "C" grade in ENGL 1120; or an "S" grade in ENGL 1107, 1108, or 1110.`,
-			`any("LET 3", "a minimum 70% in English First Peoples 12, English Studies 12, Literary Studies 12, or equivalent", ENGL 1120[C], ENGL 1107[S], ENGL 1108[S], ENGL 1110[S])`, "", nil, 0},
-		{"langara", `A minimum "C-" grade in six of the following: FINA 1111, 1120, 1131, 1142, 1143, 1161, 1171, or 1220.`,
-			"6of(FINA 1111[C-], FINA 1120[C-], FINA 1131[C-], FINA 1142[C-], FINA 1143[C-], FINA 1161[C-], FINA 1171[C-], FINA 1220[C-])", "", nil, 0},
-		{"langara", `A minimum "C-" grade in LIBR 1111 taken within the last three years; or approval of the department.`,
-			`any(all(LIBR 1111[C-], "taken within the last three years"), "approval of the department")`, "", nil, 0},
-		{"sfu", "Students complete one of: (BISC 205 and MBB 231), or (BPK 205 and MBB 231), or BPK 306, or HSCI 321; each with a minimum grade of C-.",
-			"any(all(BISC 205[C-], MBB 231[C-]), all(BPK 205[C-], MBB 231[C-]), BPK 306[C-], HSCI 321[C-])", "", nil, 0},
-		// The closing "; and 45 units" holds for every alternative.
-		{"sfu", "ARCH 101 or ARCH 201; or any two of ARCH 100, REM 100, GEOG 100, EVSC 100; and 45 units.",
-			`all(any(ARCH 101, ARCH 201, 2of(ARCH 100, REM 100, GEOG 100, EVSC 100)), "45 units")`, "", nil, 0},
-		// A closing condition without a course holds for the alternatives
-		// before it.
-		{"sfu", "MSE 393 or 394 and a minimum of 75 units.", `all(any(MSE 393, MSE 394), "a minimum of 75 units")`, "", nil, 0},
-		{"sfu", "72 units, which must include SA 101 or 150 or 201W.", `all("72 units", any(SA 101, SA 150, SA 201W))`, "", nil, 0},
-		// A second sentence that is an alternative to the first.
-		{"sfu", "One of MATH 314, MATH 418, PHYS 384, with a minimum grade of C-. An alternative to the above prerequisite is both of MATH 251 and (MATH 260 or MATH 310), both with grades of at least B+.",
-			"any(MATH 314[C-], MATH 418[C-], PHYS 384[C-], all(MATH 251[B+], any(MATH 260[B+], MATH 310[B+])))", "", nil, 0},
-		// "Prerequisite or Corequisite:" courses may be concurrent.
-		{"sfu", "GEOG 213 and one of GEOG 214 or 215. Prerequisite or Corequisite: One of GEOG 311, 313, 314, 315, 316, 317 or 319.",
-			"all(GEOG 213, any(GEOG 214, GEOG 215), any(GEOG 311~, GEOG 313~, GEOG 314~, GEOG 315~, GEOG 316~, GEOG 317~, GEOG 319~))", "", nil, 0},
-		{"sfu", "MBB 222, BISC 101, CHEM 281 with grades of C- or better. Corequisite or Prerequisite: CHEM 282 or CHEM 283.",
-			"all(MBB 222[C-], BISC 101[C-], CHEM 281[C-], any(CHEM 282~, CHEM 283~))", "", nil, 0},
-		{"sfu", "CHEM 122 and 126. Corequisite or prerequisite: EASC 304. All with a grade of C- or better.", "all(CHEM 122[C-], CHEM 126[C-], EASC 304[C-]~)", "", nil, 0},
-		{"sfu", "BISC 101; CHEM 281 as prerequisite or corequisite.", "all(BISC 101, CHEM 281~)", "", nil, 0},
-		{"sfu", "CMPT 120 (or equivalent first year programming course such as CMPT 102, 125, 126, 128, 130, 135, or 166) with a minimum grade of C-.",
-			`any(CMPT 120[C-], "equivalent first year programming course", CMPT 102[C-], CMPT 125[C-], CMPT 126[C-], CMPT 128[C-], CMPT 130[C-], CMPT 135[C-], CMPT 166[C-])`, "", nil, 0},
-		{"sfu", "BPK 304W, 310 and 343 (one of which may be taken as a corequisite).", "all(BPK 304W, BPK 310, BPK 343)", "", nil, 0},
-		// A bare number binds to the course before it.
-		{"sfu", "90 units including HSCI 312 with a minimum grade of C- and HSCI 319 or 327, with a minimum grade of C-. Students may be required to successfully complete a Criminal Record Check.",
-			`all("90 units", HSCI 312[C-], any(HSCI 319[C-], HSCI 327[C-]))`, "", nil, 1},
-		{"langara", `A minimum "C-" grade in CPSC 1401 and a minimum "C" grade in CPSC 1150 or 1155; or permission of department. Prerequisites are valid for only three years.`,
-			`any(all(CPSC 1401[C-], any(CPSC 1150[C], CPSC 1155[C])), "permission of department")`, "", nil, 1},
-		// A chain of bare numbers keeps "or" looser than "and" (here 1173
-		// and 1183 are the two halves of 1171).
-		{"langara", `A minimum "C+" grade in MATH 1153 and 1253; or a minimum "C" grade in MATH 1171 or 1173 and 1183.`,
-			"any(all(MATH 1153[C+], MATH 1253[C+]), MATH 1171[C], all(MATH 1173[C], MATH 1183[C]))", "", nil, 0},
-		{"langara", "Permission of the department.", `"Permission of the department"`, "", nil, 0},
-		{"langara", "INST 1105.", "INST 1105", "", nil, 0},
-	} {
+	for _, c := range goldenRequisites {
 		r := ParseRequisites(c.inst, c.text)
 		if r.Text != c.text {
 			t.Errorf("%q: Text = %q", c.text, r.Text)
@@ -355,6 +361,22 @@ func ExampleParseRequisites() {
 	// Output:
 	// any(CMPT 125[C-], CMPT 135[C-])
 	// sfu:CMPT 125 [sfu:MACM 101]
+}
+
+// TestGoldenTextsAreReal checks that every golden text is a requisite
+// text of the shared data, word for word.
+func TestGoldenTextsAreReal(t *testing.T) {
+	real := map[string]bool{}
+	for _, src := range allRealTexts(t) {
+		for _, s := range src.texts {
+			real[src.inst+"|"+s] = true
+		}
+	}
+	for _, c := range goldenRequisites {
+		if !real[c.inst+"|"+c.text] {
+			t.Errorf("golden text is not in the %s data: %q", c.inst, c.text)
+		}
+	}
 }
 
 // TestExtractLangaraOnRealData splits every Langara description: no
