@@ -4,6 +4,7 @@
 //	nexus stdio [--surface NAME] ...         MCP over stdin/stdout
 //	nexus tools list [--json] ...            the tools Nexus serves
 //	nexus call TOOL [JSON | --args JSON] ... one call through the pipeline
+//	nexus import KIND FILE... ...            import tutor data (catalogues, transfer rules)
 //
 // "nexus --help" lists every flag and environment variable.
 package main
@@ -43,6 +44,10 @@ Usage:
         one call through the pipeline; JSON is the tool's arguments, one object
   nexus maintenance [--trace-retention 30d] [common flags]
         delete call traces older than the retention (serve does it every hour)
+  nexus import KIND FILE... [--workspace WS] [common flags]
+        import tutor data: bctg-transfers, langara-catalogue, langara-attributes,
+        langara-sections, sfu-outlines, tutor-session, or auto (the kind each file
+        holds); idempotent, one transaction per file; "nexus import --help" says more
   nexus version
 
 Common flags:
@@ -99,6 +104,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdMaintenance(ctx, rest, stdout, stderr)
 	case "call":
 		err = cmdCall(ctx, rest, stdout, stderr)
+	case "import":
+		err = cmdImport(ctx, rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "nexus", versionString())
 	case "help", "-h", "--help":

@@ -172,6 +172,10 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 			a.Close()
 			return nil, fmt.Errorf("load demo data: %w", err)
 		}
+		if _, err := tut.LoadDemo(ctx); err != nil {
+			a.Close()
+			return nil, fmt.Errorf("load tutor demo data: %w", err)
+		}
 		log.Info("loaded demo knowledge base", "workspace", pipeline.DefaultWorkspace)
 	}
 	return a, nil
