@@ -33,7 +33,8 @@ type Result struct {
 // Confidence as its own fields, in Go and in JSON.
 type Match struct {
 	*Rule
-	// Used are the courses of the request the rule names.
+	// Used are the courses of the request the rule names (read only: it
+	// may share memory with other matches).
 	Used []catalog.Ref `json:"used"`
 	// SourceCredits is the sum of the credits the rule states for the
 	// used courses; nil when the rule states none.
@@ -225,14 +226,16 @@ func (ix *Index) ResolveTo(destination string, have []catalog.Ref, asOf time.Tim
 
 	at := asOf.Unix()
 	used := make([]bool, len(uniq))
-	// One allocation each for the matches, their used courses and their
-	// source credits; partial matches are few. A match's Used is a window
-	// of usedBuf: should usedBuf grow, earlier windows keep the old array.
+	// One allocation each for the matches and their source credits;
+	// partial matches are few. A match's Used is a window of uniq (one
+	// course) or of usedBuf (several): should usedBuf grow, earlier
+	// windows keep the old array. Used is read only.
 	matches := make([]Match, 0, len(cand))
-	usedBuf := make([]catalog.Ref, 0, len(cand)+len(uniq))
+	var usedBuf []catalog.Ref
 	credBuf := make([]float64, 0, len(cand))
 	partials := []Match{}
 	var countBuf [8]int32
+	var ksBuf [8]int
 	for _, id := range cand {
 		c := &ix.comp[id]
 		if at < c.start || at >= c.end || dest >= 0 && c.dest != dest {
@@ -244,7 +247,7 @@ func (ix *Index) ResolveTo(destination string, have []catalog.Ref, asOf time.Tim
 		}
 		counts = counts[:c.ngroups]
 		clear(counts)
-		from := len(usedBuf)
+		ks := ksBuf[:0] // indexes in uniq of the courses the rule uses
 		var credits float64
 		stated := false
 		for _, e := range ix.src[c.src : c.src+c.nsrc] {
@@ -254,8 +257,8 @@ func (ix *Index) ResolveTo(destination string, have []catalog.Ref, asOf time.Tim
 			}
 			counts[e.group]++
 			used[k] = true
-			if !slices.Contains(usedBuf[from:], uniq[k]) {
-				usedBuf = append(usedBuf, uniq[k])
+			if !slices.Contains(ks, k) {
+				ks = append(ks, k)
 				if !math.IsNaN(e.credits) {
 					credits += e.credits
 					stated = true
@@ -266,7 +269,16 @@ func (ix *Index) ResolveTo(destination string, have []catalog.Ref, asOf time.Tim
 		for g, need := range ix.need[c.need : c.need+c.ngroups] {
 			all = all && counts[g] >= need
 		}
-		m := Match{Rule: &ix.rules[c.rule], TargetCredits: ix.targetCredits[id], Used: usedBuf[from:len(usedBuf):len(usedBuf)]}
+		m := Match{Rule: &ix.rules[c.rule], TargetCredits: ix.targetCredits[id]}
+		if len(ks) == 1 {
+			m.Used = uniq[ks[0] : ks[0]+1 : ks[0]+1] // most rules use one course
+		} else {
+			from := len(usedBuf)
+			for _, k := range ks {
+				usedBuf = append(usedBuf, uniq[k])
+			}
+			m.Used = usedBuf[from:len(usedBuf):len(usedBuf)]
+		}
 		if stated {
 			credBuf = append(credBuf, credits)
 			m.SourceCredits = &credBuf[len(credBuf)-1]
