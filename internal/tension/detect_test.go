@@ -247,6 +247,11 @@ func ruleCases() []ruleCase {
 		{"slot-in-list", nexusIn("Langara STAT 1181 transfers to UBCV as LANG STAT 1181 (3) & LANG STAT 2225 (3) = UBCV STAT 200 (3), effective Jan/06."), nexusIn("Langara STAT 1181 transfers to UBCV as LANG STAT 1181 (3) & LANG STAT 3223 (3) = UBCV STAT 200 (3), effective Jan/06."), "", ""},
 		{"slot-with-credits", nexusIn("Langara BCAP 1200 transfers to TRU as TRU COMP 1910 (3), effective Sep/10."), nexusIn("Langara BCAP 1200 transfers to TRU as TRU MIST 2610 (3), effective Sep/10."), TypeContradiction, "single-valued slot"},
 		{"values-unbalanced", nexusIn("Langara JAPN 1117 transfers to UVIC as UVIC PAAS 131 (1.5), effective Sep/09."), nexusIn("Langara JAPN 1117 transfers to UVIC as LANG JAPN 1117 (3) & LANG JAPN 1217 (3) = UVIC PAAS 131 (3), effective Sep/09."), "", ""},
+		{"observed-suffix", nexusIn("Langara STAT 1181 transfers to SFU as SFU STAT 301 (3), Exemption, effective Sep/99."), nexusIn("Langara STAT 1181 transfers to SFU as SFU STAT 301 (3), effective Sep/99. (observed 2001)"), "", ""},
+		{"spacing-variant", nexusIn("Langara FINA 1120 transfers to SFU as SFU CA 262 (3), Visual Arts Studio, effective May/99."), nexusIn("Langara FINA 1120 transfers to SFU as SFU CA 262 (3), Visual ArtsStudio, effective May/99."), "", ""},
+		{"heading-only", nexusIn("SFU POL 854 (Conflict in Public Policy): This course lets students examine the role of ideas in public policy."), nexusIn("SFU POL 854 (Conflict in Public Policy): Too often, the contention in policy processes goes unexamined."), "", ""},
+		{"heading-same-claim", nexusIn("SFU POL 854 (Conflict in Public Policy): The course is offered online."), nexusIn("SFU POL 854 (Conflict in Public Policy): The course is offered offline."), TypeContradiction, "opposed terms"},
+		{"increment-not-total", nexusIn("Langara CHIN 2217 (Chinese IV): Students will learn another 300 Chinese words."), nexusIn("Langara CHIN 2217 (Chinese IV): Students will use approximately 2000 Chinese words."), "", ""},
 		{"identifier-level", nexusIn("Langara ANTH 1400 transfers to TWU as TWU ANTH 1XX (3), effective May/19."), nexusIn("Langara ANTH 1400 transfers to TWU as TWU ANTH 2XX (3), effective May/19."), TypeContradiction, "single-valued slot"},
 	}
 }

@@ -187,10 +187,14 @@ func valueLabel(x *belief, i int) string {
 // boundConflict reports whether values a and b of one class cannot both
 // hold, given their qualifiers: exact values differ, an exact or
 // approximate value lies outside a bound ("90 minutes" vs "under an hour"),
-// or an approximate value is more than approxTolerance away. Two bounds
-// never conflict here.
+// or an approximate value is more than approxTolerance away. Two bounds, and
+// an increment ("another 300 words"), never conflict here.
 func boundConflict(a, b *term) bool {
 	bound := func(q string) bool { return q == "<" || q == "<=" || q == ">" || q == ">=" }
+	known := func(q string) bool { return q == "" || q == "~" || bound(q) }
+	if !known(a.qual) || !known(b.qual) {
+		return false // an increment ("another 300") or a comparison, not a value
+	}
 	if bound(a.qual) {
 		a, b = b, a
 	}

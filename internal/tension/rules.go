@@ -77,6 +77,7 @@ const (
 	RulePartial               = "partial-overlap"
 	CheckDateQualifiers       = "dates-as-qualifiers"
 	CheckGate                 = "similarity-gate"
+	CheckHeadingOnly          = "heading-only"
 )
 
 // rules is the decision table, in order.
@@ -154,7 +155,7 @@ var rules = []Rule{
 		when:        func(p *pair) bool { return p.substituted() && !p.ev.functional }},
 	{Name: RuleSlot, typ: TypeContradiction, severity: 2,
 		Description: `one single-valued slot holds different values ("the default branch is main" vs "... is master"; "written in Go" vs "written in Rust")`,
-		when:        func(p *pair) bool { return p.ev.functional },
+		when:        func(p *pair) bool { return p.ev.functional && !spacingVariant(p) },
 		reason: func(p *pair) string {
 			return "single-valued slot: " + quote(slotText(p.x, p.ev.slotA)) + " vs " + quote(slotText(p.y, p.ev.slotB))
 		}},
@@ -213,6 +214,9 @@ var checks = []Rule{
 		Description: `differing calendar dates next to another conflict are time qualifiers ("in 2019 ... MySQL" vs "in 2023 ... PostgreSQL")`,
 		when:        func(p *pair) bool { return p.ev.dateConflict },
 	},
+	{Name: CheckHeadingOnly, Effect: Vetoes,
+		Description: `both beliefs open with one heading ("SFU POL 854 (Conflict and Controversy): ...") and their bodies fail the similarity gate: two statements about one subject`,
+		when:        headingOnly},
 	{Name: CheckGate, Effect: Vetoes,
 		Description: "the topical similarity gate fails (see gate)",
 		when:        func(p *pair) bool { return !gate(p.x, p.y, p.ev, p.aligned()) }},
@@ -254,7 +258,7 @@ func partialOverlap(p *pair) bool {
 	x, y, ev := p.x, p.y, p.ev
 	tail := ev.slotA[1] == len(x.core)-1 && ev.slotB[1] == len(y.core)-1
 	named := slotNamed(x, ev.slotA) && slotNamed(y, ev.slotB)
-	return sameDomain(p.a, p.b) && ev.slotOK && !ev.flip && x.negs == y.negs && len(ev.conflicts) == 0 && !ev.scopeDiff &&
+	return sameDomain(p.a, p.b) && ev.slotOK && !spacingVariant(p) && !ev.flip && x.negs == y.negs && len(ev.conflicts) == 0 && !ev.scopeDiff &&
 		!inSubject(x, ev.slotA) && !inSubject(y, ev.slotB) && slotClauseShared(x, ev.slotA, ev.shared) && slotClauseShared(y, ev.slotB, ev.shared) &&
 		ev.slotA[0] > 0 && ev.slotB[0] > 0 && (tail || named) &&
 		len(ev.shared) >= partialMinShared && gate(x, y, ev, 1)
@@ -430,4 +434,78 @@ func balancedValues(p *pair) bool {
 		}
 	}
 	return true
+}
+
+// spacingVariant reports whether the substituted slots of p spell the same
+// letters ("Arts Studio" vs "ArtsStudio"): one value, typed two ways.
+func spacingVariant(p *pair) bool {
+	if !p.ev.slotOK {
+		return false
+	}
+	return slotLetters(p.x, p.ev.slotA) == slotLetters(p.y, p.ev.slotB)
+}
+
+func slotLetters(x *belief, s [2]int) string {
+	var b strings.Builder
+	for k := s[0]; k <= s[1]; k++ {
+		b.WriteString(strings.ReplaceAll(x.seq[x.core[k]].disp, " ", ""))
+	}
+	return b.String()
+}
+
+// heading returns the end (exclusive seq index) of x's heading: a leading
+// run of content terms closed by a parenthesis, and the parenthesised part
+// ("SFU POL 854 (Conflict and Controversy in Public Policy)"); 0 if none.
+func heading(x *belief) int {
+	i := 0
+	for i < len(x.seq) && (x.seq[i].kind == wordTerm || x.seq[i].kind == valueTerm) {
+		i++
+	}
+	if i == 0 || i >= len(x.seq) || x.seq[i].kind != breakTerm || !x.seq[i].paren {
+		return 0
+	}
+	for j := i + 1; j < len(x.seq); j++ {
+		if x.seq[j].kind == breakTerm {
+			if !contentAfter(x, j) {
+				return 0
+			}
+			return j + 1
+		}
+	}
+	return 0
+}
+
+// headingOnly reports whether both beliefs have a heading and the content
+// after it fails the similarity gate: what they share is their subject,
+// not a claim.
+func headingOnly(p *pair) bool {
+	hx, hy := heading(p.x), heading(p.y)
+	if hx == 0 || hy == 0 {
+		return false
+	}
+	body := func(x *belief, from int, other *belief, otherFrom int) (n, shared int) {
+		var seen []string
+		for i := from; i < len(x.seq); i++ {
+			t := &x.seq[i]
+			if t.kind != wordTerm && t.kind != valueTerm || contains(seen, t.key) {
+				continue
+			}
+			seen = append(seen, t.key)
+			n++
+			for j := otherFrom; j < len(other.seq); j++ {
+				if other.seq[j].kind == t.kind && other.seq[j].key == t.key {
+					shared++
+					break
+				}
+			}
+		}
+		return n, shared
+	}
+	nx, sx := body(p.x, hx, p.y, hy)
+	ny, _ := body(p.y, hy, p.x, hx)
+	if nx == 0 || ny == 0 {
+		return false
+	}
+	s := float64(sx + len(p.ev.antA) + len(p.ev.conflicts))
+	return s/float64(min(nx, ny)) < minOverlap
 }

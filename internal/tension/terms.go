@@ -203,7 +203,9 @@ func toTerms(lx []lexeme) []term {
 			out = append(out, t)
 			continue
 		}
-		if stopWords[w] && w != "may" {
+		if stopWords[w] && w != "may" || timeScopeWords[w] {
+			// Time-scope words that are not stop words ("effective",
+			// "observed") introduce a date; they are no content.
 			out = append(out, term{key: w, disp: w, kind: stopTerm})
 			continue
 		}
