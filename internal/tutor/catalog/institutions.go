@@ -80,9 +80,13 @@ func NewDirectory(extra ...Institution) *Directory {
 
 // Add adds or replaces an institution (matched by key or code).
 func (d *Directory) Add(in Institution) {
-	if i, ok := d.index[fold(in.Key)]; ok {
-		d.list[i] = in
-	} else if i, ok := d.index[fold(in.Code)]; ok && in.Code != "" {
+	// The key is matched against keys and the code against codes only: an
+	// institution whose key is another's alias ("ubc" for UBC Vancouver)
+	// is a new one, not a replacement.
+	i := slices.IndexFunc(d.list, func(x Institution) bool {
+		return fold(x.Key) == fold(in.Key) || (in.Code != "" && fold(x.Code) == fold(in.Code))
+	})
+	if i >= 0 {
 		d.list[i] = in
 	} else {
 		d.list = append(d.list, in)
@@ -90,16 +94,25 @@ func (d *Directory) Add(in Institution) {
 	d.reindex()
 }
 
+// reindex indexes keys and codes first, then names and aliases, so that
+// a key or code always finds its institution even when it is also another
+// institution's alias.
 func (d *Directory) reindex() {
 	d.index = map[string]int{}
-	for i, in := range d.list {
-		for _, n := range append([]string{in.Key, in.Code, in.Name}, in.Aliases...) {
+	add := func(i int, names ...string) {
+		for _, n := range names {
 			if k := fold(n); k != "" {
 				if _, taken := d.index[k]; !taken {
 					d.index[k] = i
 				}
 			}
 		}
+	}
+	for i, in := range d.list {
+		add(i, in.Key, in.Code)
+	}
+	for i, in := range d.list {
+		add(i, append([]string{in.Name}, in.Aliases...)...)
 	}
 }
 
