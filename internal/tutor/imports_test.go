@@ -485,3 +485,61 @@ func TestLoadDemo(t *testing.T) {
 		}
 	})
 }
+
+// TestImportTransferRowsKept: a transfer row the parser cannot structure,
+// one to an institution the directory does not know and one whose course
+// code is not a number are stored all the same, flagged unparsed and found
+// by their course; a row repeated verbatim is stored once and reported.
+func TestImportTransferRowsKept(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		tut := newTutor(st)
+		file := filepath.Join(t.TempDir(), "rows.json")
+		rows := `{"courses": [
+			{"subject": "CPSC", "course_code": 1150, "source": "LANG", "destination": "SFU", "credit": "SFU CMPT 120 (3)", "effective_start": "Sep/10", "effective_end": "present"},
+			{"subject": "CPSC", "course_code": 1150, "source": "LANG", "destination": "XYZU", "credit": "XYZU CS 101 (3)", "effective_start": "Sep/10", "effective_end": "present"},
+			{"subject": "CPSC", "course_code": "11A0", "source": "LANG", "destination": "SFU", "credit": "SFU CMPT 1XX (3)", "effective_start": "Sep/10", "effective_end": "present"},
+			{"subject": "CPSC", "course_code": 1181, "source": "LANG", "destination": "SFU", "credit": "", "effective_start": "Sep/10", "effective_end": "present"},
+			{"subject": "CPSC", "course_code": 1150, "source": "LANG", "destination": "SFU", "credit": "SFU CMPT 120 (3)", "effective_start": "Sep/10", "effective_end": "present"}]}`
+		if err := os.WriteFile(file, []byte(rows), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		sum, err := tut.Import(ctx, tutor.KindTransfers, []string{file}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.RowsRead != 5 || sum.Created != 4 || sum.Duplicates != 1 || sum.NotParsed != 3 || sum.ProblemCount != 4 {
+			t.Fatalf("summary: %+v", sum)
+		}
+		reasons := fmt.Sprint(sum.Reasons)
+		for _, w := range []string{"destination institution not in the directory", "course_code \"11A0\" is not a course number", "empty credit text", "the same row again"} {
+			if !strings.Contains(reasons, w) {
+				t.Fatalf("reasons %s do not say %q", reasons, w)
+			}
+		}
+		if n := count(t, st, `SELECT COUNT(*) FROM tn_transfer_rules WHERE parsed = 0`); n != 3 {
+			t.Fatalf("%d unparsed rules stored, want 3", n)
+		}
+		if n := count(t, st, `SELECT COUNT(*) FROM tn_transfer_rules WHERE target_institution = 'xyzu' AND rule LIKE '%XYZU CS 101 (3)%'`); n != 1 {
+			t.Fatal("the rule to an unknown institution is not stored with its text")
+		}
+		for _, c := range []string{"langara:CPSC 1150", "langara:CPSC 11A0", "langara:CPSC 1181"} {
+			if n := count(t, st, `SELECT COUNT(*) FROM tn_transfer_rule_courses WHERE course = ? AND side = 'source'`, c); n == 0 {
+				t.Fatalf("no rule found by %s", c)
+			}
+		}
+		before := checksum(t, st)
+		if sum, err := tut.Import(ctx, tutor.KindTransfers, []string{file}, nil); err != nil || sum.Unchanged != 4 || checksum(t, st) != before {
+			t.Fatalf("again: %v %+v", err, sum)
+		}
+		// An agreement whose end changed is updated, not duplicated.
+		changed := strings.Replace(rows, `"SFU CMPT 120 (3)", "effective_start": "Sep/10", "effective_end": "present"}`, `"SFU CMPT 120 (3)", "effective_start": "Sep/10", "effective_end": "Aug/24"}`, 1)
+		if err := os.WriteFile(file, []byte(changed), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		sum, err = tut.Import(ctx, tutor.KindTransfers, []string{file}, nil)
+		if err != nil || sum.Updated != 1 || sum.Created != 0 || count(t, st, `SELECT COUNT(*) FROM tn_transfer_rules WHERE effective_end = '2024-08-31'`) != 1 {
+			t.Fatalf("changed end: %v %+v", err, sum)
+		}
+	})
+}

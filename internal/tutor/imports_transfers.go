@@ -31,10 +31,40 @@ type transfersFile struct {
 // agreement. The effective end is left out so that an agreement that ends
 // later than a previous export said is updated, not duplicated.
 func RuleKey(row transfer.Row) string {
-	credit := strings.Join(strings.Fields(row.Credit), " ")
+	return bctgRow{Subject: row.Subject, CourseCode: flexText(strconv.Itoa(row.CourseCode)), Source: row.Source, Destination: row.Destination,
+		Credit: row.Credit, EffectiveStart: row.EffectiveStart}.key()
+}
+
+// bctgRow is a BC Transfer Guide row as read, course_code a number or
+// text: a row whose code is not a number is kept, unparsed.
+type bctgRow struct {
+	Subject        string   `json:"subject"`
+	CourseCode     flexText `json:"course_code"`
+	Source         string   `json:"source"`
+	Destination    string   `json:"destination"`
+	Credit         string   `json:"credit"`
+	EffectiveStart string   `json:"effective_start"`
+	EffectiveEnd   string   `json:"effective_end"`
+}
+
+func (r bctgRow) key() string {
+	credit := strings.Join(strings.Fields(r.Credit), " ")
 	sum := sha256.Sum256([]byte(credit))
-	return fmt.Sprintf("%s %s %d > %s %s #%s", strings.ToUpper(strings.TrimSpace(row.Source)), strings.ToUpper(strings.TrimSpace(row.Subject)),
-		row.CourseCode, strings.ToUpper(strings.TrimSpace(row.Destination)), strings.TrimSpace(row.EffectiveStart), hex.EncodeToString(sum[:4]))
+	return fmt.Sprintf("%s %s %s > %s %s #%s", strings.ToUpper(strings.TrimSpace(r.Source)), strings.ToUpper(strings.TrimSpace(r.Subject)),
+		r.CourseCode, strings.ToUpper(strings.TrimSpace(r.Destination)), strings.TrimSpace(r.EffectiveStart), hex.EncodeToString(sum[:4]))
+}
+
+// parse parses the row with transfer.Parse; a row whose course_code is not
+// a number is returned unparsed, saying so.
+func (r bctgRow) parse(dir *catalog.Directory) transfer.Rule {
+	code, err := strconv.Atoi(string(r.CourseCode))
+	if err != nil || code < 0 {
+		return transfer.Rule{Raw: r.Credit, ParseProblem: fmt.Sprintf("course_code %q is not a course number", r.CourseCode),
+			Evidence: transfer.Evidence{Source: transfer.EvidenceSource, URL: transfer.EvidenceURL,
+				Reference: fmt.Sprintf("%s %s %s to %s, effective %s", r.Source, r.Subject, r.CourseCode, r.Destination, r.EffectiveStart)}}
+	}
+	return transfer.Parse(transfer.Row{Subject: r.Subject, CourseCode: code, Source: r.Source, Destination: r.Destination, Credit: r.Credit,
+		EffectiveStart: r.EffectiveStart, EffectiveEnd: r.EffectiveEnd}, dir)
 }
 
 // ruleRecord is a tn_transfer_rules row as the import compares it.
@@ -74,14 +104,14 @@ func (s *Server) rulesTx(ctx context.Context, tx *sql.Tx) (map[string]*ruleRecor
 }
 
 // transferRow reads a BCTG row and parses it into the stored form.
-func (s *Server) transferRow(row transfer.Row, source string) (ruleRow, transfer.Rule, error) {
-	rule := transfer.Parse(row, s.dir)
+func (s *Server) transferRow(row bctgRow, source string) (ruleRow, transfer.Rule, error) {
+	rule := row.parse(s.dir)
 	b, err := json.Marshal(rule)
 	if err != nil {
 		return ruleRow{}, rule, err
 	}
 	r := ruleRow{ruleRecord: ruleRecord{rule: string(b), outcome: string(rule.Outcome), parsed: rule.Parsed, source: source,
-		subject: strings.ToUpper(strings.TrimSpace(row.Subject)), number: strconv.Itoa(row.CourseCode)}}
+		subject: strings.ToUpper(strings.TrimSpace(row.Subject)), number: strings.ToUpper(string(row.CourseCode))}}
 	r.src = institutionKey(s.dir, row.Source)
 	r.dst = institutionKey(s.dir, row.Destination)
 	if !rule.EffectiveStart.IsZero() {
@@ -142,12 +172,12 @@ func (s *Server) importTransfers(ctx context.Context, tx *sql.Tx, f *transfersFi
 	now := s.now().UnixMicro()
 	for i, raw := range f.Courses {
 		row := i + 1
-		var in transfer.Row
+		var in bctgRow
 		if err := json.Unmarshal(raw, &in); err != nil {
 			run.notParsed(row, "", "record does not decode", err.Error())
 			continue
 		}
-		key := RuleKey(in)
+		key := in.key()
 		if first, dup := firstRow[key]; dup {
 			run.sum.Duplicates++
 			run.problem(row, key, "the same row again (same agreement and credit text): stored once", fmt.Sprintf("as row %d", first))
