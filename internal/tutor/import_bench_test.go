@@ -21,7 +21,7 @@ import (
 // BenchmarkImportTransfers imports the full langara/transfers.json
 // (11,882 rows; target 3 s on SQLite).
 func BenchmarkImportTransfers(b *testing.B) {
-	benchImport(b, tutor.KindTransfers, []string{"langara/transfers.json"})
+	impBench(b, tutor.KindTransfers, []string{"langara/transfers.json"})
 }
 
 // BenchmarkImportAll imports all the shared data with auto: the Langara
@@ -29,13 +29,13 @@ func BenchmarkImportTransfers(b *testing.B) {
 // transfer rows (20,831 rows; target 10 s on SQLite).
 func BenchmarkImportAll(b *testing.B) {
 	var rels []string
-	for _, f := range realFiles {
+	for _, f := range impRealFiles {
 		rels = append(rels, f.rel)
 	}
-	benchImport(b, tutor.KindAuto, rels)
+	impBench(b, tutor.KindAuto, rels)
 }
 
-func benchImport(b *testing.B, kind string, rels []string) {
+func impBench(b *testing.B, kind string, rels []string) {
 	dir := impSharedData(b)
 	var files []string
 	for _, r := range rels {
@@ -50,7 +50,7 @@ func benchImport(b *testing.B, kind string, rels []string) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				st := d.open(b)
-				tut := newTutor(st)
+				tut := impTutor(st)
 				b.StartTimer()
 				sum, err := tut.Import(context.Background(), kind, files, nil)
 				if err != nil {

@@ -45,13 +45,13 @@ func impSharedData(t testing.TB) string {
 	return dir
 }
 
-// realFile is a file of the shared data, its kind and how many records it
+// impRealFile is a file of the shared data, its kind and how many records it
 // holds (counted here by reading it, not through the importer).
-type realFile struct {
+type impRealFile struct {
 	rel, kind, list string
 }
 
-var realFiles = []realFile{
+var impRealFiles = []impRealFile{
 	{"langara/catalogue.json", tutor.KindCatalogue, "courses"},
 	{"langara/attributes.json", tutor.KindAttributes, "attributes"},
 	{"langara/202310.json", tutor.KindSections, "courses"},
@@ -61,10 +61,10 @@ var realFiles = []realFile{
 	{"langara/transfers.json", tutor.KindTransfers, "courses"},
 }
 
-func (f realFile) path(t testing.TB) string { return filepath.Join(impSharedData(t), f.rel) }
+func (f impRealFile) path(t testing.TB) string { return filepath.Join(impSharedData(t), f.rel) }
 
 // records counts the file's records, and returns them.
-func (f realFile) records(t testing.TB) []map[string]any {
+func (f impRealFile) records(t testing.TB) []map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(f.path(t))
 	if err != nil {
@@ -81,12 +81,12 @@ func (f realFile) records(t testing.TB) []map[string]any {
 	return recs
 }
 
-func newTutor(st *store.Store) *tutor.Server {
+func impTutor(st *store.Store) *tutor.Server {
 	return tutor.New(st, conversation.New(st), tutor.Options{CursorKey: []byte("test-key")})
 }
 
-// importTables are the tables an import writes.
-var importTables = []struct{ name, order string }{
+// impTables are the tables an import writes.
+var impTables = []struct{ name, order string }{
 	{"tn_courses", "institution, subject, number"},
 	{"tn_sections", "institution, term, crn"},
 	{"tn_transfer_rules", "row_key"},
@@ -94,10 +94,10 @@ var importTables = []struct{ name, order string }{
 }
 
 // checksum digests every row of the import's tables, every column.
-func checksum(t testing.TB, st *store.Store) string {
+func impChecksum(t testing.TB, st *store.Store) string {
 	t.Helper()
 	h := sha256.New()
-	for _, tb := range importTables {
+	for _, tb := range impTables {
 		rows, err := st.DB().Query(`SELECT * FROM ` + tb.name + ` ORDER BY ` + tb.order)
 		if err != nil {
 			t.Fatal(err)
@@ -128,7 +128,7 @@ func checksum(t testing.TB, st *store.Store) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func count(t testing.TB, st *store.Store, q string, args ...any) int {
+func impCount(t testing.TB, st *store.Store, q string, args ...any) int {
 	t.Helper()
 	var n int
 	if err := st.DB().QueryRow(st.Q(q), args...).Scan(&n); err != nil {
@@ -144,16 +144,16 @@ func count(t testing.TB, st *store.Store, q string, args ...any) int {
 func TestImportRealFiles(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		tut := newTutor(st)
+		tut := impTutor(st)
 		// Expected counts, read from the files.
-		catalogue := realFiles[0].records(t)
+		catalogue := impRealFiles[0].records(t)
 		sectionCourses := map[string]bool{}
 		catalogued := map[string]bool{}
 		for _, r := range catalogue {
 			catalogued[fmt.Sprintf("%v %v", r["subject"], r["course_code"])] = true
 		}
 		sections := 0
-		for _, f := range realFiles[2:5] {
+		for _, f := range impRealFiles[2:5] {
 			for _, r := range f.records(t) {
 				sections++
 				if k := fmt.Sprintf("%v %v", r["subject"], r["course_code"]); !catalogued[k] {
@@ -161,15 +161,14 @@ func TestImportRealFiles(t *testing.T) {
 				}
 			}
 		}
-		outlines := len(realFiles[5].records(t))
-		transfers := realFiles[6].records(t)
-		type agreement struct{ src, dst, subj, start, credit string }
+		outlines := len(impRealFiles[5].records(t))
+		transfers := impRealFiles[6].records(t)
 		distinct := map[string]bool{}
 		for _, r := range transfers {
 			distinct[fmt.Sprintf("%v|%v|%v|%v|%v|%v", r["source"], r["destination"], r["subject"], r["course_code"], r["effective_start"], r["credit"])] = true
 		}
 
-		for _, f := range realFiles {
+		for _, f := range impRealFiles {
 			sum, err := tut.Import(ctx, f.kind, []string{f.path(t)}, nil)
 			if err != nil {
 				t.Fatalf("import %s: %v", f.rel, err)
@@ -189,7 +188,7 @@ func TestImportRealFiles(t *testing.T) {
 				}
 			case tutor.KindAttributes:
 				// Every attributes row is a catalogued course: merged, none created.
-				if sum.Updated != n || count(t, st, `SELECT COUNT(*) FROM tn_courses WHERE institution = 'langara'`) != len(catalogue) {
+				if sum.Updated != n || impCount(t, st, `SELECT COUNT(*) FROM tn_courses WHERE institution = 'langara'`) != len(catalogue) {
 					t.Fatalf("attributes: %+v", sum)
 				}
 			case tutor.KindTransfers:
@@ -200,31 +199,31 @@ func TestImportRealFiles(t *testing.T) {
 					100*float64(n-sum.Duplicates-sum.NotParsed)/float64(n-sum.Duplicates))
 			}
 		}
-		if got := count(t, st, `SELECT COUNT(*) FROM tn_sections`); got != sections {
+		if got := impCount(t, st, `SELECT COUNT(*) FROM tn_sections`); got != sections {
 			t.Fatalf("%d sections stored, the term files hold %d", got, sections)
 		}
-		if got, want := count(t, st, `SELECT COUNT(*) FROM tn_courses WHERE institution = 'langara'`), len(catalogue)+len(sectionCourses); got != want {
+		if got, want := impCount(t, st, `SELECT COUNT(*) FROM tn_courses WHERE institution = 'langara'`), len(catalogue)+len(sectionCourses); got != want {
 			t.Fatalf("%d Langara courses, want %d (catalogue) + %d (only in term files)", got, len(catalogue), len(sectionCourses))
 		}
-		if got := count(t, st, `SELECT COUNT(*) FROM tn_courses WHERE institution = 'sfu'`); got != outlines {
+		if got := impCount(t, st, `SELECT COUNT(*) FROM tn_courses WHERE institution = 'sfu'`); got != outlines {
 			t.Fatalf("%d SFU courses, want %d", got, outlines)
 		}
-		if got := count(t, st, `SELECT COUNT(*) FROM tn_transfer_rules`); got != len(distinct) {
+		if got := impCount(t, st, `SELECT COUNT(*) FROM tn_transfer_rules`); got != len(distinct) {
 			t.Fatalf("%d transfer rules, want %d", got, len(distinct))
 		}
-		if got := count(t, st, `SELECT COUNT(*) FROM tn_transfer_rules WHERE parsed = 0`); got != count(t, st, `SELECT COUNT(*) FROM tn_transfer_rules WHERE outcome = ''`) {
+		if got := impCount(t, st, `SELECT COUNT(*) FROM tn_transfer_rules WHERE parsed = 0`); got != impCount(t, st, `SELECT COUNT(*) FROM tn_transfer_rules WHERE outcome = ''`) {
 			t.Fatalf("unparsed rules without an empty outcome")
 		}
 		// Every rule names its own course on the source side.
-		if got := count(t, st, `SELECT COUNT(*) FROM tn_transfer_rules r WHERE NOT EXISTS (SELECT 1 FROM tn_transfer_rule_courses c
+		if got := impCount(t, st, `SELECT COUNT(*) FROM tn_transfer_rules r WHERE NOT EXISTS (SELECT 1 FROM tn_transfer_rule_courses c
 			WHERE c.rule_id = r.id AND c.side = 'source' AND c.course = 'langara:' || r.subject || ' ' || r.number)`); got != 0 {
 			t.Fatalf("%d rules without their own course among their source courses", got)
 		}
-		checkSamples(t, tut, st)
+		impCheckSamples(t, st)
 
-		before := checksum(t, st)
+		before := impChecksum(t, st)
 		var all []string
-		for _, f := range realFiles {
+		for _, f := range impRealFiles {
 			all = append(all, f.path(t))
 		}
 		sum, err := tut.Import(ctx, tutor.KindAuto, all, nil)
@@ -234,7 +233,7 @@ func TestImportRealFiles(t *testing.T) {
 		if sum.Created != 0 || sum.Updated != 0 || sum.Unchanged+sum.Duplicates != sum.RowsRead {
 			t.Fatalf("second import: %+v", sum)
 		}
-		if after := checksum(t, st); after != before {
+		if after := impChecksum(t, st); after != before {
 			t.Fatal("the second import changed stored rows")
 		}
 	})
@@ -242,7 +241,7 @@ func TestImportRealFiles(t *testing.T) {
 
 // checkSamples checks a few records against what their files say, read by
 // hand.
-func checkSamples(t *testing.T, tut *tutor.Server, st *store.Store) {
+func impCheckSamples(t *testing.T, st *store.Store) {
 	t.Helper()
 	var title, desc, details string
 	var credits float64
@@ -277,7 +276,7 @@ func checkSamples(t *testing.T, tut *tutor.Server, st *store.Store) {
 		t.Fatalf("202330 CRN 30852: %s %s", section, details)
 	}
 	// A Langara requisite paragraph is the course's prerequisite text.
-	if n := count(t, st, `SELECT COUNT(*) FROM tn_courses WHERE institution = 'langara' AND details LIKE '%"prerequisites":%'`); n < 500 {
+	if n := impCount(t, st, `SELECT COUNT(*) FROM tn_courses WHERE institution = 'langara' AND details LIKE '%"prerequisites":%'`); n < 500 {
 		t.Fatalf("only %d Langara courses with prerequisites", n)
 	}
 	// transfers.json: LANG ABST 1100 to CAPU, effective May/03, is CAPU HIST 209 (3).
@@ -289,11 +288,10 @@ func checkSamples(t *testing.T, tut *tutor.Server, st *store.Store) {
 	if outcome != "credit" || start != "2003-05-01" || !strings.Contains(rule, `"raw":"CAPU HIST 209 (3)"`) {
 		t.Fatalf("ABST 1100 to CAPU: %s %s %s", outcome, start, rule)
 	}
-	if n := count(t, st, `SELECT COUNT(*) FROM tn_transfer_rule_courses c JOIN tn_transfer_rules r ON r.id = c.rule_id
+	if n := impCount(t, st, `SELECT COUNT(*) FROM tn_transfer_rule_courses c JOIN tn_transfer_rules r ON r.id = c.rule_id
 		WHERE r.subject = 'ABST' AND r.number = '1100' AND r.target_institution = 'capu' AND c.side = 'target' AND c.course = 'capu:HIST 209'`); n != 1 {
 		t.Fatalf("ABST 1100 to CAPU: target course rows %d", n)
 	}
-	_ = tut
 }
 
 // TestImportBadFiles: a truncated file, a file of another kind, a file that
@@ -303,7 +301,7 @@ func checkSamples(t *testing.T, tut *tutor.Server, st *store.Store) {
 func TestImportBadFiles(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		tut := newTutor(st)
+		tut := impTutor(st)
 		dir := t.TempDir()
 		write := func(name, content string) string {
 			p := filepath.Join(dir, name)
@@ -312,14 +310,14 @@ func TestImportBadFiles(t *testing.T) {
 			}
 			return p
 		}
-		whole, err := os.ReadFile(realFiles[0].path(t))
+		whole, err := os.ReadFile(impRealFiles[0].path(t))
 		if err != nil {
 			t.Fatal(err)
 		}
 		truncated := write("cut.json", string(whole[:len(whole)/2]))
 		notJSON := write("notes.json", "subject,course_code\nCPSC,1150\n")
 		unknown := write("other.json", `{"rows": [{"a": 1}]}`)
-		good := realFiles[1].path(t)
+		good := impRealFiles[1].path(t)
 		for _, tt := range []struct {
 			kind  string
 			files []string
@@ -327,7 +325,7 @@ func TestImportBadFiles(t *testing.T) {
 		}{
 			{tutor.KindCatalogue, []string{truncated}, []string{"cut.json", "ends early", "truncated"}},
 			{tutor.KindAuto, []string{good, truncated}, []string{"cut.json", "truncated"}},
-			{tutor.KindSFU, []string{realFiles[0].path(t)}, []string{"catalogue.json", "holds langara-catalogue data, not sfu-outlines"}},
+			{tutor.KindSFU, []string{impRealFiles[0].path(t)}, []string{"catalogue.json", "holds langara-catalogue data, not sfu-outlines"}},
 			{tutor.KindTransfers, []string{good}, []string{"attributes.json", "not bctg-transfers"}},
 			{tutor.KindAuto, []string{notJSON}, []string{"notes.json", "not valid JSON at line 1"}},
 			{tutor.KindAuto, []string{unknown}, []string{"other.json", "top-level keys rows"}},
@@ -346,8 +344,8 @@ func TestImportBadFiles(t *testing.T) {
 		if _, err := tut.Import(ctx, "langara-grades", []string{good}, nil); err == nil || errs.CodeOf(err) != errs.BadRequest {
 			t.Fatalf("unknown kind: %v", err)
 		}
-		for _, tb := range importTables {
-			if n := count(t, st, `SELECT COUNT(*) FROM `+tb.name); n != 0 {
+		for _, tb := range impTables {
+			if n := impCount(t, st, `SELECT COUNT(*) FROM `+tb.name); n != 0 {
 				t.Fatalf("%d rows written to %s by failed imports", n, tb.name)
 			}
 		}
@@ -370,11 +368,11 @@ func TestImportBadFiles(t *testing.T) {
 // content: the files are copied under names that say nothing.
 func TestImportAutoDetects(t *testing.T) {
 	st := storetest.OpenTestSQLite(t)
-	tut := newTutor(st)
+	tut := impTutor(st)
 	dir := t.TempDir()
 	var files []string
 	want := map[string]string{}
-	for i, f := range realFiles {
+	for i, f := range impRealFiles {
 		b, err := os.ReadFile(f.path(t))
 		if err != nil {
 			t.Fatal(err)
@@ -426,7 +424,7 @@ func TestImportSessionRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		tut := newTutor(st)
+		tut := impTutor(st)
 		sum, err := tut.Import(ctx, tutor.KindAuto, []string{file}, nil, tutor.IntoWorkspace("class-a"))
 		if err != nil || sum.Created != 1 || sum.PerFile[0].Kind != tutor.KindSession {
 			t.Fatalf("import session: %v %+v", err, sum)
@@ -456,7 +454,7 @@ func TestImportSessionRoundTrip(t *testing.T) {
 func TestLoadDemo(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		tut := newTutor(st)
+		tut := impTutor(st)
 		sum, err := tut.LoadDemo(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -464,23 +462,23 @@ func TestLoadDemo(t *testing.T) {
 		if sum.NotParsed != 0 || sum.ProblemCount != 0 || sum.Files != 5 {
 			t.Fatalf("demo: %+v", sum)
 		}
-		if n := count(t, st, `SELECT COUNT(*) FROM tn_courses WHERE source = 'demo'`); n != 14 {
+		if n := impCount(t, st, `SELECT COUNT(*) FROM tn_courses WHERE source = 'demo'`); n != 14 {
 			t.Fatalf("%d demo courses, want 14", n)
 		}
-		if n := count(t, st, `SELECT COUNT(*) FROM tn_transfer_rules WHERE source = 'demo' AND parsed = 1`); n != 17 {
+		if n := impCount(t, st, `SELECT COUNT(*) FROM tn_transfer_rules WHERE source = 'demo' AND parsed = 1`); n != 17 {
 			t.Fatalf("%d parsed demo rules, want 17", n)
 		}
 		for _, o := range []string{"credit", "no_credit", "exemption"} {
-			if count(t, st, `SELECT COUNT(*) FROM tn_transfer_rules WHERE outcome = ?`, o) == 0 {
+			if impCount(t, st, `SELECT COUNT(*) FROM tn_transfer_rules WHERE outcome = ?`, o) == 0 {
 				t.Fatalf("no demo rule of outcome %s", o)
 			}
 		}
-		if n := count(t, st, `SELECT COUNT(*) FROM tn_sections WHERE term = '202530'`); n != 5 {
+		if n := impCount(t, st, `SELECT COUNT(*) FROM tn_sections WHERE term = '202530'`); n != 5 {
 			t.Fatalf("%d demo sections", n)
 		}
-		before := checksum(t, st)
+		before := impChecksum(t, st)
 		sum, err = tut.LoadDemo(ctx)
-		if err != nil || sum.Created+sum.Updated != 0 || checksum(t, st) != before {
+		if err != nil || sum.Created+sum.Updated != 0 || impChecksum(t, st) != before {
 			t.Fatalf("demo again: %v %+v", err, sum)
 		}
 	})
@@ -493,7 +491,7 @@ func TestLoadDemo(t *testing.T) {
 func TestImportTransferRowsKept(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		tut := newTutor(st)
+		tut := impTutor(st)
 		file := filepath.Join(t.TempDir(), "rows.json")
 		rows := `{"courses": [
 			{"subject": "CPSC", "course_code": 1150, "source": "LANG", "destination": "SFU", "credit": "SFU CMPT 120 (3)", "effective_start": "Sep/10", "effective_end": "present"},
@@ -517,19 +515,19 @@ func TestImportTransferRowsKept(t *testing.T) {
 				t.Fatalf("reasons %s do not say %q", reasons, w)
 			}
 		}
-		if n := count(t, st, `SELECT COUNT(*) FROM tn_transfer_rules WHERE parsed = 0`); n != 3 {
+		if n := impCount(t, st, `SELECT COUNT(*) FROM tn_transfer_rules WHERE parsed = 0`); n != 3 {
 			t.Fatalf("%d unparsed rules stored, want 3", n)
 		}
-		if n := count(t, st, `SELECT COUNT(*) FROM tn_transfer_rules WHERE target_institution = 'xyzu' AND rule LIKE '%XYZU CS 101 (3)%'`); n != 1 {
+		if n := impCount(t, st, `SELECT COUNT(*) FROM tn_transfer_rules WHERE target_institution = 'xyzu' AND rule LIKE '%XYZU CS 101 (3)%'`); n != 1 {
 			t.Fatal("the rule to an unknown institution is not stored with its text")
 		}
 		for _, c := range []string{"langara:CPSC 1150", "langara:CPSC 11A0", "langara:CPSC 1181"} {
-			if n := count(t, st, `SELECT COUNT(*) FROM tn_transfer_rule_courses WHERE course = ? AND side = 'source'`, c); n == 0 {
+			if n := impCount(t, st, `SELECT COUNT(*) FROM tn_transfer_rule_courses WHERE course = ? AND side = 'source'`, c); n == 0 {
 				t.Fatalf("no rule found by %s", c)
 			}
 		}
-		before := checksum(t, st)
-		if sum, err := tut.Import(ctx, tutor.KindTransfers, []string{file}, nil); err != nil || sum.Unchanged != 4 || checksum(t, st) != before {
+		before := impChecksum(t, st)
+		if sum, err := tut.Import(ctx, tutor.KindTransfers, []string{file}, nil); err != nil || sum.Unchanged != 4 || impChecksum(t, st) != before {
 			t.Fatalf("again: %v %+v", err, sum)
 		}
 		// An agreement whose end changed is updated, not duplicated.
@@ -538,7 +536,7 @@ func TestImportTransferRowsKept(t *testing.T) {
 			t.Fatal(err)
 		}
 		sum, err = tut.Import(ctx, tutor.KindTransfers, []string{file}, nil)
-		if err != nil || sum.Updated != 1 || sum.Created != 0 || count(t, st, `SELECT COUNT(*) FROM tn_transfer_rules WHERE effective_end = '2024-08-31'`) != 1 {
+		if err != nil || sum.Updated != 1 || sum.Created != 0 || impCount(t, st, `SELECT COUNT(*) FROM tn_transfer_rules WHERE effective_end = '2024-08-31'`) != 1 {
 			t.Fatalf("changed end: %v %+v", err, sum)
 		}
 	})
