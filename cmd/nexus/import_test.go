@@ -133,8 +133,12 @@ func TestFreshAppHasTutorDemo(t *testing.T) {
 	if courses == 0 || rules == 0 {
 		t.Fatalf("a fresh app has %d demo courses and %d demo transfer rules", courses, rules)
 	}
-	out, errOut, code := runNexus(t, "", "call", "tn_transfer_search", `{"course": "langara:PSYC 1130", "targetInstitution": "sfu"}`, "--data-dir", t.TempDir())
-	if code != 0 || !strings.Contains(out, "SFU PSYC 101 (3) B-Soc") || !strings.Contains(out, "BC Transfer Guide") {
+	out, errOut, code := runNexus(t, "", "call", "tn_course_search", `{"query": "calculus"}`, "--data-dir", dir)
+	if code != 0 || !strings.Contains(out, "Single-Variable Calculus I") || !strings.Contains(out, "langara:MATH 1170") {
+		t.Fatalf("tn_course_search on a fresh database: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code = runNexus(t, "", "call", "tn_transfer_search", `{"course": "langara:PSYC 1130", "targetInstitution": "sfu"}`, "--data-dir", t.TempDir())
+	if code != 0 || !strings.Contains(out, "SFU PSYC 101 (3) B-Soc") || !strings.Contains(out, "Nexus demo data") {
 		t.Fatalf("tn_transfer_search on a fresh database: exit %d\n%s\n%s", code, out, errOut)
 	}
 	// Without the demo, nothing.

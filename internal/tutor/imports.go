@@ -233,21 +233,10 @@ func (s *Server) importInputs(ctx context.Context, kind string, ins []*input, pr
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Reason, b.Reason))
 	})
 	if changed {
-		s.rulesChanged()
-		s.changedCatalog()
+		s.rulesChanged()   // the transfer rule index (transfers.go)
+		s.catalogChanged() // the course search index (search.go)
 	}
 	return sum, nil
-}
-
-// changedCatalog tells the server's derived state (the course search
-// index) that an import changed the stored catalog. The index also notices
-// changes by itself (the catalog's version), so this only spares a query
-// its check; it is looked up dynamically while the index's file and this
-// one are written in parallel.
-func (s *Server) changedCatalog() {
-	if c, ok := any(s).(interface{ catalogChanged() }); ok {
-		c.catalogChanged()
-	}
 }
 
 // fileRun collects one file's counts and problems while it is written.

@@ -22,6 +22,10 @@ var demoFiles embed.FS
 // DemoSource is the source of the records the demo data stores.
 const DemoSource = "demo"
 
+// DemoEvidence is the evidence source of the demo transfer rules: made up
+// for trying the tools, not agreements of the BC Transfer Guide.
+const DemoEvidence = "Nexus demo data (made up for trying the tools; not a BC Transfer Guide agreement)"
+
 // LoadDemo imports the demo data through the importers (auto), its records
 // marked with the source "demo". Like any import it is idempotent.
 func (s *Server) LoadDemo(ctx context.Context) (Summary, error) {

@@ -473,6 +473,9 @@ func TestLoadDemo(t *testing.T) {
 				t.Fatalf("no demo rule of outcome %s", o)
 			}
 		}
+		if n := impCount(t, st, `SELECT COUNT(*) FROM tn_transfer_rules WHERE rule LIKE '%BC Transfer Guide"%'`); n != 0 {
+			t.Fatalf("%d demo rules credit the BC Transfer Guide", n)
+		}
 		if n := impCount(t, st, `SELECT COUNT(*) FROM tn_sections WHERE term = '202530'`); n != 5 {
 			t.Fatalf("%d demo sections", n)
 		}

@@ -106,6 +106,11 @@ func (s *Server) rulesTx(ctx context.Context, tx *sql.Tx) (map[string]*ruleRecor
 // transferRow reads a BCTG row and parses it into the stored form.
 func (s *Server) transferRow(row bctgRow, source string) (ruleRow, transfer.Rule, error) {
 	rule := row.parse(s.dir)
+	if source == DemoSource {
+		// The demo rows are made up in the BC Transfer Guide's format: their
+		// evidence must not credit the BC Transfer Guide.
+		rule.Evidence.Source, rule.Evidence.URL = DemoEvidence, ""
+	}
 	b, err := json.Marshal(rule)
 	if err != nil {
 		return ruleRow{}, rule, err
