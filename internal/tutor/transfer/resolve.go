@@ -66,16 +66,26 @@ type GroupProgress struct {
 	Summary string `json:"summary"`
 }
 
-// compiled is the part of a rule that resolution reads, kept small and
-// flat so that scanning thousands of candidates stays in cache.
+// posting is one rule under one of its source courses: what resolution
+// reads to decide whether the rule is in force at the date and, for a
+// rule with that course as its only source, the whole match. A course's
+// postings are contiguous, so a request scans memory in order.
+type posting struct {
+	start, end int64   // effective range in Unix seconds, end exclusive
+	credits    float64 // credits the rule states for this course; NaN when none
+	comp       int32   // index in Index.comp
+	dest       int32   // index in Index.dests
+	single     bool    // the course is the rule's only source (one group, N=1)
+}
+
+// compiled is the rest of a rule that resolution reads, kept flat.
 type compiled struct {
-	start, end int64 // effective range in Unix seconds, end exclusive
-	dest       int32 // index in Index.dests
-	src        int32 // first entry of the rule in Index.src
-	nsrc       int32 // number of source entries
-	ngroups    int32 // number of source groups
-	need       int32 // first entry of the rule's groups in Index.need
-	rule       int32 // index of the rule in Index.rules
+	rule    int32 // index of the rule in Index.rules
+	src     int32 // first entry of the rule in Index.src
+	nsrc    int32 // number of source entries
+	need    int32 // first entry of the rule's groups in Index.need
+	ngroups int32 // number of source groups
+	tc, ntc int32 // the rule's target credits in Index.tcredits
 }
 
 // srcEntry is one source course of a compiled rule.
@@ -88,15 +98,15 @@ type srcEntry struct {
 // Index finds rules by source course. Build it once with NewIndex; it is
 // read only afterwards and safe for concurrent use.
 type Index struct {
-	rules         []Rule
-	comp          []compiled
-	src           []srcEntry
-	need          []int32 // courses needed per group, rule by rule
-	targetCredits [][]float64
-	dests         []string
-	courses       []catalog.Ref         // interned source courses
-	courseID      map[catalog.Ref]int32 // course -> index in courses
-	bySource      [][]int32             // course index -> rule indexes
+	rules    []Rule
+	comp     []compiled
+	src      []srcEntry
+	need     []int32   // courses needed per group, rule by rule
+	tcredits []float64 // credits of each target set, rule by rule
+	dests    []string
+	courses  []catalog.Ref         // interned source courses
+	courseID map[catalog.Ref]int32 // course -> index in courses
+	bySource [][]posting           // course index -> its rules
 }
 
 // NewIndex indexes rules by their source courses. Rules that are the
@@ -126,13 +136,13 @@ func NewIndex(rules []Rule) *Index {
 			continue
 		}
 		seen[key.String()] = true
-		id := int32(len(ix.comp))
-		c := compiled{start: math.MinInt64, end: math.MaxInt64, src: int32(len(ix.src)), need: int32(len(ix.need)), ngroups: int32(len(r.Source)), rule: int32(i)}
+
+		start, end := int64(math.MinInt64), int64(math.MaxInt64)
 		if !r.EffectiveStart.IsZero() {
-			c.start = r.EffectiveStart.Unix()
+			start = r.EffectiveStart.Unix()
 		}
 		if !r.EffectiveEnd.IsZero() {
-			c.end = r.EffectiveEnd.AddDate(0, 0, 1).Unix()
+			end = r.EffectiveEnd.AddDate(0, 0, 1).Unix()
 		}
 		d, ok := destID[r.Destination]
 		if !ok {
@@ -140,7 +150,13 @@ func NewIndex(rules []Rule) *Index {
 			destID[r.Destination] = d
 			ix.dests = append(ix.dests, r.Destination)
 		}
-		c.dest = d
+		ci := int32(len(ix.comp))
+		c := compiled{rule: int32(i), src: int32(len(ix.src)), need: int32(len(ix.need)), ngroups: int32(len(r.Source)), tc: int32(len(ix.tcredits))}
+		for _, s := range r.Targets {
+			ix.tcredits = append(ix.tcredits, s.Credits())
+		}
+		c.ntc = int32(len(ix.tcredits)) - c.tc
+		single := len(r.Source) == 1 && len(r.Source[0].Courses) == 1 && r.Source[0].N == 1
 		for gi, g := range r.Source {
 			ix.need = append(ix.need, int32(g.N))
 			for _, sc := range g.Courses {
@@ -156,18 +172,13 @@ func NewIndex(rules []Rule) *Index {
 					e.credits = *sc.Credits
 				}
 				ix.src = append(ix.src, e)
-				if list := ix.bySource[cid]; len(list) == 0 || list[len(list)-1] != id {
-					ix.bySource[cid] = append(list, id)
+				if list := ix.bySource[cid]; len(list) == 0 || list[len(list)-1].comp != ci {
+					ix.bySource[cid] = append(list, posting{start: start, end: end, credits: e.credits, comp: ci, dest: d, single: single})
 				}
 			}
 		}
 		c.nsrc = int32(len(ix.src)) - c.src
 		ix.comp = append(ix.comp, c)
-		var tc []float64
-		for _, s := range r.Targets {
-			tc = append(tc, s.Credits())
-		}
-		ix.targetCredits = append(ix.targetCredits, tc)
 	}
 	return ix
 }
@@ -184,7 +195,9 @@ func Resolve(rules []Rule, have []catalog.Ref, asOf time.Time) Result {
 // Resolve finds the rules in force at asOf that the source courses have
 // satisfy (ExactMatches) or use without satisfying (PartialMatches), to
 // every destination. have is a set: order and duplicates do not matter.
-// Courses are compared as normalized references (catalog.ParseRef's form).
+// Courses are compared as normalized references (catalog.ParseRef's
+// form). Matches come in the order of the first course of have each
+// uses, then in the order of the rules.
 func (ix *Index) Resolve(have []catalog.Ref, asOf time.Time) Result {
 	return ix.ResolveTo("", have, asOf)
 }
@@ -200,95 +213,113 @@ func (ix *Index) ResolveTo(destination string, have []catalog.Ref, asOf time.Tim
 	}
 	// ids[k] is the interned index of uniq[k], -1 when no rule names it.
 	ids := make([]int32, len(uniq))
-	n := 0
 	for k, h := range uniq {
 		ids[k] = -1
 		if id, ok := ix.courseID[h]; ok {
 			ids[k] = id
-			n += len(ix.bySource[id])
 		}
 	}
-	cand := make([]int32, 0, n)
-	for _, id := range ids {
-		if id >= 0 {
-			cand = append(cand, ix.bySource[id]...)
-		}
-	}
-	slices.Sort(cand)
-	cand = slices.Compact(cand)
 	dest := int32(-1)
 	if destination != "" {
-		dest = int32(slices.Index(ix.dests, destination))
-		if dest < 0 {
-			cand = nil
+		if dest = int32(slices.Index(ix.dests, destination)); dest < 0 {
+			return Result{ExactMatches: []Match{}, PartialMatches: []Match{}, Unmatched: uniq}
 		}
 	}
-
 	at := asOf.Unix()
+	inForce := func(p *posting) bool { return at >= p.start && at < p.end && (dest < 0 || p.dest == dest) }
+
+	// Size the results: a first, sequential pass counts the postings in
+	// force (a rule under several of the courses is counted more than once).
+	n := 0
+	for _, id := range ids {
+		if id < 0 {
+			continue
+		}
+		for i := range ix.bySource[id] {
+			if inForce(&ix.bySource[id][i]) {
+				n++
+			}
+		}
+	}
 	used := make([]bool, len(uniq))
-	// One allocation each for the matches and their source credits;
-	// partial matches are few. A match's Used is a window of uniq (one
-	// course) or of usedBuf (several): should usedBuf grow, earlier
-	// windows keep the old array. Used is read only.
-	matches := make([]Match, 0, len(cand))
-	var usedBuf []catalog.Ref
-	credBuf := make([]float64, 0, len(cand))
+	// A match's Used is a window of uniq (one course) or of usedBuf
+	// (several): should usedBuf grow, earlier windows keep the old array.
+	matches := make([]Match, 0, n)
+	credBuf := make([]float64, 0, n)
 	partials := []Match{}
+	var usedBuf []catalog.Ref
 	var countBuf [8]int32
 	var ksBuf [8]int
-	for _, id := range cand {
-		c := &ix.comp[id]
-		if at < c.start || at >= c.end || dest >= 0 && c.dest != dest {
+	for k, id := range ids {
+		if id < 0 {
 			continue
 		}
-		counts := countBuf[:0]
-		if c.ngroups > int32(len(countBuf)) {
-			counts = make([]int32, 0, c.ngroups)
-		}
-		counts = counts[:c.ngroups]
-		clear(counts)
-		ks := ksBuf[:0] // indexes in uniq of the courses the rule uses
-		var credits float64
-		stated := false
-		for _, e := range ix.src[c.src : c.src+c.nsrc] {
-			k := slices.Index(ids, e.course)
-			if k < 0 {
+		for i := range ix.bySource[id] {
+			p := &ix.bySource[id][i]
+			if !inForce(p) {
 				continue
 			}
-			counts[e.group]++
-			used[k] = true
-			if !slices.Contains(ks, k) {
-				ks = append(ks, k)
-				if !math.IsNaN(e.credits) {
-					credits += e.credits
-					stated = true
+			c := &ix.comp[p.comp]
+			m := Match{Rule: &ix.rules[c.rule], TargetCredits: ix.tcredits[c.tc : c.tc+c.ntc : c.tc+c.ntc]}
+			if p.single {
+				// Most rules: this course alone, an exact match.
+				used[k] = true
+				m.Used = uniq[k : k+1 : k+1]
+				if !math.IsNaN(p.credits) {
+					credBuf = append(credBuf, p.credits)
+					m.SourceCredits = &credBuf[len(credBuf)-1]
+				}
+				matches = append(matches, m)
+				continue
+			}
+			counts := countBuf[:0]
+			if c.ngroups > int32(len(countBuf)) {
+				counts = make([]int32, 0, c.ngroups)
+			}
+			counts = counts[:c.ngroups]
+			clear(counts)
+			ks := ksBuf[:0] // indexes in uniq of the courses the rule uses
+			var credits float64
+			stated, earlier := false, false
+			for _, e := range ix.src[c.src : c.src+c.nsrc] {
+				j := slices.Index(ids, e.course)
+				if j < 0 {
+					continue
+				}
+				earlier = earlier || j < k
+				counts[e.group]++
+				if !slices.Contains(ks, j) {
+					ks = append(ks, j)
+					if !math.IsNaN(e.credits) {
+						credits += e.credits
+						stated = true
+					}
 				}
 			}
-		}
-		all := true
-		for g, need := range ix.need[c.need : c.need+c.ngroups] {
-			all = all && counts[g] >= need
-		}
-		m := Match{Rule: &ix.rules[c.rule], TargetCredits: ix.targetCredits[id]}
-		if len(ks) == 1 {
-			m.Used = uniq[ks[0] : ks[0]+1 : ks[0]+1] // most rules use one course
-		} else {
+			if earlier {
+				continue // matched under an earlier course of the request
+			}
+			all := true
+			for g, need := range ix.need[c.need : c.need+c.ngroups] {
+				all = all && counts[g] >= need
+			}
 			from := len(usedBuf)
-			for _, k := range ks {
-				usedBuf = append(usedBuf, uniq[k])
+			for _, j := range ks {
+				used[j] = true
+				usedBuf = append(usedBuf, uniq[j])
 			}
 			m.Used = usedBuf[from:len(usedBuf):len(usedBuf)]
+			if stated {
+				credBuf = append(credBuf, credits)
+				m.SourceCredits = &credBuf[len(credBuf)-1]
+			}
+			if !all {
+				m.Progress = progress(m.Rule, uniq)
+				partials = append(partials, m)
+				continue
+			}
+			matches = append(matches, m)
 		}
-		if stated {
-			credBuf = append(credBuf, credits)
-			m.SourceCredits = &credBuf[len(credBuf)-1]
-		}
-		if !all {
-			m.Progress = progress(m.Rule, uniq)
-			partials = append(partials, m)
-			continue
-		}
-		matches = append(matches, m)
 	}
 	res := Result{ExactMatches: matches, PartialMatches: partials, Unmatched: []catalog.Ref{}}
 	for k, h := range uniq {
