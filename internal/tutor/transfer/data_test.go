@@ -120,3 +120,38 @@ func TestRealFileParseShare(t *testing.T) {
 		t.Errorf("parsed share %.4f is below %.4f", share, minParsedShare)
 	}
 }
+
+// TestRealRulesInvariants checks every parsed real rule: its own course is
+// among its source courses, its targets are at its destination, every
+// group can be satisfied, and rules whose text names no source have the
+// row's course alone.
+func TestRealRulesInvariants(t *testing.T) {
+	_, rules := loadReal(t)
+	for _, r := range rules {
+		if !r.Parsed {
+			continue
+		}
+		found := false
+		for _, c := range r.SourceCourses() {
+			found = found || c == r.Course
+		}
+		if !found {
+			t.Errorf("%s: %q: the row's course is not a source course", r.Evidence.Reference, r.Raw)
+		}
+		for _, g := range r.Source {
+			if g.N < 1 || g.N > len(g.Courses) {
+				t.Errorf("%s: %q: group %+v cannot be satisfied", r.Evidence.Reference, r.Raw, g)
+			}
+		}
+		for _, s := range r.Targets {
+			for _, tg := range s.Targets {
+				if tg.Course.Institution != r.Destination {
+					t.Errorf("%s: %q: target %v is not at %s", r.Evidence.Reference, r.Raw, tg.Course, r.Destination)
+				}
+			}
+		}
+		if (r.Outcome == OutcomeCredit || r.Outcome == OutcomeExemption) != (len(r.Targets) > 0) {
+			t.Errorf("%s: %q: outcome %s with %d target sets", r.Evidence.Reference, r.Raw, r.Outcome, len(r.Targets))
+		}
+	}
+}
