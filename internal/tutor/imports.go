@@ -204,10 +204,21 @@ func (s *Server) importInputs(ctx context.Context, kind string, ins []*input, pr
 	}
 	tally := map[string]int{}
 	changed := false
+	defer func() {
+		// Also when a later file fails: the earlier ones are committed.
+		if changed {
+			s.rulesChanged()   // the transfer rule index (transfers.go)
+			s.catalogChanged() // the course search index (search.go)
+		}
+	}()
 	for _, in := range ins {
 		fs, probs, err := s.importOne(ctx, cfg, in, tick)
 		if err != nil {
-			return sum, fmt.Errorf("import %s (%s): %w", in.name, in.kind, err)
+			err = fmt.Errorf("import %s (%s): %w; nothing of it is written", in.name, in.kind, err)
+			if sum.Files > 0 {
+				err = fmt.Errorf("%w (the %d file(s) before it are imported)", err, sum.Files)
+			}
+			return sum, err
 		}
 		sum.Files++
 		sum.PerFile = append(sum.PerFile, fs)
@@ -232,10 +243,6 @@ func (s *Server) importInputs(ctx context.Context, kind string, ins []*input, pr
 	slices.SortFunc(sum.Reasons, func(a, b ReasonCount) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Reason, b.Reason))
 	})
-	if changed {
-		s.rulesChanged()   // the transfer rule index (transfers.go)
-		s.catalogChanged() // the course search index (search.go)
-	}
 	return sum, nil
 }
 

@@ -445,6 +445,14 @@ func TestImportSessionRoundTrip(t *testing.T) {
 		if _, err := tut.Import(ctx, tutor.KindSession, []string{file}, nil, tutor.IntoWorkspace("class-b")); errs.CodeOf(err) != errs.Conflict {
 			t.Fatalf("into another workspace: %v", err)
 		}
+		// A file that fails while written leaves the files before it imported, and says so.
+		cat := filepath.Join(t.TempDir(), "cat.json")
+		os.WriteFile(cat, []byte(`{"courses": [{"subject": "CPSC", "course_code": 1150, "credits": 3, "title": "Program Design", "description": ""}]}`), 0o600)
+		_, err = tut.Import(ctx, tutor.KindAuto, []string{file, cat}, nil, tutor.IntoWorkspace("class-b"))
+		if errs.CodeOf(err) != errs.Conflict || !strings.Contains(err.Error(), "the 1 file(s) before it are imported") ||
+			impCount(t, st, `SELECT COUNT(*) FROM tn_courses WHERE subject = 'CPSC' AND number = '1150'`) != 1 {
+			t.Fatalf("a failing session after a catalogue: %v", err)
+		}
 	})
 }
 
