@@ -178,3 +178,31 @@ func TestResolveSupersededRealRule(t *testing.T) {
 		t.Fatalf("2022: %+v; want no credit", after)
 	}
 }
+
+// TestIndexConcurrentUse resolves from several goroutines at once (run
+// with -race): the index is read only.
+func TestIndexConcurrentUse(t *testing.T) {
+	_, real := loadReal(t)
+	ix := NewIndex(real)
+	have := []catalog.Ref{lang("CPSC", "1150"), lang("MATH", "1171"), lang("ENGL", "1127"), lang("CHEM", "1114")}
+	want := ix.Resolve(have, at2024)
+	if len(want.ExactMatches) == 0 {
+		t.Fatal("no exact match for common courses")
+	}
+	errs := make(chan string, 8)
+	for range 8 {
+		go func() {
+			got := ix.Resolve(have, at2024)
+			if len(got.ExactMatches) != len(want.ExactMatches) || len(got.PartialMatches) != len(want.PartialMatches) {
+				errs <- "different result"
+				return
+			}
+			errs <- ""
+		}()
+	}
+	for range 8 {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+}
