@@ -113,6 +113,7 @@ type Target struct {
 // TargetSet is one alternative of the right side: a conjunction of
 // targets, all granted together ("X & Y").
 type TargetSet struct {
+	// Targets are granted together.
 	Targets []Target `json:"targets"`
 }
 

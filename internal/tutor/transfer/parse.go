@@ -163,8 +163,10 @@ type atom struct {
 	desig []string
 }
 
+// rest is the text not yet read.
 func (p *parser) rest() string { return p.s[p.i:] }
 
+// repair notes something the parser had to mend or assume.
 func (p *parser) repair(what string) { p.repairs = append(p.repairs, what) }
 
 // mark is a position of the parse to come back to.

@@ -23,7 +23,8 @@ type Result struct {
 	// have a group not yet satisfied; Progress says what is missing.
 	PartialMatches []Match `json:"partialMatches"`
 	// Unmatched are the courses (deduplicated, in the order given) that
-	// no rule in force at the date names.
+	// no rule in force at the date (to the destination asked, if one was)
+	// names.
 	Unmatched []catalog.Ref `json:"unmatched"`
 }
 
