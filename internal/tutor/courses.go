@@ -686,11 +686,17 @@ func (s *Server) courseSimilar(ctx context.Context, _ *registry.Call, in courseS
 	}
 	doc, ok := ix.byRef[ref.String()]
 	if !ok {
-		_, err := s.course(ctx, ref) // NOT_FOUND, saying so
-		if err == nil {
-			err = fmt.Errorf("course %s is stored but not in the search index", ref)
+		if _, err := s.course(ctx, ref); err != nil {
+			return Page[CourseSummary]{}, err // NOT_FOUND, saying so
 		}
-		return Page[CourseSummary]{}, err
+		// Imported since the index was last checked: rebuild it.
+		s.catalogChanged()
+		if ix, err = s.catIndex(ctx); err != nil {
+			return Page[CourseSummary]{}, err
+		}
+		if doc, ok = ix.byRef[ref.String()]; !ok {
+			return Page[CourseSummary]{}, fmt.Errorf("course %s is stored but not in the search index", ref)
+		}
 	}
 	hits := ix.similar(doc, func(c *Course) bool { return c.Institution == ref.Institution })
 	p := page(s, hits, offset, size, "tn_course_similar", ref.String())
@@ -832,6 +838,12 @@ type Equivalent struct {
 	// SourceGroups must all be satisfied: kind required (all courses),
 	// or_group (any one) or n_of (at least n).
 	SourceGroups []sourceGroupOut `json:"sourceGroups"`
+	// SourceCourses are the source side's courses with their credits where
+	// the credit text states them; SourceCredits is their sum (absent when
+	// the text states none). With each target set's credits, they give the
+	// credit conversion.
+	SourceCourses []sourceCourseOut `json:"sourceCourses"`
+	SourceCredits *float64          `json:"sourceCredits,omitempty"`
 	// Targets are the alternatives granted (any one set), each set granted
 	// together.
 	Targets      []targetSetOut `json:"targets"`
@@ -855,8 +867,15 @@ type sourceGroupOut struct {
 	Courses []string `json:"courses"`
 }
 
+type sourceCourseOut struct {
+	Course  string   `json:"course"`
+	Credits *float64 `json:"credits,omitempty"`
+}
+
 type targetSetOut struct {
 	Targets []targetOut `json:"targets"`
+	// Credits is the sum of the set's stated target credits.
+	Credits *float64 `json:"credits,omitempty"`
 }
 
 type targetOut struct {
@@ -918,15 +937,34 @@ func (s *Server) catEquivalent(id string, r *transfer.Rule, dir string, now time
 		e.Institution = e.From
 	}
 	e.InstitutionName = s.catInstitutionName(e.Institution)
+	e.SourceCourses = []sourceCourseOut{}
 	for _, g := range r.Source {
 		sg := sourceGroupOut{Kind: string(g.Kind), N: g.N, Courses: []string{}}
 		for _, c := range g.Courses {
 			sg.Courses = append(sg.Courses, c.Course.String())
+			e.SourceCourses = append(e.SourceCourses, sourceCourseOut{Course: c.Course.String(), Credits: c.Credits})
+			if c.Credits != nil {
+				sum := *c.Credits
+				if e.SourceCredits != nil {
+					sum += *e.SourceCredits
+				}
+				e.SourceCredits = &sum
+			}
 		}
 		e.SourceGroups = append(e.SourceGroups, sg)
 	}
 	for _, ts := range r.Targets {
-		e.Targets = append(e.Targets, targetSetOut{Targets: eqTargets(ts.Targets)})
+		set := targetSetOut{Targets: eqTargets(ts.Targets)}
+		for _, t := range ts.Targets {
+			if t.Credits != nil {
+				sum := *t.Credits
+				if set.Credits != nil {
+					sum += *set.Credits
+				}
+				set.Credits = &sum
+			}
+		}
+		e.Targets = append(e.Targets, set)
 	}
 	if len(r.Waives) > 0 {
 		e.Waives = eqTargets(r.Waives)

@@ -624,6 +624,9 @@ func TestCourseTools(t *testing.T) {
 				first["credit"] != "SFU CMPT 120 (3), Q/B-Sci" || cobj(first["evidence"])["source"] != "BC Transfer Guide" || first["effectiveStart"] != "2004-09-01T00:00:00Z" {
 				t.Errorf("CPSC 1150 at SFU, in force: %v", first)
 			}
+			if first["sourceCredits"] != nil || cobj(carr(first["targets"])[0])["credits"] != 3.0 || !slices.Equal(strs(first["sourceCourses"]), []string{"langara:CPSC 1150"}) {
+				t.Errorf("credits of CPSC 1150 at SFU (the text states none for the source): %v", first)
+			}
 			for _, o := range all[1:] {
 				if o["inForce"] != false || !strings.HasPrefix(o["credit"].(string), "SFU CMPT 101 (3)") {
 					t.Errorf("ended rule: %v", o)
@@ -641,6 +644,10 @@ func TestCourseTools(t *testing.T) {
 					multi++
 					if g := cobj(carr(cobj(it)["sourceGroups"])[0]); g["kind"] != "required" || len(carr(g["courses"])) != 2 {
 						t.Errorf("paired rule's source: %v", it)
+					}
+					// LANG CPSC 1150 (3) & LANG CPSC 1181 (3) = UBCV CPSC 1st (3) & UBCV CPSC 2nd (3): 6 credits for 6.
+					if cobj(it)["sourceCredits"] != 6.0 || cobj(carr(cobj(it)["targets"])[0])["credits"] != 6.0 {
+						t.Errorf("paired rule's credits: %v", it)
 					}
 				}
 			}
@@ -773,6 +780,85 @@ func TestCourseTools(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestCourseToolsOnImportedData runs the course tools over all the shared
+// data as nexus import stores it (SQLite), each expected answer read from
+// the files: the importers and the tools agree on what is stored.
+func TestCourseToolsOnImportedData(t *testing.T) {
+	st := storetest.OpenTestSQLite(t)
+	h := newCourseHarness(t, st)
+	data := courseData(t)
+	for _, imp := range []struct {
+		kind  string
+		files []string
+	}{
+		{"langara-catalogue", []string{"langara/catalogue.json"}}, {"langara-attributes", []string{"langara/attributes.json"}},
+		{"sfu-outlines", []string{"sfu/outlines.json"}}, {"langara-sections", []string{"langara/202310.json", "langara/202320.json", "langara/202330.json"}},
+		{"bctg-transfers", []string{"langara/transfers.json"}},
+	} {
+		var files []string
+		for _, f := range imp.files {
+			files = append(files, filepath.Join(data, f))
+		}
+		if _, err := h.tut.Import(context.Background(), imp.kind, files, nil); err != nil {
+			t.Fatalf("import %s: %v", imp.kind, err)
+		}
+	}
+	// 1,242 Langara catalogue courses and 3,581 SFU outlines.
+	if p := h.Call("tn_course_search", map[string]any{"limit": 1}); p["totalCount"].(float64) < 1242+3581 {
+		t.Errorf("catalog: %v courses", p["totalCount"])
+	}
+	if first := cobj(carr(h.Call("tn_course_search", map[string]any{"query": "CPSC 1150"})["items"])[0]); first["course"] != "langara:CPSC 1150" {
+		t.Errorf("search CPSC 1150: first %v", first)
+	}
+	g := h.Call("tn_course_get", map[string]any{"course": "langara:CPSC 1150"})
+	if strings.Contains(g["description"].(string), "Prerequisite") || !strings.HasPrefix(g["prerequisites"].(string), "One of the following: MDT 85") ||
+		len(carr(g["sectionTerms"])) != 3 {
+		t.Errorf("get CPSC 1150: %v", g)
+	}
+	if got := strs(h.Call("tn_course_prereqs", map[string]any{"course": "langara:CPSC 1181"})["courses"]); !slices.Contains(got, "langara:CPSC 1150") || !slices.Contains(got, "langara:CPSC 1155") {
+		t.Errorf("CPSC 1181 prerequisites: %v", got)
+	}
+	if got := strs(h.Call("tn_course_requisites", map[string]any{"course": "langara:CPSC 1150"})["antirequisites"]); !slices.Equal(got, []string{"langara:CPSC 1155"}) {
+		t.Errorf("CPSC 1150 antirequisites: %v", got)
+	}
+	// CPSC 1150 sections: 6 in 202310 and 202320, 7 in 202330; 001 of 202330 is CRN 30471.
+	ins := h.Call("tn_course_instructor", map[string]any{"course": "langara:CPSC 1150"})
+	var secs []int
+	for _, bt := range carr(ins["byTerm"]) {
+		secs = append(secs, len(carr(cobj(bt)["sections"])))
+	}
+	if !slices.Equal(secs, []int{7, 6, 6}) {
+		t.Errorf("CPSC 1150 sections by term, latest first: %v", secs)
+	}
+	if sec := h.Call("tn_course_section_get", map[string]any{"term": "Fall 2023", "crn": "30471"}); sec["course"] != "langara:CPSC 1150" ||
+		!slices.Equal(strs(sec["instructors"]), []string{"Hossein Darbandi"}) {
+		t.Errorf("section 30471: %v", sec)
+	}
+	if p := h.Call("tn_course_schedule", map[string]any{"course": "langara:CPSC 1150"}); p["totalCount"] != 19.0 {
+		t.Errorf("CPSC 1150 schedule: %v sections", p["totalCount"])
+	}
+	// transfers.json: CPSC 1150 to SFU, three rows (CMPT 120 from Sep/04; CMPT 101 twice before).
+	eq := h.Call("tn_course_equivalent_elsewhere", map[string]any{"course": "langara:CPSC 1150", "institution": "sfu"})
+	if eq["totalCount"] != 3.0 || cobj(carr(eq["items"])[0])["credit"] != "SFU CMPT 120 (3), Q/B-Sci" {
+		t.Errorf("CPSC 1150 at SFU: %v", eq)
+	}
+	// Only CPSC 1150's rule grants SFU CMPT 120 (CPSC 1155's names it in a condition).
+	eq = h.Call("tn_course_equivalent_elsewhere", map[string]any{"course": "sfu:CMPT 120"})
+	if items := carr(eq["items"]); len(items) != 1 || !slices.Equal(strs(cobj(carr(cobj(items[0])["sourceGroups"])[0])["courses"]), []string{"langara:CPSC 1150"}) {
+		t.Errorf("SFU CMPT 120 incoming: %v", eq)
+	}
+	var rules float64
+	if err := st.DB().QueryRow(`SELECT COUNT(*) FROM tn_transfer_rules`).Scan(&rules); err != nil {
+		t.Fatal(err)
+	}
+	inst := h.walk("tn_course_institutions", map[string]any{}, 100, func(o map[string]any) string { return o["key"].(string) })
+	for _, o := range inst {
+		if o["key"] == "langara" && (o["rulesFrom"] != rules || o["courses"].(float64) < 1242 || o["sections"].(float64) == 0) {
+			t.Errorf("langara: %v (%v rules stored)", o, rules)
+		}
+	}
 }
 
 // grades maps the courses of a requirement tree to the minimum grades
