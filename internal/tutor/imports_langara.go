@@ -176,11 +176,69 @@ func (m courseMap) start(ref catalog.Ref, source string) *Course {
 	return &Course{Institution: ref.Institution, Subject: ref.Subject, Number: ref.Number, Level: catalog.Level(ref.Number), Source: source}
 }
 
-// put stores c and keeps the map up to date.
+// put stores c and keeps the map up to date. A course the map holds as
+// it is is unchanged without a query (a second import of a file costs a
+// read of the table, not one per row).
 func (m courseMap) put(ctx context.Context, s *Server, tx *sql.Tx, c *Course) (change, error) {
+	if old, ok := m[c.Ref()]; ok && sameCourse(old, c) {
+		c.ID = old.ID
+		return unchanged, nil
+	}
 	ch, err := s.putCourse(ctx, tx, c)
 	if err == nil {
 		m[c.Ref()] = c
+	}
+	return ch, err
+}
+
+// sameCourse says whether a and b would be stored alike (putCourse's
+// comparison).
+func sameCourse(a, b *Course) bool {
+	if a.Level != b.Level || a.Title != b.Title || a.Description != b.Description || a.Source != b.Source ||
+		(a.Credits == nil) != (b.Credits == nil) || (a.Credits != nil && *a.Credits != *b.Credits) {
+		return false
+	}
+	da, errA := json.Marshal(a.Details)
+	db, errB := json.Marshal(b.Details)
+	return errA == nil && errB == nil && string(da) == string(db)
+}
+
+// sectionMap is the stored sections of an institution's term by CRN, read
+// in the import's transaction, to tell unchanged sections without a query
+// each.
+type sectionMap map[string]*Section
+
+func (s *Server) sectionsTx(ctx context.Context, tx *sql.Tx, institution, term string) (sectionMap, error) {
+	rows, err := tx.QueryContext(ctx, s.st.Q(`SELECT `+sectionColumns+` FROM tn_sections WHERE institution = ? AND term = ?`), institution, term)
+	if err != nil {
+		return nil, fmt.Errorf("read sections: %w", err)
+	}
+	defer rows.Close()
+	m := sectionMap{}
+	for rows.Next() {
+		sec, err := scanSection(rows)
+		if err != nil {
+			return nil, err
+		}
+		m[sec.CRN] = sec
+	}
+	return m, rows.Err()
+}
+
+// put stores sec unless the map holds it as it is (putSection's
+// comparison: course, section and details).
+func (m sectionMap) put(ctx context.Context, s *Server, tx *sql.Tx, sec *Section, source string) (change, error) {
+	if old, ok := m[sec.CRN]; ok && old.Subject == sec.Subject && old.Number == sec.Number && old.Section == sec.Section {
+		a, errA := json.Marshal(old.Details)
+		b, errB := json.Marshal(sec.Details)
+		if errA == nil && errB == nil && string(a) == string(b) {
+			sec.ID = old.ID
+			return unchanged, nil
+		}
+	}
+	ch, err := s.putSection(ctx, tx, sec, source)
+	if err == nil {
+		m[sec.CRN] = sec
 	}
 	return ch, err
 }
@@ -272,6 +330,10 @@ func (s *Server) importSections(ctx context.Context, tx *sql.Tx, f *termFile, so
 		return err
 	}
 	term := f.term.Code()
+	stored, err := s.sectionsTx(ctx, tx, "langara", term)
+	if err != nil {
+		return err
+	}
 	for i, raw := range f.Courses {
 		row := i + 1
 		var r sectionRow
@@ -297,7 +359,7 @@ func (s *Server) importSections(ctx context.Context, tx *sql.Tx, f *termFile, so
 		}
 		sec := &Section{Institution: ref.Institution, Subject: ref.Subject, Number: ref.Number, Term: term, CRN: string(r.CRN),
 			Section: strings.TrimSpace(r.Section), Details: sectionDetails(&r)}
-		ch, err := s.putSection(ctx, tx, sec, source)
+		ch, err := stored.put(ctx, s, tx, sec, source)
 		if err != nil {
 			return fmt.Errorf("row %d: %w", row, err)
 		}
