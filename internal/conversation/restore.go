@@ -14,8 +14,10 @@ import (
 // sequence numbers, times, status), in one transaction: the inverse of
 // reading them, for a session snapshot's import. The exchanges must be
 // numbered 1..N in order; a conversation of that id that exists already is
-// a CONFLICT, and nothing is written.
-func (s *Store) Restore(ctx context.Context, c *Conversation, exchanges []Exchange) error {
+// a CONFLICT, and nothing is written. also, when not nil, writes what else
+// belongs to the conversation in the same transaction (a failure of it
+// writes nothing).
+func (s *Store) Restore(ctx context.Context, c *Conversation, exchanges []Exchange, also func(tx *sql.Tx) error) error {
 	if !ValidID(c.ID) {
 		return errs.Invalid("session.id", "%q is not a valid session id (1-128 letters, digits and . _ : @ -)", c.ID)
 	}
@@ -57,6 +59,9 @@ func (s *Store) Restore(ctx context.Context, c *Conversation, exchanges []Exchan
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`), e.ID, c.ID, c.Workspace, e.Seq, e.Role, e.Content, string(tu), store.Micros(e.CreatedAt)); err != nil {
 				return fmt.Errorf("restore exchange %d: %w", e.Seq, err)
 			}
+		}
+		if also != nil {
+			return also(tx)
 		}
 		return nil
 	})

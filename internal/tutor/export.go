@@ -2,6 +2,7 @@ package tutor
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -89,9 +90,10 @@ func ReadSnapshot(r io.Reader) (Snapshot, error) {
 	return snap, nil
 }
 
-// ImportSession restores a snapshot into workspace, in one transaction for
-// the session and its messages: ids, sequence numbers and times are the
-// snapshot's. A session of that id that exists already is a CONFLICT.
+// ImportSession restores a snapshot into workspace, in one transaction (the
+// session, its messages and its pending messages): ids, sequence numbers
+// and times are the snapshot's. A session of that id that exists already is
+// a CONFLICT, and nothing is written.
 func (s *Server) ImportSession(ctx context.Context, workspace string, snap Snapshot) error {
 	r := snap.Session
 	conv := &conversation.Conversation{ID: r.SessionID, Workspace: workspace, Platform: r.Platform, ProjectContext: r.ProjectContext,
@@ -105,14 +107,13 @@ func (s *Server) ImportSession(ctx context.Context, workspace string, snap Snaps
 		}
 		ex[i] = conversation.Exchange{ID: id, ConversationID: r.SessionID, Seq: e.Seq, Role: e.Role, Content: e.Content, ToolUses: e.ToolUses, CreatedAt: e.CreatedAt}
 	}
-	if err := s.conv.Restore(ctx, conv, ex); err != nil {
-		return err
-	}
-	for _, p := range snap.Pending {
-		if _, err := s.st.DB().ExecContext(ctx, s.st.Q(`INSERT INTO tn_pending (id, conversation_id, workspace, role, content, created_at) VALUES (?, ?, ?, ?, ?, ?)`),
-			p.EventID, r.SessionID, workspace, p.Role, p.Content, store.Micros(p.CreatedAt)); err != nil {
-			return fmt.Errorf("restore pending message %s: %w", p.EventID, err)
+	return s.conv.Restore(ctx, conv, ex, func(tx *sql.Tx) error {
+		for _, p := range snap.Pending {
+			if _, err := tx.ExecContext(ctx, s.st.Q(`INSERT INTO tn_pending (id, conversation_id, workspace, role, content, created_at) VALUES (?, ?, ?, ?, ?, ?)`),
+				p.EventID, r.SessionID, workspace, p.Role, p.Content, store.Micros(p.CreatedAt)); err != nil {
+				return fmt.Errorf("restore pending message %s: %w", p.EventID, err)
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }

@@ -117,6 +117,16 @@ func TestSessionTools(t *testing.T) {
 		if err := other.tut.ImportSession(t.Context(), pipeline.DefaultWorkspace, parsed); err == nil {
 			t.Fatal("importing a session twice succeeded")
 		}
+		// A snapshot that fails part way (a pending message twice) writes nothing.
+		broken := parsed
+		broken.Session.SessionID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+		broken.Pending = append(broken.Pending, broken.Pending[0])
+		if err := other.tut.ImportSession(t.Context(), pipeline.DefaultWorkspace, broken); err == nil {
+			t.Fatal("a snapshot with a pending message twice imported")
+		}
+		if _, e := other.Try("tn_session_resume", map[string]any{"sessionId": broken.Session.SessionID}); e == nil || e.Code != errs.NotFound {
+			t.Fatalf("a failed import left its session: %v", e)
+		}
 		// Cancel one pending message by id, then the rest; sent messages stay.
 		pend := arr(r["pending"])
 		first := obj(pend[0])["eventId"].(string)
