@@ -97,7 +97,10 @@ func (s *Server) ruleIndex(ctx context.Context) (*ruleSet, error) {
 		}
 		var r transfer.Rule
 		if err := json.Unmarshal([]byte(raw), &r); err != nil {
-			return nil, fmt.Errorf("transfer rule %s: %w", id, err)
+			// One unreadable rule must not stop every resolution: it is
+			// left out, and said so.
+			s.log.Error("transfer rule left out of resolution: its stored form does not decode", "rule", id, "err", err)
+			continue
 		}
 		rules = append(rules, r)
 		ids[ruleKey(&r)] = id

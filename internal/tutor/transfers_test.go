@@ -182,6 +182,16 @@ func TestTransferResolveOnRealRules(t *testing.T) {
 		if got := matchCredits(r["exactMatches"].([]any)); !slices.Equal(got, []string{"LANG MATH 2362 (3) & LANG MATH 2382 (1) = TRU MATH 212 (3)"}) {
 			t.Fatalf("MATH 2362 + 2382 -> TRU in 2005: %v", got)
 		}
+		// A stored rule that does not decode is left out, not a failure of every resolution.
+		if _, err := st.DB().Exec(st.Q(`INSERT INTO tn_transfer_rules (id, row_key, source_institution, target_institution, subject, number,
+			effective_start, outcome, parsed, rule, source, updated_at) VALUES (?, 'bad', 'langara', 'sfu', 'CPSC', '1150', '2000-01-01', 'credit', 1, '{"course": 7}', 'test', 1)`),
+			ulid.Make().String()); err != nil {
+			t.Fatal(err)
+		}
+		s.rulesChanged()
+		if got := matchCredits(resolve([]string{"CPSC 1150"}, "SFU", "2024-09-01")["exactMatches"].([]any)); !slices.Equal(got, []string{"SFU CMPT 120 (3), Q/B-Sci"}) {
+			t.Fatalf("with an undecodable rule stored: %v", got)
+		}
 		// Bad input names the field.
 		for _, tc := range []struct {
 			args  map[string]any

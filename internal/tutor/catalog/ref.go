@@ -101,16 +101,18 @@ var ordinals = strings.NewReplacer("ST", "st", "ND", "nd", "RD", "rd", "TH", "th
 // ("sfu:CMPT 120"), as a map key too.
 func (r Ref) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
-// UnmarshalText reads the canonical form back. The institution is taken as
-// written (a key); use [Directory.ParseRef] for what a person typed.
+// UnmarshalText reads the canonical form back, as MarshalText wrote it:
+// the institution before the colon, the subject up to the first space, the
+// number after it, each as written (generic numbers such as "XXX" or
+// "1st" included). Use [Directory.ParseRef] for what a person typed.
 func (r *Ref) UnmarshalText(b []byte) error {
 	inst, code, ok := strings.Cut(string(b), ":")
 	if !ok || inst == "" {
 		return &RefError{string(b), "no institution before a colon"}
 	}
-	subject, number, err := SplitCode(code)
-	if err != nil {
-		return &RefError{string(b), err.Error()}
+	subject, number, ok := strings.Cut(code, " ")
+	if !ok || subject == "" || number == "" {
+		return &RefError{string(b), "no SUBJECT NUMBER after the colon"}
 	}
 	*r = Ref{Institution: inst, Subject: subject, Number: number}
 	return nil
