@@ -46,13 +46,13 @@ const (
 )
 
 // Kinds lists the kinds Import reads, auto last.
-var Kinds = []string{KindTransfers, KindCatalogue, KindAttributes, KindSections, KindSFU, KindSession, KindAuto}
+var Kinds = []string{KindTransfers, KindCatalogue, KindAttributes, KindSections, KindSFU, KindMaterials, KindGrades, KindSession, KindAuto}
 
 // kindOrder is the order in which one import applies files of several
 // kinds: the catalogues before what refers to their courses. Every kind's
 // result is the same in any order (an import merges into what is stored);
 // this order only spares placeholder courses.
-var kindOrder = map[string]int{KindCatalogue: 0, KindSFU: 1, KindAttributes: 2, KindSections: 3, KindTransfers: 4, KindSession: 5}
+var kindOrder = map[string]int{KindCatalogue: 0, KindSFU: 1, KindAttributes: 2, KindSections: 3, KindTransfers: 4, KindMaterials: 5, KindGrades: 6, KindSession: 7}
 
 // MaxProblems is how many problems a Summary lists; all are counted.
 const MaxProblems = 100
@@ -304,6 +304,10 @@ func (s *Server) importOne(ctx context.Context, cfg importConfig, in *input, tic
 				return s.importOutlines(ctx, tx, d, source, run)
 			case *transfersFile:
 				return s.importTransfers(ctx, tx, d, source, run)
+			case *materialsFile:
+				return s.importMaterials(ctx, tx, d, source, run)
+			case *gradesFile:
+				return s.importGrades(ctx, tx, d, source, run)
 			}
 			return fmt.Errorf("no importer for %T", in.decoded)
 		})
@@ -328,7 +332,11 @@ func detectKind(data []byte) (string, error) {
 		if format == SnapshotFormat {
 			return KindSession, nil
 		}
-		return "", fmt.Errorf("format %q is not one Nexus imports (a session snapshot is %q)", format, SnapshotFormat)
+		if k := detectFormat(format); k != "" {
+			return k, nil
+		}
+		return "", fmt.Errorf("format %q is not one Nexus imports (a session snapshot is %q, course materials %q, grade distributions %q)",
+			format, SnapshotFormat, MaterialsFormat, GradesFormat)
 	}
 	first := func(key string) (map[string]json.RawMessage, bool, error) {
 		raw, ok := top[key]
@@ -394,12 +402,24 @@ func detectKind(data []byte) (string, error) {
 		}
 		return "", fmt.Errorf("records of \"courses\" are neither catalogue entries (subject, course_code, title), sections (crn) nor transfer rows (destination, credit)")
 	}
+	if _, ok, err := first("materials"); ok {
+		if err != nil {
+			return "", err
+		}
+		return KindMaterials, nil
+	}
+	if _, ok, err := first("distributions"); ok {
+		if err != nil {
+			return "", err
+		}
+		return KindGrades, nil
+	}
 	keys := make([]string, 0, len(top))
 	for k := range top {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	return "", fmt.Errorf("not a file Nexus imports: top-level keys %s (expected \"courses\", \"attributes\", \"data\" or a session snapshot)", strings.Join(keys, ", "))
+	return "", fmt.Errorf("not a file Nexus imports: top-level keys %s (expected \"courses\", \"attributes\", \"data\", \"materials\", \"distributions\" or a session snapshot)", strings.Join(keys, ", "))
 }
 
 // jsonProblem says what is wrong with data that is not a JSON object: a
@@ -447,6 +467,10 @@ func decodeInput(in *input) error {
 		var f transfersFile
 		err = json.Unmarshal(in.data, &f)
 		in.decoded, in.rows = &f, len(f.Courses)
+	case KindMaterials:
+		err = decodeMaterials(in)
+	case KindGrades:
+		err = decodeGrades(in)
 	case KindSession:
 		var snap Snapshot
 		snap, err = ReadSnapshot(bytes.NewReader(in.data))
