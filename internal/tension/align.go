@@ -174,12 +174,13 @@ func subject(x *belief) []int {
 				return nil
 			}
 		case breakTerm:
-			// A run that opens the text and is closed by a break is the
-			// subject when the text goes on ("SFU IS 309 (Special
-			// Topics): ..."); a run that is the whole text ("Nexus
+			// A run that opens the text, or that a parenthesis closes, is
+			// the subject when the text goes on ("SFU IS 309 (Special
+			// Topics): ...", "In term 202320 Langara COOP 2303 section C01
+			// (...) has ..."); a run that is the whole text ("Nexus
 			// supports Windows") or a fronted phrase ("From the station,
 			// ...") is none.
-			if len(out) > 0 && out[0] == 0 && contentAfter(x, i) {
+			if len(out) > 0 && (out[0] == 0 || t.paren) && contentAfter(x, i) {
 				return out
 			}
 			return nil

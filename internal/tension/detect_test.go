@@ -252,6 +252,9 @@ func ruleCases() []ruleCase {
 		{"heading-only", nexusIn("SFU POL 854 (Conflict in Public Policy): This course lets students examine the role of ideas in public policy."), nexusIn("SFU POL 854 (Conflict in Public Policy): Too often, the contention in policy processes goes unexamined."), "", ""},
 		{"heading-same-claim", nexusIn("SFU POL 854 (Conflict in Public Policy): The course is offered online."), nexusIn("SFU POL 854 (Conflict in Public Policy): The course is offered offline."), TypeContradiction, "opposed terms"},
 		{"increment-not-total", nexusIn("Langara CHIN 2217 (Chinese IV): Students will learn another 300 Chinese words."), nexusIn("Langara CHIN 2217 (Chinese IV): Students will use approximately 2000 Chinese words."), "", ""},
+		{"heading-other-course", nexusIn("In term 202320 Langara COOP 2303 section C01 (Co-op Work Placement I Part II) has 2 seats, taught by Sue Yang in room OFFC."), nexusIn("In term 202320 Langara COOP 2502 section C01 (Co-op Work Placement II Part I) has 2 seats, taught by Sue Yang in room OFFC."), "", ""},
+		{"reversed-same-order", nexusIn("Successful completion of COOP 4302 requires completion of working hours and assignments."), nexusIn("Successful completion of COOP 4302 requires completion of working hours and assignments. (observed 2001)"), "", ""},
+		{"identical", nexusIn("Projects will require teams to present their design to the class."), nexusIn("Projects will require teams to present their design to the class."), "", ""},
 		{"identifier-level", nexusIn("Langara ANTH 1400 transfers to TWU as TWU ANTH 1XX (3), effective May/19."), nexusIn("Langara ANTH 1400 transfers to TWU as TWU ANTH 2XX (3), effective May/19."), TypeContradiction, "single-valued slot"},
 	}
 }

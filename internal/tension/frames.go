@@ -93,12 +93,25 @@ func reversed(x, y *belief) string {
 			}
 			bx, ax := around(x, i)
 			by, ay := around(y, j)
-			if intersects(bx, ay) && intersects(ax, by) {
+			if swapped(bx, ax, by, ay) && swapped(ax, bx, ay, by) {
 				return x.seq[i].disp
 			}
 		}
 	}
 	return ""
+}
+
+// swapped reports whether a term is on side s1 of the cue in x and only on
+// the other side in y (s2 in y, not s1 in y, not the other side in x): it
+// changed sides. A term on both sides of the cue ("completion of X
+// requires completion of Y") changes nothing.
+func swapped(s1x, s2x, s1y, s2y []string) bool {
+	for _, u := range s1x {
+		if contains(s2y, u) && !contains(s1y, u) && !contains(s2x, u) {
+			return true
+		}
+	}
+	return false
 }
 
 // around returns the content keys before and after seq index p within its
