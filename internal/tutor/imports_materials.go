@@ -407,7 +407,7 @@ func (s *Server) readGrades(raw json.RawMessage) (g storedGrades, reason, detail
 	g.section = strings.TrimSpace(string(r.Section))
 	counts, why := readCounts(r.Counts)
 	if why != "" {
-		return g, "counts are not grades with non-negative integer counts", why
+		return g, "counts are not non-negative integers by grade", why
 	}
 	c, err := json.Marshal(counts)
 	if err != nil {
