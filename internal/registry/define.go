@@ -45,7 +45,10 @@ import (
 //
 // Out must be a struct or a pointer to one whose schema derives
 // ([jsonschema.For]) without error; [Def.OutputSchema] returns it for the
-// tool's snapshot (it is not listed: clients see no output schema). The one
+// tool's snapshot (it is not listed: clients see no output schema).
+// Registration checks Out's kind; the derivation, about a millisecond a
+// tool, is checked by each server's snapshot test, which derives every
+// tool's output schema. The one
 // exception is an interface type, for a result that is not the tool's own
 // (use_tool returns the outcome of the tool it ran); its schema is true
 // (any value).
@@ -131,16 +134,18 @@ func (d Def) Tool(toolbox, server string) (Tool, error) {
 	case len(d.Schema) == 0:
 		return fail(errors.New("no input schema"))
 	}
-	if err := checkInput(d.Schema, d.Handler.in); err != nil {
+	parsed, err := checkInput(d.Schema, d.Handler.in)
+	if err != nil {
 		return fail(err)
 	}
-	if _, err := outputSchema(d.Handler.out); err != nil {
+	if err := checkOutputKind(d.Handler.out); err != nil {
 		return fail(err)
 	}
 	return Tool{
 		ID: id, Title: d.Title, Description: d.Description, Annotations: d.Annotations,
 		InputSchema: d.Schema, Source: Local, Family: d.Family, ReadOnly: d.ReadOnly,
 		Meta: d.Meta, SelfValidating: d.SelfValidating, Handler: d.Handler.run,
+		parsed: parsed,
 	}, nil
 }
 
@@ -165,18 +170,35 @@ func forOptions() *jsonschema.ForOptions {
 	}}
 }
 
-func outputSchema(t reflect.Type) (*jsonschema.Schema, error) {
+// checkOutputKind checks what registration checks of a result type: that it
+// is a struct, a pointer to one or an interface. Deriving its schema costs
+// about a millisecond a tool, so it is left to the tool snapshot tests
+// ([Def.OutputSchema], which every server's snapshot test calls).
+func checkOutputKind(t reflect.Type) error {
 	if t == nil {
-		return nil, errors.New("no result type")
+		return errors.New("no result type")
+	}
+	if t.Kind() == reflect.Interface {
+		return nil
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return fmt.Errorf("result type %s is not a struct, a pointer to one or an interface", t)
+	}
+	return nil
+}
+
+func outputSchema(t reflect.Type) (*jsonschema.Schema, error) {
+	if err := checkOutputKind(t); err != nil {
+		return nil, err
 	}
 	if t.Kind() == reflect.Interface {
 		return &jsonschema.Schema{}, nil
 	}
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct {
-		return nil, fmt.Errorf("result type %s is not a struct, a pointer to one or an interface", t)
 	}
 	s, err := jsonschema.ForType(t, forOptions())
 	if err != nil {
@@ -186,32 +208,33 @@ func outputSchema(t reflect.Type) (*jsonschema.Schema, error) {
 }
 
 // checkInput reports how the Go type in disagrees with the JSON object
-// schema (see [Def] for the rules), every mismatch joined in one error.
-func checkInput(schema json.RawMessage, in reflect.Type) error {
+// schema (see [Def] for the rules), every mismatch joined in one error; it
+// returns the parsed schema, which registration compiles.
+func checkInput(schema json.RawMessage, in reflect.Type) (*jsonschema.Schema, error) {
 	if in == nil {
-		return errors.New("no input type")
+		return nil, errors.New("no input type")
 	}
 	var hand jsonschema.Schema
 	if err := json.Unmarshal(schema, &hand); err != nil {
-		return fmt.Errorf("input schema: %w", err)
+		return nil, fmt.Errorf("input schema: %w", err)
 	}
 	t := in
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t.Kind() != reflect.Struct {
-		return fmt.Errorf("input type %s is not a struct", in)
+		return nil, fmt.Errorf("input type %s is not a struct", in)
 	}
 	derived, err := jsonschema.ForType(t, forOptions())
 	if err != nil {
-		return fmt.Errorf("input type %s: %w", in, err)
+		return nil, fmt.Errorf("input type %s: %w", in, err)
 	}
 	var c checker
 	c.object("", &hand, derived, true)
 	if err := errors.Join(c.errs...); err != nil {
-		return fmt.Errorf("input type %s does not match the input schema: %w", in, err)
+		return nil, fmt.Errorf("input type %s does not match the input schema: %w", in, err)
 	}
-	return nil
+	return &hand, nil
 }
 
 // checker collects the mismatches of a hand-written schema and the schema

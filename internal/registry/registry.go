@@ -159,6 +159,7 @@ type Tool struct {
 	SelfValidating bool
 
 	input    *jsonschema.Resolved // nil: the schema could not be compiled; only "object" is checked
+	parsed   *jsonschema.Schema   // InputSchema already parsed (by Def.Tool), or nil
 	listed   map[string]any
 	declared map[string]bool // which of ContextNames the tool's own schema declares
 }
@@ -253,8 +254,12 @@ func prepare(t *Tool) error {
 	if listed["type"] != "object" {
 		return fmt.Errorf("registry: tool %q input schema must have type object", name)
 	}
-	var s jsonschema.Schema
-	err := json.Unmarshal(t.InputSchema, &s)
+	s := t.parsed
+	var err error
+	if s == nil {
+		s = new(jsonschema.Schema)
+		err = json.Unmarshal(t.InputSchema, s)
+	}
 	if err == nil {
 		t.input, err = s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 	}
