@@ -31,6 +31,8 @@ const importKinds = `Kinds:
   langara-sections    Langara term files (2023{10,20,30}.json): sections of the term
   sfu-outlines        SFU outlines (sfu/outlines.json): courses, offerings, instructors
   tutor-session       a tutoring session exported by tn_session_export (--workspace)
+  tutor-materials     course materials (docs/tutor-data.md): past exams, notes, links
+  tutor-grades        grade distributions (docs/tutor-data.md) by course, term, section
   auto                each file as the kind its content shows
 `
 

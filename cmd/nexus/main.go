@@ -46,7 +46,8 @@ Usage:
         delete call traces older than the retention (serve does it every hour)
   nexus import KIND FILE... [--workspace WS] [common flags]
         import tutor data: bctg-transfers, langara-catalogue, langara-attributes,
-        langara-sections, sfu-outlines, tutor-session, or auto (the kind each file
+        langara-sections, sfu-outlines, tutor-session, tutor-materials,
+        tutor-grades, or auto (the kind each file
         holds); idempotent, one transaction per file; "nexus import --help" says more
   nexus version
 
