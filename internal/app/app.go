@@ -274,15 +274,17 @@ func (a *App) buildSurfaces(transport string) error {
 		}
 		return mcpkit.Options{Name: "nexus", Version: Version, Surface: name, Instructions: Intro, Catalog: a.Catalog, Logger: a.log}
 	}
+	// Bounded first: it registers its meta-tools, which the others, which
+	// follow the registry, would otherwise each sync again.
 	var err error
+	if a.Surfaces.Bounded, err = bounded.New(a.Pipeline, opts("bounded")); err != nil {
+		return fmt.Errorf("bounded surface: %w", err)
+	}
 	if a.Surfaces.Flat, err = flat.New(a.Pipeline, opts("flat")); err != nil {
 		return fmt.Errorf("flat surface: %w", err)
 	}
 	if a.Surfaces.Agents, err = agents.New(a.Pipeline, opts("agents")); err != nil {
 		return fmt.Errorf("agents surface: %w", err)
-	}
-	if a.Surfaces.Bounded, err = bounded.New(a.Pipeline, opts("bounded")); err != nil {
-		return fmt.Errorf("bounded surface: %w", err)
 	}
 	return nil
 }

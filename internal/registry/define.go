@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -98,25 +100,30 @@ func Handle[In, Out any](fn func(ctx context.Context, c *Call, in In) (Out, erro
 // definition is built and checked ([Def.Tool]) before any is added; the
 // errors of all of them are reported together.
 func AddAll(reg *Registry, toolbox, server string, defs ...Def) error {
-	tools := make([]Tool, 0, len(defs))
-	var errs []error
-	for _, d := range defs {
-		t, err := d.Tool(toolbox, server)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		tools = append(tools, t)
+	// Checking and compiling a tool's schema is most of a start-up's work;
+	// the tools are independent, so they are prepared on every core.
+	tools := make([]Tool, len(defs))
+	errs := make([]error, len(defs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, d := range defs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			t, err := d.Tool(toolbox, server)
+			if err == nil {
+				err = prepare(&t)
+			}
+			tools[i], errs[i] = t, err
+		}()
 	}
+	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	for _, t := range tools {
-		if err := reg.Add(t); err != nil {
-			return err
-		}
-	}
-	return nil
+	return reg.addPrepared(tools)
 }
 
 // Tool returns the local tool d defines in toolbox and server, after checking

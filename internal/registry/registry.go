@@ -304,13 +304,25 @@ func (r *Registry) Add(t Tool) error {
 	if err := prepare(&t); err != nil {
 		return err
 	}
-	name := t.ID.Name()
+	return r.addPrepared([]Tool{t})
+}
+
+// addPrepared adds tools that passed prepare, all or none (a duplicate name
+// adds none), and notifies the listeners once.
+func (r *Registry) addPrepared(tools []Tool) error {
 	r.mu.Lock()
-	if _, dup := r.tools[name]; dup {
-		r.mu.Unlock()
-		return fmt.Errorf("registry: duplicate tool %q", name)
+	seen := map[string]bool{}
+	for i := range tools {
+		name := tools[i].ID.Name()
+		if _, dup := r.tools[name]; dup || seen[name] {
+			r.mu.Unlock()
+			return fmt.Errorf("registry: duplicate tool %q", name)
+		}
+		seen[name] = true
 	}
-	r.tools[name] = &t
+	for i := range tools {
+		r.tools[tools[i].ID.Name()] = &tools[i]
+	}
 	r.mu.Unlock()
 	r.notify()
 	return nil

@@ -73,13 +73,20 @@ type Directory struct {
 func NewDirectory(extra ...Institution) *Directory {
 	d := &Directory{index: map[string]int{}}
 	for _, in := range append(slices.Clone(bctg), extra...) {
-		d.Add(in)
+		d.put(in)
 	}
+	d.reindex()
 	return d
 }
 
 // Add adds or replaces an institution (matched by key or code).
 func (d *Directory) Add(in Institution) {
+	d.put(in)
+	d.reindex()
+}
+
+// put adds or replaces in without reindexing.
+func (d *Directory) put(in Institution) {
 	// The key is matched against keys and the code against codes only: an
 	// institution whose key is another's alias ("ubc" for UBC Vancouver)
 	// is a new one, not a replacement.
@@ -91,7 +98,6 @@ func (d *Directory) Add(in Institution) {
 	} else {
 		d.list = append(d.list, in)
 	}
-	d.reindex()
 }
 
 // reindex indexes keys and codes first, then names and aliases, so that
