@@ -1,7 +1,11 @@
 package tension
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -169,4 +173,51 @@ func TestLabelledSet(t *testing.T) {
 	if r := s.all.recall(); r < labelledRecall-1e-9 {
 		t.Errorf("recall %.3f < %.3f", r, labelledRecall)
 	}
+}
+
+// TestRealDataSampleLabels checks the hand-labelled real-data samples
+// (testdata/realdata_sample_labels.json): every pair has a verdict and a
+// reason, and each run's precision is its share of true tensions.
+func TestRealDataSampleLabels(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "realdata_sample_labels.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Runs []struct {
+			Name      string   `json:"name"`
+			True      int      `json:"true"`
+			Precision *float64 `json:"precision"`
+			Pairs     []struct {
+				A, B    string
+				Tension *bool  `json:"tension"`
+				Why     string `json:"why"`
+			} `json:"pairs"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatalf("realdata_sample_labels.json: %v", err)
+	}
+	if len(f.Runs) < 2 {
+		t.Fatalf("want the runs before and after, have %d", len(f.Runs))
+	}
+	for _, r := range f.Runs {
+		if len(r.Pairs) == 0 || len(r.Pairs) > 100 {
+			t.Errorf("%s: %d pairs, want 1 to 100", r.Name, len(r.Pairs))
+		}
+		n := 0
+		for i, p := range r.Pairs {
+			if p.A == "" || p.B == "" || p.Tension == nil || p.Why == "" {
+				t.Errorf("%s: pair %d lacks texts, a verdict or a reason", r.Name, i)
+				continue
+			}
+			if *p.Tension {
+				n++
+			}
+		}
+		if n != r.True || r.Precision == nil || math.Abs(*r.Precision-float64(n)/float64(len(r.Pairs))) > 0.001 {
+			t.Errorf("%s: %d true of %d, file says %d (precision %v)", r.Name, n, len(r.Pairs), r.True, r.Precision)
+		}
+	}
+	t.Logf("before: %d/%d true, after: %d/%d true", f.Runs[0].True, len(f.Runs[0].Pairs), f.Runs[len(f.Runs)-1].True, len(f.Runs[len(f.Runs)-1].Pairs))
 }
