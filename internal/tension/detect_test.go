@@ -372,11 +372,11 @@ func TestStemAndLex(t *testing.T) {
 	}
 }
 
-// TestSymmetricDeterministic checks, on the labelled set, that
+// TestSymmetricDeterministic checks, on the labelled set and the paraphrase block, that
 // swapping the beliefs never changes whether or which tension is found, and
 // that repeated calls agree exactly.
 func TestSymmetricDeterministic(t *testing.T) {
-	for _, p := range loadPairs(t, labelledSet) {
+	for _, p := range append(loadPairs(t, labelledSet), loadPairs(t, paraphraseSet)...) {
 		a, b := p.A.input(), p.B.input()
 		f1, ok1 := Detect(a, b)
 		f2, ok2 := Detect(b, a)
