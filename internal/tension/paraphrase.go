@@ -312,13 +312,25 @@ func otherUses(other *belief, t *term) bool {
 // states ("never works weekends" vs "is on shift every Saturday"): a
 // negated day or part of the day on one side covers a day or part of the
 // day stated without negation on the other, which has no negation.
-func neverAtTime(p *pair) bool {
-	return negatedTimeCovers(p.x, p.y) || negatedTimeCovers(p.y, p.x)
+func neverAtTime(p *pair) bool { return neverAtTimeText(p) != "" }
+
+// neverAtTimeText describes the time ruled out and the time stated, or is
+// "" when there is none.
+func neverAtTimeText(p *pair) string {
+	if i, j := negatedTimeCovers(p.x, p.y); i >= 0 {
+		return "a rules out " + quote(p.x.seq[i].disp) + ", b states " + quote(p.y.seq[j].disp)
+	}
+	if j, i := negatedTimeCovers(p.y, p.x); j >= 0 {
+		return "b rules out " + quote(p.y.seq[j].disp) + ", a states " + quote(p.x.seq[i].disp)
+	}
+	return ""
 }
 
-func negatedTimeCovers(x, y *belief) bool {
+// negatedTimeCovers returns the seq indices of a negated time in x and of a
+// time it covers in y, or -1, -1.
+func negatedTimeCovers(x, y *belief) (int, int) {
 	if y.negs > 0 {
-		return false
+		return -1, -1
 	}
 	for i := range x.seq {
 		a := &x.seq[i]
@@ -331,23 +343,35 @@ func negatedTimeCovers(x, y *belief) bool {
 				continue
 			}
 			if a.class == classWeekday && daysContain(a.key, b.key) || a.class == classDaypart && a.key == b.key {
-				return true
+				return i, j
 			}
 		}
 	}
-	return false
+	return -1, -1
 }
 
 // onlyOther reports whether one belief restricts something to a value
 // ("runs on weekdays only", "exclusively in the fall") and the other states
 // a value of the same class outside it ("a Saturday shuttle").
-func onlyOther(p *pair) bool {
-	return onlyExcludes(p.x, p.y, p.ev.matchedB) || onlyExcludes(p.y, p.x, p.ev.matchedA)
+func onlyOther(p *pair) bool { return onlyOtherText(p) != "" }
+
+// onlyOtherText describes the only value and the other value, or is ""
+// when there is none.
+func onlyOtherText(p *pair) string {
+	if i, j := onlyExcludes(p.x, p.y, p.ev.matchedB); i >= 0 {
+		return "a allows only " + quote(p.x.seq[i].disp) + ", b states " + quote(p.y.seq[j].disp)
+	}
+	if j, i := onlyExcludes(p.y, p.x, p.ev.matchedA); j >= 0 {
+		return "b allows only " + quote(p.y.seq[j].disp) + ", a states " + quote(p.x.seq[i].disp)
+	}
+	return ""
 }
 
-func onlyExcludes(x, y *belief, matchedY []bool) bool {
+// onlyExcludes returns the seq indices of a restricted value in x and of a
+// value of y outside it, or -1, -1.
+func onlyExcludes(x, y *belief, matchedY []bool) (int, int) {
 	if y.negs > 0 {
-		return false
+		return -1, -1
 	}
 	for i := range x.seq {
 		a := &x.seq[i]
@@ -360,11 +384,11 @@ func onlyExcludes(x, y *belief, matchedY []bool) bool {
 				continue
 			}
 			if a.class == classWeekday && !daysOverlap(a.key, b.key) || a.class != classWeekday && a.key != b.key {
-				return true
+				return i, j
 			}
 		}
 	}
-	return false
+	return -1, -1
 }
 
 // restricted reports whether the value at seq index i of x is marked as

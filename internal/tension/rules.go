@@ -134,13 +134,13 @@ var rules = []Rule{
 		when: func(p *pair) bool {
 			return p.reworded() && len(p.ev.conflicts) == 0 && neverAtTime(p) && anchored(p)
 		},
-		reason: func(p *pair) string { return "ruled-out time stated" }},
+		reason: func(p *pair) string { return "ruled-out time stated: " + neverAtTimeText(p) }},
 	{Name: RuleOnlyOther, typ: TypeContradiction, severity: 2, anchored: true,
 		Description: `one belief restricts something to one value and the other states another value of the same class ("runs on weekdays only" vs "a Saturday shuttle")`,
 		when: func(p *pair) bool {
 			return p.reworded() && !p.ev.flip && onlyOther(p) && anchored(p)
 		},
-		reason: func(p *pair) string { return "only one value, another stated" }},
+		reason: func(p *pair) string { return "only one value, another stated: " + onlyOtherText(p) }},
 	{Name: RuleParaphrasedOpposition, typ: TypeContradiction, severity: 2, anchored: true,
 		Description: `the words differ but the beliefs are anchored to one thing and hold one pair of opposed terms ("dogs are allowed in the park" vs "pets are banned from the park")`,
 		when: func(p *pair) bool {
