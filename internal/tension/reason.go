@@ -32,12 +32,42 @@ func conflictReason(p *pair, dates bool) string {
 	if dates {
 		name = "different dates: "
 	}
-	for _, c := range p.ev.conflicts {
-		if isDateClass(p.x.seq[c.a].class) == dates {
+	// Prefer the pair in corresponding places: the k-th unmatched value of
+	// the class on each side ("(1) & ... (2)" vs "(3) & ... (2)" names 1 vs
+	// 3, not 1 vs 2).
+	first := -1
+	for k, c := range p.ev.conflicts {
+		if isDateClass(p.x.seq[c.a].class) != dates {
+			continue
+		}
+		if first < 0 {
+			first = k
+		}
+		cl := p.x.seq[c.a].class
+		if unmatchedRank(p.x, p.ev.matchedA, c.a, cl) == unmatchedRank(p.y, p.ev.matchedB, c.b, cl) {
 			return name + quote(p.x.seq[c.a].disp) + " vs " + quote(p.y.seq[c.b].disp)
 		}
 	}
+	if first >= 0 {
+		c := p.ev.conflicts[first]
+		return name + quote(p.x.seq[c.a].disp) + " vs " + quote(p.y.seq[c.b].disp)
+	}
 	return "tension"
+}
+
+// unmatchedRank returns how many unmatched values of class cl precede seq
+// index i in x.
+func unmatchedRank(x *belief, matched []bool, i int, cl valueClass) int {
+	n := 0
+	for _, k := range x.core {
+		if k >= i {
+			break
+		}
+		if t := &x.seq[k]; t.kind == valueTerm && t.class == cl && !matched[k] && !t.negged && !t.tq {
+			n++
+		}
+	}
+	return n
 }
 
 // slotNamed reports whether every word in core range s of x belongs to
