@@ -47,6 +47,7 @@ var sameLayer = map[string][]string{
 	"internal/vkb":            {"internal/conversation", "internal/substrate"},
 	"internal/demo":           {"internal/substrate"},
 	"internal/tutor/transfer": {"internal/tutor/catalog"},
+	"internal/tension":        {"internal/textsearch"},
 	"internal/tutor":          {"internal/conversation"},
 	"internal/pipeline":       {"internal/trace"},
 }

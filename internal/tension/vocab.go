@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/nexus-mcp/nexus/internal/textsearch"
 )
 
 // The vocabulary lives in vocab/*.txt: one entry a line, fields separated by
@@ -140,7 +142,8 @@ var (
 	// breakWords end a clause (and so a negation's scope).
 	breakWords = loadSet("breaks.txt")
 	// stopWords carry no topic; they are kept for frames and qualifiers.
-	stopWords = loadSet("stopwords.txt")
+	// The list is the project's one list of stop words, textsearch's.
+	stopWords = textsearch.StopWords()
 	// afterParticle are the words after which "on" is a particle.
 	afterParticle = loadSet("particle_after.txt")
 	// conjunctions split a negation's scope into conjuncts.

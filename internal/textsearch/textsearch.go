@@ -6,7 +6,9 @@ package textsearch
 
 import (
 	"context"
+	_ "embed"
 	"log/slog"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -25,17 +27,27 @@ const (
 	B  = 0.75
 )
 
+//go:embed stopwords.txt
+var stopWordFile string
+
 // stopWords are dropped from search queries: they match nearly everything
-// and carry no topic.
+// and carry no topic. The list (stopwords.txt) is the project's one list of
+// stop words; the tension detector reads it too ([StopWords]).
 var stopWords = func() map[string]bool {
 	m := map[string]bool{}
-	for _, w := range strings.Fields(`a an and are as at be been but by can do does for from has have how i in is it its
-		me my of on or our so than that the their them then there these they this to was we were what when where which
-		who why will with would you your about into over also any all`) {
-		m[w] = true
+	for _, line := range strings.Split(stopWordFile, "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			m[line] = true
+		}
 	}
 	return m
 }()
+
+// IsStopWord reports whether w (lower case) is a stop word.
+func IsStopWord(w string) bool { return stopWords[w] }
+
+// StopWords returns the stop words as a set (a copy).
+func StopWords() map[string]bool { return maps.Clone(stopWords) }
 
 // Tokens splits text into lower-cased runs of letters and digits.
 func Tokens(text string) []string {
