@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -115,6 +116,10 @@ func (c *common) openServing(ctx context.Context, stderr io.Writer, transport st
 		return nil, nil, err
 	}
 	log.Info("database open", "dialect", a.Store.Dialect(), "database", c.databaseLocation())
+	// Opening compiles every tool's schema: megabytes of short-lived
+	// allocations the runtime would keep from the OS for minutes. Return
+	// them now, beside the first requests, so that an idle Nexus is small.
+	go debug.FreeOSMemory()
 	return a, log, nil
 }
 
