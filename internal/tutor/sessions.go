@@ -121,8 +121,9 @@ func (s *Server) sessionAsk(ctx context.Context, c *registry.Call, in sessionAsk
 		}
 		return sessionAskOut{Response: "", EventsEmitted: []string{"message.pending"}, EventID: id}, nil
 	}
-	e := errs.E(errs.UnprocessableEntity, "tn_session_ask needs a language model and none is configured on this server; "+
-		"courses, transfers and the other session tools work without one")
+	e := errs.E(errs.UnprocessableEntity, "tn_session_ask needs a language model, and this version of Nexus cannot be configured with one yet "+
+		"(model providers come with the chat front end; the README's \"Model providers\" section will say how to set one). "+
+		"Meanwhile the course and transfer tools answer directly, and tn_session_ask with draft: true saves a message as pending")
 	e.Reason = "no model provider configured"
 	return sessionAskOut{}, e
 }
