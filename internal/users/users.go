@@ -1,0 +1,367 @@
+// Package users holds Nexus's users and their API tokens (issue 10): who a
+// request acts as. A user has a name, a tier (anonymous, free, paid: it
+// sets the daily prompt quota), a role (admin or member) and may be
+// disabled. A token is random text shown once, when it is made, and stored
+// only as its SHA-256 (tokens carry 256 bits of randomness, so a plain hash
+// is as strong as a password hash and can be looked up by value).
+package users
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/store"
+)
+
+// Tiers and roles.
+const (
+	Anonymous = "anonymous"
+	Free      = "free"
+	Paid      = "paid"
+
+	Admin  = "admin"
+	Member = "member"
+)
+
+// TokenPrefix starts every token, so that a leaked one is recognisable (and
+// found by secret scanners).
+const TokenPrefix = "nxs_"
+
+// User is one user.
+type User struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Tier      string    `json:"tier"`
+	Role      string    `json:"role"`
+	Disabled  bool      `json:"disabled"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// Token is a token's record (never its text).
+type Token struct {
+	ID         string     `json:"id"`
+	UserID     string     `json:"userId"`
+	Label      string     `json:"label"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
+	RevokedAt  *time.Time `json:"revokedAt,omitempty"`
+}
+
+// Errors of authentication; they say nothing of which part failed to a
+// caller (the HTTP front answers 401 alike), but tell them apart in logs.
+var (
+	ErrUnknownToken = errors.New("unknown token")
+	ErrRevoked      = errors.New("revoked token")
+	ErrDisabled     = errors.New("disabled user")
+)
+
+// Users is the store of users and tokens.
+type Users struct {
+	st  *store.Store
+	now func() time.Time
+}
+
+// New returns the users of st.
+func New(st *store.Store) *Users { return &Users{st: st, now: store.Now} }
+
+var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._@-]{0,63}$`)
+
+// CheckName reports why name cannot name a user: 1-64 lower-case letters,
+// digits and . _ @ -, starting with a letter or digit.
+func CheckName(name string) error {
+	if !namePattern.MatchString(name) {
+		return errs.Invalid("name", "%q is not a user name: 1-64 lower-case letters, digits and . _ @ -, starting with a letter or digit", name)
+	}
+	return nil
+}
+
+// CheckTier reports why tier is not one of anonymous, free, paid.
+func CheckTier(tier string) error {
+	switch tier {
+	case Anonymous, Free, Paid:
+		return nil
+	}
+	return errs.Invalid("tier", "%q is not a tier: anonymous, free or paid", tier)
+}
+
+// CheckRole reports why role is not admin or member.
+func CheckRole(role string) error {
+	switch role {
+	case Admin, Member:
+		return nil
+	}
+	return errs.Invalid("role", "%q is not a role: admin or member", role)
+}
+
+// newToken returns a token's text and its hash.
+func newToken() (text, hash string, err error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", "", fmt.Errorf("new token: %w", err)
+	}
+	text = TokenPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	return text, HashToken(text), nil
+}
+
+// HashToken is the stored form of a token: hex SHA-256 of its text.
+func HashToken(text string) string {
+	h := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(h[:])
+}
+
+// WellFormed reports whether text has a token's shape (prefix and 43
+// base64url characters), so that anything else is refused before a lookup.
+func WellFormed(text string) bool {
+	if !strings.HasPrefix(text, TokenPrefix) || len(text) != len(TokenPrefix)+43 {
+		return false
+	}
+	_, err := base64.RawURLEncoding.Strict().DecodeString(text[len(TokenPrefix):])
+	return err == nil
+}
+
+// Add makes user name with a first token, whose text is returned once.
+func (u *Users) Add(ctx context.Context, name, tier, role, label string) (*User, string, error) {
+	if err := errors.Join(CheckName(name), CheckTier(tier), CheckRole(role)); err != nil {
+		return nil, "", err
+	}
+	now := u.now()
+	usr := &User{ID: ulid.Make().String(), Name: name, Tier: tier, Role: role, CreatedAt: now, UpdatedAt: now}
+	var text string
+	err := u.st.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, u.st.Q(`INSERT INTO users (id, name, tier, role, disabled, created_at, updated_at)
+			VALUES (?, ?, ?, ?, 0, ?, ?) ON CONFLICT (name) DO NOTHING`), usr.ID, name, tier, role, store.Micros(now), store.Micros(now))
+		if err != nil {
+			return fmt.Errorf("add user: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return errs.E(errs.Conflict, "user %q exists already", name)
+		}
+		text, _, err = u.addToken(ctx, tx, usr.ID, label)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return usr, text, nil
+}
+
+func (u *Users) addToken(ctx context.Context, tx *sql.Tx, userID, label string) (string, *Token, error) {
+	text, hash, err := newToken()
+	if err != nil {
+		return "", nil, err
+	}
+	t := &Token{ID: ulid.Make().String(), UserID: userID, Label: label, CreatedAt: u.now()}
+	if _, err := tx.ExecContext(ctx, u.st.Q(`INSERT INTO user_tokens (id, user_id, hash, label, created_at) VALUES (?, ?, ?, ?, ?)`),
+		t.ID, userID, hash, label, store.Micros(t.CreatedAt)); err != nil {
+		return "", nil, fmt.Errorf("add token: %w", err)
+	}
+	return text, t, nil
+}
+
+// AddToken makes another token for user name; its text is returned once.
+func (u *Users) AddToken(ctx context.Context, name, label string) (string, *Token, error) {
+	var (
+		text string
+		tok  *Token
+	)
+	err := u.st.Tx(ctx, func(tx *sql.Tx) error {
+		usr, err := u.get(ctx, tx, name)
+		if err != nil {
+			return err
+		}
+		text, tok, err = u.addToken(ctx, tx, usr.ID, label)
+		return err
+	})
+	return text, tok, err
+}
+
+// Revoke revokes token id (its record id, not its text); revoking twice is
+// harmless. An unknown id is NOT_FOUND.
+func (u *Users) Revoke(ctx context.Context, id string) error {
+	res, err := u.st.DB().ExecContext(ctx, u.st.Q(`UPDATE user_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`), store.Micros(u.now()), id)
+	if err != nil {
+		return fmt.Errorf("revoke token: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return errs.E(errs.NotFound, "no token %s (nexus tokens list NAME shows a user's tokens)", id)
+	}
+	return nil
+}
+
+// Authenticate returns the user token text acts as. A token that is not
+// well formed, unknown, revoked, or of a disabled user is an error
+// (ErrUnknownToken, ErrRevoked, ErrDisabled); nothing else is told.
+func (u *Users) Authenticate(ctx context.Context, text string) (*User, error) {
+	if !WellFormed(text) {
+		return nil, ErrUnknownToken
+	}
+	hash := HashToken(text)
+	var (
+		tokID, stored string
+		revoked       sql.NullInt64
+	)
+	usr := &User{}
+	var disabled int
+	var created, updated int64
+	err := u.st.DB().QueryRowContext(ctx, u.st.Q(`SELECT t.id, t.hash, t.revoked_at, u.id, u.name, u.tier, u.role, u.disabled, u.created_at, u.updated_at
+		FROM user_tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?`), hash).
+		Scan(&tokID, &stored, &revoked, &usr.ID, &usr.Name, &usr.Tier, &usr.Role, &disabled, &created, &updated)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, ErrUnknownToken
+	case err != nil:
+		return nil, fmt.Errorf("authenticate: %w", err)
+	}
+	if subtle.ConstantTimeCompare([]byte(stored), []byte(hash)) != 1 {
+		return nil, ErrUnknownToken
+	}
+	if revoked.Valid {
+		return nil, ErrRevoked
+	}
+	if disabled != 0 {
+		return nil, ErrDisabled
+	}
+	usr.CreatedAt, usr.UpdatedAt = store.FromMicros(created), store.FromMicros(updated)
+	_, _ = u.st.DB().ExecContext(ctx, u.st.Q(`UPDATE user_tokens SET last_used_at = ? WHERE id = ?`), store.Micros(u.now()), tokID)
+	return usr, nil
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (u *Users) get(ctx context.Context, q querier, name string) (*User, error) {
+	usr := &User{}
+	var disabled int
+	var created, updated int64
+	err := q.QueryRowContext(ctx, u.st.Q(`SELECT id, name, tier, role, disabled, created_at, updated_at FROM users WHERE name = ?`), name).
+		Scan(&usr.ID, &usr.Name, &usr.Tier, &usr.Role, &disabled, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errs.E(errs.NotFound, "no user %q (nexus users list shows them)", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read user: %w", err)
+	}
+	usr.Disabled, usr.CreatedAt, usr.UpdatedAt = disabled != 0, store.FromMicros(created), store.FromMicros(updated)
+	return usr, nil
+}
+
+// Get returns user name.
+func (u *Users) Get(ctx context.Context, name string) (*User, error) { return u.get(ctx, u.st.DB(), name) }
+
+// List returns every user, by name.
+func (u *Users) List(ctx context.Context) ([]*User, error) {
+	rows, err := u.st.DB().QueryContext(ctx, `SELECT id, name, tier, role, disabled, created_at, updated_at FROM users ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	defer rows.Close()
+	var out []*User
+	for rows.Next() {
+		usr := &User{}
+		var disabled int
+		var created, updated int64
+		if err := rows.Scan(&usr.ID, &usr.Name, &usr.Tier, &usr.Role, &disabled, &created, &updated); err != nil {
+			return nil, fmt.Errorf("list users: %w", err)
+		}
+		usr.Disabled, usr.CreatedAt, usr.UpdatedAt = disabled != 0, store.FromMicros(created), store.FromMicros(updated)
+		out = append(out, usr)
+	}
+	return out, rows.Err()
+}
+
+// Tokens lists user name's tokens, newest first (never their text).
+func (u *Users) Tokens(ctx context.Context, name string) ([]*Token, error) {
+	usr, err := u.Get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := u.st.DB().QueryContext(ctx, u.st.Q(`SELECT id, user_id, label, created_at, last_used_at, revoked_at FROM user_tokens
+		WHERE user_id = ? ORDER BY created_at DESC, id DESC`), usr.ID)
+	if err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	defer rows.Close()
+	var out []*Token
+	for rows.Next() {
+		t := &Token{}
+		var created int64
+		var used, revoked sql.NullInt64
+		if err := rows.Scan(&t.ID, &t.UserID, &t.Label, &created, &used, &revoked); err != nil {
+			return nil, fmt.Errorf("list tokens: %w", err)
+		}
+		t.CreatedAt = store.FromMicros(created)
+		if used.Valid {
+			v := store.FromMicros(used.Int64)
+			t.LastUsedAt = &v
+		}
+		if revoked.Valid {
+			v := store.FromMicros(revoked.Int64)
+			t.RevokedAt = &v
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Change is what Set changes; nil fields stay as they are.
+type Change struct {
+	Tier, Role *string
+	Disabled   *bool
+}
+
+// Set changes user name.
+func (u *Users) Set(ctx context.Context, name string, c Change) (*User, error) {
+	var checks []error
+	if c.Tier != nil {
+		checks = append(checks, CheckTier(*c.Tier))
+	}
+	if c.Role != nil {
+		checks = append(checks, CheckRole(*c.Role))
+	}
+	if err := errors.Join(checks...); err != nil {
+		return nil, err
+	}
+	var out *User
+	err := u.st.Tx(ctx, func(tx *sql.Tx) error {
+		usr, err := u.get(ctx, tx, name)
+		if err != nil {
+			return err
+		}
+		if c.Tier != nil {
+			usr.Tier = *c.Tier
+		}
+		if c.Role != nil {
+			usr.Role = *c.Role
+		}
+		if c.Disabled != nil {
+			usr.Disabled = *c.Disabled
+		}
+		usr.UpdatedAt = u.now()
+		disabled := 0
+		if usr.Disabled {
+			disabled = 1
+		}
+		if _, err := tx.ExecContext(ctx, u.st.Q(`UPDATE users SET tier = ?, role = ?, disabled = ?, updated_at = ? WHERE id = ?`),
+			usr.Tier, usr.Role, disabled, store.Micros(usr.UpdatedAt), usr.ID); err != nil {
+			return fmt.Errorf("set user: %w", err)
+		}
+		out = usr
+		return nil
+	})
+	return out, err
+}
