@@ -261,7 +261,9 @@ func (u *Users) get(ctx context.Context, q querier, name string) (*User, error) 
 }
 
 // Get returns user name.
-func (u *Users) Get(ctx context.Context, name string) (*User, error) { return u.get(ctx, u.st.DB(), name) }
+func (u *Users) Get(ctx context.Context, name string) (*User, error) {
+	return u.get(ctx, u.st.DB(), name)
+}
 
 // List returns every user, by name.
 func (u *Users) List(ctx context.Context) ([]*User, error) {
