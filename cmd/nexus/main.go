@@ -49,6 +49,9 @@ Usage:
         langara-sections, sfu-outlines, tutor-session, tutor-materials,
         tutor-grades, or auto (the kind each file
         holds); idempotent, one transaction per file; "nexus import --help" says more
+  nexus users add|list|set ...   /   nexus tokens add|list|revoke ...
+        users (name, tier, role) and their API tokens, shown once when made and
+        stored only as hashes; HTTP requests will authenticate with them
   nexus version
 
 Common flags:
@@ -107,6 +110,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdCall(ctx, rest, stdout, stderr)
 	case "import":
 		err = cmdImport(ctx, rest, stdout, stderr)
+	case "users":
+		err = cmdUsers(ctx, rest, stdout, stderr)
+	case "tokens":
+		err = cmdTokens(ctx, rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "nexus", versionString())
 	case "help", "-h", "--help":
