@@ -24,6 +24,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/rest"
 	"github.com/nexus-mcp/nexus/internal/stdio"
+	"github.com/nexus-mcp/nexus/internal/users"
 )
 
 // DefaultAddr is where nexus serve listens by default.
@@ -146,7 +147,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if !httpapi.IsLoopbackAddr(*addr) && len(hosts) == 0 {
 		// Refused before anything is opened or created.
 		return fmt.Errorf("serve on %s needs --allow-hosts (env NEXUS_ALLOW_HOSTS): the host names clients use to reach Nexus, "+
-			"e.g. --allow-hosts nexus.example.com; there is no authentication yet, so anyone who can reach the address can call every tool", *addr)
+			"e.g. --allow-hosts nexus.example.com; beyond loopback every request also needs a user's token (nexus users add NAME)", *addr)
 	}
 	// Listen first: a busy port is reported before any database is created
 	// (and a --db Nexus cannot open is refused before it listens).
@@ -163,6 +164,19 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer closeServing(a, log, "serve")
+	accounts := users.New(a.Store)
+	if !httpapi.IsLoopbackAddr(*addr) {
+		// Beyond loopback every request needs a token: refuse to serve
+		// when nobody could present one.
+		ok, err := accounts.HasActiveToken(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("serve on %s needs authentication, and no user has a token: run \"nexus users add NAME\" "+
+				"(with the same --data-dir or --db) and give clients the token it prints (Authorization: Bearer TOKEN)", *addr)
+		}
+	}
 	cursorKey, err := a.Store.Secret(ctx, "trace-cursor")
 	if err != nil {
 		return err
@@ -180,7 +194,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		MCP: a.Surfaces.Flat, Agents: a.Surfaces.Agents, Bounded: a.Surfaces.Bounded,
 		Routes:        map[string]http.Handler{"/api/": api, "/openapi.json": api},
 		SessionRoutes: map[string]http.Handler{"/mcp/servers/": px},
-		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log,
+		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log, Auth: accounts,
 		AllowedHosts: hosts, AllowedOrigins: origins, MaxSessions: *maxSessions, Metrics: a.Metrics.Handler,
 		Endpoints: append(rest.Endpoints(), httpapi.Endpoint{Path: "/mcp/servers/{toolbox}/{server}", Description: "MCP, one downstream server proxied unchanged"}),
 	})
@@ -191,7 +205,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"trace_retention", app.FormatRetention(keep))
 	go a.ScheduleMaintenance(ctx, keep, app.MaintenanceInterval)
 	if !httpapi.IsLoopbackAddr(*addr) {
-		log.Warn("listening beyond loopback without authentication: anyone who can reach this address can call every tool", "addr", *addr)
+		log.Info("listening beyond loopback: every request needs a user's token", "addr", *addr)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

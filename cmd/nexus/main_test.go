@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -47,7 +48,13 @@ func startServe(t testing.TB, extra ...string) string {
 // startServeIn is [startServe] on the data directory dir.
 func startServeIn(t testing.TB, dir string, extra ...string) string {
 	t.Helper()
-	addr := testtools.FreeAddr(t)
+	return startServeAt(t, dir, testtools.FreeAddr(t), extra...)
+}
+
+// startServeAt is [startServeIn] listening on addr (a port this machine can
+// reach on 127.0.0.1, e.g. 0.0.0.0:PORT).
+func startServeAt(t testing.TB, dir, addr string, extra ...string) string {
+	t.Helper()
 	args := append([]string{"serve", "--addr", addr, "--data-dir", dir}, extra...)
 	cmd := exec.Command(binary, args...)
 	stderr, _ := cmd.StderrPipe()
@@ -77,7 +84,8 @@ func startServeIn(t testing.TB, dir string, extra ...string) string {
 			t.Logf("nexus serve logs:\n%s", <-logs)
 		}
 	})
-	base := "http://" + addr
+	_, port, _ := net.SplitHostPort(addr)
+	base := "http://127.0.0.1:" + port
 	testtools.EventuallyErr(t, 20*time.Second, "nexus serve to become healthy at "+base, func() error { return healthy(base) })
 	return base
 }

@@ -11,9 +11,8 @@ import (
 	"time"
 )
 
-// Issue 7: until authentication lands, serve beyond loopback without
-// --allow-hosts refuses to start, saying what to set, before it creates
-// anything.
+// Issue 7: serve beyond loopback without --allow-hosts refuses to start,
+// saying what to set, before it creates anything.
 func TestServeRefusesPublicAddrWithoutAllowHosts(t *testing.T) {
 	t.Setenv("NEXUS_ALLOW_HOSTS", "")
 	t.Setenv("NEXUS_DB", "")
@@ -26,7 +25,7 @@ func TestServeRefusesPublicAddrWithoutAllowHosts(t *testing.T) {
 		if code != 1 {
 			t.Errorf("serve --addr %s: exit %d, want 1 (stderr %q)", addr, code, stderr.String())
 		}
-		for _, want := range []string{"serve on " + addr, "needs --allow-hosts", "NEXUS_ALLOW_HOSTS", "no authentication"} {
+		for _, want := range []string{"serve on " + addr, "needs --allow-hosts", "NEXUS_ALLOW_HOSTS", "user's token"} {
 			if !strings.Contains(stderr.String(), want) {
 				t.Errorf("serve --addr %s: stderr %q does not say %q", addr, stderr.String(), want)
 			}

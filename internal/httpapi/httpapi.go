@@ -114,6 +114,11 @@ type Options struct {
 	// the guard like every route. [Handler] calls it once, with a function
 	// reporting the live MCP sessions (read at scrape time) and their cap.
 	Metrics func(liveSessions func() int, maxSessions int) http.Handler
+	// Auth finds the user of a bearer token (see authenticate). With it,
+	// every request needs a token, except on a loopback-only listener, where
+	// one without acts as the local user. Nil turns authentication off: every
+	// request acts as the local user (serve allows that on loopback only).
+	Auth Authenticator
 	// Health reports readiness for /healthz; nil means always healthy.
 	Health func(ctx context.Context) map[string]any
 	// Logger receives the front's and the MCP SDK HTTP handler's logs (the
@@ -172,6 +177,8 @@ func Handler(o Options) http.Handler {
 		index = append(index, Endpoint{"/metrics", "Prometheus metrics: tool calls, downstream servers, MCP sessions, store pool, Go runtime"})
 	}
 	index = append(index, Endpoint{"/healthz", "readiness: 200 when ready, 503 otherwise"})
+	mux.HandleFunc("GET "+ResourceMetadataPath, resourceMetadata)
+	mux.HandleFunc("GET "+ResourceMetadataPath+"/{resource...}", resourceMetadata)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"name": "Nexus", "endpoints": index})
 	})
@@ -288,6 +295,10 @@ func guard(o Options, next http.Handler) http.Handler {
 				return
 			}
 			hdr.Set("Access-Control-Expose-Headers", strings.Join(corsExpose, ", "))
+		}
+		r, ok := authenticate(o, w, r)
+		if !ok {
+			return
 		}
 		if r.Body != nil && r.Body != http.NoBody && !p.readBody(w, r) {
 			return

@@ -367,3 +367,15 @@ func (u *Users) Set(ctx context.Context, name string, c Change) (*User, error) {
 	})
 	return out, err
 }
+
+// HasActiveToken reports whether any enabled user has a token that is not
+// revoked: whether anyone could authenticate.
+func (u *Users) HasActiveToken(ctx context.Context) (bool, error) {
+	var n int
+	err := u.st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM user_tokens t JOIN users u ON u.id = t.user_id
+		WHERE t.revoked_at IS NULL AND u.disabled = 0`).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("count tokens: %w", err)
+	}
+	return n > 0, nil
+}

@@ -1,0 +1,112 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/users"
+)
+
+// Authenticator finds the user a bearer token acts as; an error means the
+// token does not authenticate anyone (unknown, revoked, of a disabled user).
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (*users.User, error)
+}
+
+// ResourceMetadataPath serves the protected resource metadata (RFC 9728)
+// that a 401's WWW-Authenticate names, as the MCP authorization
+// specification says.
+const ResourceMetadataPath = "/.well-known/oauth-protected-resource"
+
+// authenticate decides who each request acts as (the MCP authorization
+// specification's resource server side). The SDK's auth.RequireBearerToken
+// is not used as is because Nexus answers in its one error shape, lets
+// requests without a token act as the local user on a loopback-only
+// listener, and refuses tokens in URLs; it serves the SDK's metadata
+// handler.
+//
+//   - A request with "Authorization: Bearer TOKEN" acts as the token's user;
+//     any other Authorization, or a token that authenticates no one, is 401.
+//   - Without a token: on a loopback-only listener the request acts as
+//     [users.Local]; otherwise it is 401.
+//   - A token in the URL (access_token) is refused: URLs are logged.
+//   - GET /healthz and the metadata need no token.
+//
+// Without an Authenticator (Options.Auth nil) every request acts as the
+// local user: serve allows that only on a loopback-only listener.
+//
+// A 401 carries WWW-Authenticate: Bearer resource_metadata="…" (and
+// error="invalid_token" when a token was given).
+//
+// The guard calls it before reading a request's body, so that a client
+// without a token costs no more than its headers.
+func authenticate(o Options, w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	if o.Auth == nil {
+		// Authentication is off: serve allows that on a loopback-only
+		// listener alone (and tests build handlers so).
+		return r.WithContext(users.WithUser(r.Context(), &users.Local)), true
+	}
+	if r.Method == http.MethodGet && (r.URL.Path == "/healthz" || strings.HasPrefix(r.URL.Path, ResourceMetadataPath)) {
+		return r, true
+	}
+	if r.URL.Query().Has("access_token") {
+		WriteError(w, http.StatusBadRequest, errs.Invalid("access_token", "tokens are not accepted in URLs (they end up in logs): send the header Authorization: Bearer TOKEN"))
+		return nil, false
+	}
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		if o.Loopback {
+			return r.WithContext(users.WithUser(r.Context(), &users.Local)), true
+		}
+		challenge(w, r, "", "authentication required: send Authorization: Bearer TOKEN (nexus users add NAME prints one)")
+		return nil, false
+	}
+	scheme, token, ok := strings.Cut(h, " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
+		challenge(w, r, "invalid_request", "the Authorization header is not \"Bearer TOKEN\"")
+		return nil, false
+	}
+	u, err := o.Auth.Authenticate(r.Context(), token)
+	if err != nil {
+		o.Logger.Info("request refused: token does not authenticate", "path", r.URL.Path, "reason", err)
+		challenge(w, r, "invalid_token", "the token does not authenticate a user of this server")
+		return nil, false
+	}
+	return r.WithContext(users.WithUser(r.Context(), u)), true
+}
+
+// baseURL is the scheme and host the request reached Nexus at.
+func baseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// challenge answers 401 with the MCP authorization specification's
+// WWW-Authenticate header.
+func challenge(w http.ResponseWriter, r *http.Request, code, message string) {
+	v := `Bearer resource_metadata="` + baseURL(r) + ResourceMetadataPath + `"`
+	if code != "" {
+		v += `, error="` + code + `"`
+	}
+	w.Header().Set("WWW-Authenticate", v)
+	WriteError(w, http.StatusUnauthorized, errs.E(errs.Unauthorized, "%s", message))
+}
+
+// resourceMetadata serves RFC 9728 protected resource metadata: Nexus's MCP
+// endpoint is the resource, and bearer tokens go in the header.
+func resourceMetadata(w http.ResponseWriter, r *http.Request) {
+	auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource:               baseURL(r) + "/mcp",
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "Nexus",
+	}).ServeHTTP(w, r)
+}

@@ -1,0 +1,87 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/users"
+)
+
+// tokens authenticates a fixed table of tokens.
+type tokens map[string]*users.User
+
+func (ts tokens) Authenticate(_ context.Context, token string) (*users.User, error) {
+	if u, ok := ts[token]; ok {
+		return u, nil
+	}
+	return nil, errors.New("unknown token")
+}
+
+// TestAuthentication: with an Authenticator, a request needs a bearer token
+// (beyond loopback) and a bad one is 401 with the MCP authorization
+// specification's WWW-Authenticate; tokens in URLs are refused; the user
+// reaches the handler in the request's context.
+func TestAuthentication(t *testing.T) {
+	alice := &users.User{ID: "u1", Name: "alice", Role: users.Member, Tier: users.Free}
+	var seen *users.User
+	routes := map[string]http.Handler{"/api/": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen, _ = users.FromContext(r.Context())
+		w.Write([]byte(`{}`))
+	})}
+	for _, loopback := range []bool{false, true} {
+		ts := serve(t, httpapi.Options{Auth: tokens{"good": alice}, Loopback: loopback, Routes: routes})
+		cases := []struct {
+			name, method, path string
+			hdr                map[string]string
+			status             int
+			challenge          string // the WWW-Authenticate error, "-" for none expected
+			user               string
+		}{
+			{"no token", "GET", "/api/x", nil, map[bool]int{false: 401, true: 200}[loopback], map[bool]string{false: "", true: "-"}[loopback], map[bool]string{false: "", true: "local"}[loopback]},
+			{"good token", "GET", "/api/x", map[string]string{"Authorization": "Bearer good"}, 200, "-", "alice"},
+			{"scheme in any case", "GET", "/api/x", map[string]string{"Authorization": "bearer good"}, 200, "-", "alice"},
+			{"bad token", "GET", "/api/x", map[string]string{"Authorization": "Bearer nope"}, 401, "invalid_token", ""},
+			{"bad token on loopback too", "POST", "/mcp", map[string]string{"Authorization": "Bearer nope"}, 401, "invalid_token", ""},
+			{"basic auth", "GET", "/api/x", map[string]string{"Authorization": "Basic Zm9vOmJhcg=="}, 401, "invalid_request", ""},
+			{"empty bearer", "GET", "/api/x", map[string]string{"Authorization": "Bearer "}, 401, "invalid_request", ""},
+			{"token in the URL", "GET", "/api/x?access_token=good", nil, 400, "-", ""},
+			{"health needs none", "GET", "/healthz", nil, 200, "-", ""},
+			{"metadata needs none", "GET", "/.well-known/oauth-protected-resource", nil, 200, "-", ""},
+		}
+		for _, tc := range cases {
+			seen = nil
+			resp, body := do(t, ts, tc.method, tc.path, "", tc.hdr)
+			if resp.StatusCode != tc.status {
+				t.Errorf("loopback=%v %s: %d %s, want %d", loopback, tc.name, resp.StatusCode, body, tc.status)
+				continue
+			}
+			wa := resp.Header.Get("WWW-Authenticate")
+			switch {
+			case tc.challenge == "-" && wa != "":
+				t.Errorf("loopback=%v %s: WWW-Authenticate %q", loopback, tc.name, wa)
+			case tc.challenge != "-" && (!strings.Contains(wa, `Bearer resource_metadata="`+ts.URL+`/.well-known/oauth-protected-resource"`) ||
+				(tc.challenge != "" && !strings.Contains(wa, `error="`+tc.challenge+`"`))):
+				t.Errorf("loopback=%v %s: WWW-Authenticate %q", loopback, tc.name, wa)
+			}
+			if resp.StatusCode == 401 && !strings.Contains(body, `"UNAUTHORIZED"`) {
+				t.Errorf("loopback=%v %s: body %s", loopback, tc.name, body)
+			}
+			if tc.user != "" && (seen == nil || seen.Name != tc.user) {
+				t.Errorf("loopback=%v %s: handler saw %+v, want %s", loopback, tc.name, seen, tc.user)
+			}
+			if strings.Contains(body, "good") {
+				t.Errorf("loopback=%v %s: the token is in the answer: %s", loopback, tc.name, body)
+			}
+		}
+		resp, body := do(t, ts, "GET", "/.well-known/oauth-protected-resource", "", nil)
+		var meta map[string]any
+		if err := json.Unmarshal([]byte(body), &meta); err != nil || resp.StatusCode != 200 || meta["resource"] != ts.URL+"/mcp" {
+			t.Fatalf("metadata: %d %s", resp.StatusCode, body)
+		}
+	}
+}

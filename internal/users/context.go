@@ -1,0 +1,21 @@
+package users
+
+import "context"
+
+// Local is the user a request acts as without a token where that is allowed:
+// stdio, and HTTP on a loopback-only listener (only this machine can reach
+// it). It is an admin of the paid tier.
+var Local = User{ID: "local", Name: "local", Tier: Paid, Role: Admin}
+
+type userKey struct{}
+
+// WithUser returns ctx acting as u.
+func WithUser(ctx context.Context, u *User) context.Context {
+	return context.WithValue(ctx, userKey{}, u)
+}
+
+// FromContext returns the user ctx acts as, if any.
+func FromContext(ctx context.Context) (*User, bool) {
+	u, ok := ctx.Value(userKey{}).(*User)
+	return u, ok
+}
