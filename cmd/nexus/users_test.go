@@ -23,7 +23,7 @@ func TestUsersAndTokensCommands(t *testing.T) {
 	}{
 		{[]string{"users", "add", "alice"}, 1, `user "alice" exists already`},
 		{[]string{"users", "add", "Bad Name"}, 1, "is not a user name"},
-		{[]string{"users", "add", "bob", "--tier", "gold"}, 1, `"gold" is not a tier`},
+		{[]string{"users", "add", "bob", "--tier", "gold"}, 1, `unknown tier "gold"`},
 		{[]string{"users", "set", "alice", "--disabled", "maybe"}, 1, `"maybe" is not true or false`},
 		{[]string{"users", "set", "alice"}, 1, "nothing to change"},
 		{[]string{"tokens", "revoke", "01ARZ3NDEKTSV4RRFFQ69G5FAV"}, 1, "no token"},

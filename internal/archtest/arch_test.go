@@ -50,6 +50,7 @@ var sameLayer = map[string][]string{
 	"internal/demo":           {"internal/substrate"},
 	"internal/tutor/transfer": {"internal/tutor/catalog"},
 	"internal/tension":        {"internal/textsearch"},
+	"internal/users":          {"internal/quota"},
 	"internal/tutor":          {"internal/conversation"},
 	"internal/pipeline":       {"internal/trace"},
 }

@@ -23,14 +23,15 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/quota"
 	"github.com/nexus-mcp/nexus/internal/store"
 )
 
-// Tiers and roles.
+// Tiers (the quota package's: a tier sets the daily prompt limit) and roles.
 const (
-	Anonymous = "anonymous"
-	Free      = "free"
-	Paid      = "paid"
+	Anonymous = string(quota.Anonymous)
+	Free      = string(quota.Free)
+	Paid      = string(quota.Paid)
 
 	Admin  = "admin"
 	Member = "member"
@@ -89,13 +90,17 @@ func CheckName(name string) error {
 	return nil
 }
 
-// CheckTier reports why tier is not one of anonymous, free, paid.
+// CheckTier reports why tier is not one of anonymous, free, paid (the one
+// tier rule, quota.ParseTier's; stored tiers are lower case).
 func CheckTier(tier string) error {
-	switch tier {
-	case Anonymous, Free, Paid:
-		return nil
+	t, err := quota.ParseTier(tier)
+	if err != nil {
+		return err
 	}
-	return errs.Invalid("tier", "%q is not a tier: anonymous, free or paid", tier)
+	if string(t) != tier {
+		return errs.Invalid("tier", "%q is not a tier: write %q", tier, t)
+	}
+	return nil
 }
 
 // CheckRole reports why role is not admin or member.
