@@ -57,6 +57,18 @@ func TestServeBeyondLoopbackNeedsTokens(t *testing.T) {
 	if code, _, body := get("/api/tools", "Bearer "+token); code != 200 || !strings.Contains(body, "belief_query") {
 		t.Fatalf("alice's token: %d %s", code, body)
 	}
+	// Tools see who calls: alice's quota, not the local admin's.
+	req, _ := http.NewRequest("POST", base+"/api/tools/tn_user_quota:call", strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"user":"alice"`) || !strings.Contains(string(b), `"max":100`) {
+		t.Fatalf("alice's quota over REST: %d %s", resp.StatusCode, b)
+	}
 	if code, _, _ := get("/api/tools?access_token="+token, ""); code != 400 {
 		t.Fatalf("token in the URL: %d", code)
 	}

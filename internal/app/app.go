@@ -28,6 +28,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/telemetry"
 	"github.com/nexus-mcp/nexus/internal/trace"
 	"github.com/nexus-mcp/nexus/internal/tutor"
+	"github.com/nexus-mcp/nexus/internal/users"
 	"github.com/nexus-mcp/nexus/internal/vkb"
 	"github.com/nexus-mcp/nexus/internal/workbench"
 )
@@ -155,7 +156,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a := &App{Store: st, Registry: reg, Substrate: sub, Tutor: tut, Conversations: conv, Traces: tw, Telemetry: tel, log: log}
 	a.Metrics = metrics.New(metrics.Options{DB: st.DB(), Servers: a.downstreamServers, Logger: log})
 	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: a.Conversations, Logger: log,
-		Tracer: tel.Tracer("github.com/nexus-mcp/nexus/internal/pipeline"), Resolve: a.resolve, Observer: a.Metrics})
+		Tracer: tel.Tracer("github.com/nexus-mcp/nexus/internal/pipeline"), Resolve: a.resolve, Observer: a.Metrics,
+		Principal: principal})
 	a.Catalog = &mcpkit.Catalog{Registry: reg}
 	if conf != nil {
 		a.Config = conf
@@ -287,4 +289,14 @@ func (a *App) buildSurfaces(transport string) error {
 		return fmt.Errorf("agents surface: %w", err)
 	}
 	return nil
+}
+
+// principal is who a call acts as: the user the HTTP front authenticated,
+// if any (else the pipeline's local user).
+func principal(ctx context.Context) (registry.Principal, bool) {
+	u, ok := users.FromContext(ctx)
+	if !ok {
+		return registry.Principal{}, false
+	}
+	return registry.Principal{ID: u.ID, Name: u.Name, Tier: u.Tier, Role: u.Role}, true
 }

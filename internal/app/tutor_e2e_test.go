@@ -96,6 +96,17 @@ func TestTutorToolsOverMCP(t *testing.T) {
 			id := s["items"].([]any)[0].(map[string]any)["ruleId"].(string)
 			call("tn_transfer_details", map[string]any{"ruleId": id}, false)
 
+			// Users: the local user (no token on this in-memory transport).
+			if q := call("tn_user_quota", map[string]any{}, false); q["user"] != "local" || q["max"] != 500.0 {
+				t.Fatalf("quota of the local user: %v", q)
+			}
+			call("tn_user_subscription", map[string]any{}, false)
+			call("tn_user_preferences_set", map[string]any{"targetInstitution": "sfu"}, false)
+			if p := call("tn_user_preferences_get", map[string]any{}, false); p["preferences"].(map[string]any)["targetInstitution"] != "sfu" {
+				t.Fatalf("preferences: %v", p)
+			}
+			call("tn_user_preferences_set", map[string]any{"theme": "neon"}, true)
+
 			for _, tool := range a.Registry.List() {
 				if n := tool.ID.Name(); strings.HasPrefix(n, "tn_") && !called[n] {
 					t.Errorf("%s was not called", n)

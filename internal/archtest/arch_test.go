@@ -51,7 +51,7 @@ var sameLayer = map[string][]string{
 	"internal/tutor/transfer": {"internal/tutor/catalog"},
 	"internal/tension":        {"internal/textsearch"},
 	"internal/users":          {"internal/quota"},
-	"internal/tutor":          {"internal/conversation"},
+	"internal/tutor":          {"internal/conversation", "internal/quota"},
 	"internal/pipeline":       {"internal/trace"},
 }
 

@@ -72,6 +72,10 @@ type Options struct {
 	// it, bounded by its connect timeout). After a nil error the pipeline
 	// looks the name up again; an error is the call's error.
 	Resolve func(ctx context.Context, tool string) error
+	// Principal says who a call acts as, from its context (the HTTP front
+	// puts the authenticated user there); nil, or an empty answer, means
+	// the local user (registry.LocalPrincipal).
+	Principal func(ctx context.Context) (registry.Principal, bool)
 	// Observer is told of every call when it ends (metrics); nil means
 	// none.
 	Observer Observer
@@ -97,6 +101,8 @@ type Pipeline struct {
 	tracer   oteltrace.Tracer
 	resolve  func(ctx context.Context, tool string) error
 	observer Observer
+	// whom says who a call acts as (Options.Principal).
+	whom func(ctx context.Context) (registry.Principal, bool)
 
 	// transports maps a surface's transport session (an MCP session) to the
 	// conversations its calls without a named session belong to, one per
@@ -117,7 +123,7 @@ type boundSession struct {
 // New returns a pipeline.
 func New(o Options) *Pipeline {
 	p := &Pipeline{reg: o.Registry, traces: o.Traces, sessions: o.Sessions, log: o.Logger, maxArgs: o.MaxArgBytes,
-		resolve: o.Resolve, observer: o.Observer, transports: map[string][]boundSession{}}
+		resolve: o.Resolve, observer: o.Observer, whom: o.Principal, transports: map[string][]boundSession{}}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -354,7 +360,7 @@ func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.
 	if merr != nil {
 		return errs.From(fmt.Errorf("re-encode arguments: %w", merr))
 	}
-	call := &registry.Call{Args: raw, Workspace: o.Workspace, SessionID: o.SessionID, RequestID: o.RequestID}
+	call := &registry.Call{Args: raw, Workspace: o.Workspace, SessionID: o.SessionID, RequestID: o.RequestID, User: p.principal(ctx)}
 	value, herr := p.execute(ctx, t, call)
 	if herr != nil {
 		e := errs.From(herr)
@@ -728,4 +734,14 @@ func findNUL(v any, path string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// principal is who the call of ctx acts as.
+func (p *Pipeline) principal(ctx context.Context) registry.Principal {
+	if p.whom != nil {
+		if u, ok := p.whom(ctx); ok {
+			return u
+		}
+	}
+	return registry.LocalPrincipal
 }

@@ -115,7 +115,22 @@ type Call struct {
 	SessionID string
 	// RequestID identifies this call in traces and error responses.
 	RequestID string
+	// User is who the call acts as (the local user on stdio and a
+	// loopback-only HTTP listener).
+	User Principal
 }
+
+// Principal is the user a call acts as, as tools see it.
+type Principal struct {
+	ID, Name string
+	// Tier (anonymous, free, paid) sets the daily prompt quota; Role is
+	// admin or member.
+	Tier, Role string
+}
+
+// LocalPrincipal is who a call acts as when nothing says otherwise: the
+// local admin of stdio, nexus call and a loopback-only HTTP listener.
+var LocalPrincipal = Principal{ID: "local", Name: "local", Tier: "paid", Role: "admin"}
 
 // Handler runs a tool. It returns a JSON-marshalable result or an error; the
 // pipeline renders both. Handlers do no schema validation of their own.

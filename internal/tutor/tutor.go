@@ -19,6 +19,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/cursor"
+	"github.com/nexus-mcp/nexus/internal/quota"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/tutor/catalog"
@@ -56,6 +57,8 @@ type Server struct {
 	courses *courseIndex
 	// rules is the in-memory index of the transfer rules (see ruleIndex).
 	rules *ruleSet
+	// quotas count the users' prompts (tn_user_quota).
+	quotas *quota.Quotas
 }
 
 // Options configure a Server.
@@ -73,8 +76,11 @@ func New(st *store.Store, conv *conversation.Store, o Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{st: st, conv: conv, log: log, now: store.Now, dir: catalog.NewDirectory(),
+	s := &Server{st: st, conv: conv, log: log, now: store.Now, dir: catalog.NewDirectory(),
 		cursor: cursor.Signer{Key: o.CursorKey, Label: "nexus/tutor-cursor"}}
+	// The default limits are valid, so New cannot fail on them.
+	s.quotas, _ = quota.New(st, quota.DefaultLimits())
+	return s
 }
 
 // Register adds the tutor tools to reg.
@@ -83,5 +89,6 @@ func (s *Server) Register(reg *registry.Registry) error {
 	defs = append(defs, s.sessionTools()...)
 	defs = append(defs, s.courseTools()...)
 	defs = append(defs, s.transferTools()...)
+	defs = append(defs, s.userTools()...)
 	return registry.AddAll(reg, registry.BuiltinToolbox, ServerName, defs...)
 }

@@ -1,11 +1,15 @@
 package users
 
-import "context"
+import (
+	"context"
+
+	"github.com/nexus-mcp/nexus/internal/registry"
+)
 
 // Local is the user a request acts as without a token where that is allowed:
 // stdio, and HTTP on a loopback-only listener (only this machine can reach
 // it). It is an admin of the paid tier.
-var Local = User{ID: "local", Name: "local", Tier: Paid, Role: Admin}
+var Local = User{ID: registry.LocalPrincipal.ID, Name: registry.LocalPrincipal.Name, Tier: registry.LocalPrincipal.Tier, Role: registry.LocalPrincipal.Role}
 
 type userKey struct{}
 
