@@ -21,6 +21,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/proxy"
+	"github.com/nexus-mcp/nexus/internal/quota"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/rest"
 	"github.com/nexus-mcp/nexus/internal/stdio"
@@ -122,6 +123,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", envOr("NEXUS_ADDR", DefaultAddr), "listen address (env NEXUS_ADDR)")
 	allowHosts := fs.String("allow-hosts", os.Getenv("NEXUS_ALLOW_HOSTS"), "comma-separated host names clients use to reach Nexus, besides loopback ones; required beyond loopback (env NEXUS_ALLOW_HOSTS)")
 	allowOrigins := fs.String("allow-origins", os.Getenv("NEXUS_ALLOW_ORIGINS"), "comma-separated origins whose web pages may call Nexus (CORS), e.g. https://app.example.com (env NEXUS_ALLOW_ORIGINS)")
+	tokenRate := fs.Float64("token-rate", envFloat("NEXUS_TOKEN_RATE", DefaultTokenRate), "requests a second each user's token may make (bursts of twice that, at least 10); 0 for no limit (env NEXUS_TOKEN_RATE)")
 	maxSessions := fs.Int("max-sessions", envInt("NEXUS_MAX_SESSIONS", httpapi.DefaultMaxSessions), "live MCP sessions over HTTP, at most; the one idle the longest is closed to make room (env NEXUS_MAX_SESSIONS)")
 	retention := retentionFlag(fs)
 	if err := parse(fs, args); err != nil {
@@ -133,6 +135,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	keep, err := retention()
 	if err != nil {
 		return err
+	}
+	if *tokenRate < 0 {
+		return fmt.Errorf("--token-rate (env NEXUS_TOKEN_RATE) must be 0 (no limit) or more requests a second")
 	}
 	if *maxSessions < 1 {
 		return fmt.Errorf("--max-sessions (env NEXUS_MAX_SESSIONS) must be a whole number of sessions, 1 or more")
@@ -194,7 +199,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		MCP: a.Surfaces.Flat, Agents: a.Surfaces.Agents, Bounded: a.Surfaces.Bounded,
 		Routes:        map[string]http.Handler{"/api/": api, "/openapi.json": api},
 		SessionRoutes: map[string]http.Handler{"/mcp/servers/": px},
-		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log, Auth: accounts,
+		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log, Auth: accounts, TokenLimit: tokenLimit(*tokenRate),
 		AllowedHosts: hosts, AllowedOrigins: origins, MaxSessions: *maxSessions, Metrics: a.Metrics.Handler,
 		Endpoints: append(rest.Endpoints(), httpapi.Endpoint{Path: "/mcp/servers/{toolbox}/{server}", Description: "MCP, one downstream server proxied unchanged"}),
 	})
@@ -355,4 +360,35 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return exitError{1}
 	}
 	return nil
+}
+
+// DefaultTokenRate is how many requests a second each user's token may make
+// by default.
+const DefaultTokenRate = 20
+
+// tokenLimit is the per-user request limiter of a rate (nil: no limit).
+func tokenLimit(rate float64) *quota.Limiter {
+	if rate <= 0 {
+		return nil
+	}
+	l, err := quota.NewLimiter(quota.LimiterOptions{Rate: rate, Burst: max(10, int(2*rate))})
+	if err != nil {
+		return nil
+	}
+	return l
+}
+
+// envFloat is the number in environment variable k, or def when it is
+// unset; a value that is not a number becomes -1, which the command's checks
+// refuse.
+func envFloat(k string, def float64) float64 {
+	v := os.Getenv(k)
+	if v == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil {
+		return -1
+	}
+	return f
 }

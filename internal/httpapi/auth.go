@@ -3,12 +3,14 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/quota"
 	"github.com/nexus-mcp/nexus/internal/users"
 )
 
@@ -77,6 +79,16 @@ func authenticate(o Options, w http.ResponseWriter, r *http.Request) (*http.Requ
 		o.Logger.Info("request refused: token does not authenticate", "path", r.URL.Path, "reason", err)
 		challenge(w, r, "invalid_token", "the token does not authenticate a user of this server")
 		return nil, false
+	}
+	if o.TokenLimit != nil {
+		if ok, wait := o.TokenLimit.Allow(u.ID); !ok {
+			secs := quota.RetrySeconds(wait)
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			e := errs.E(errs.RateLimited, "too many requests for this user: at most %s a second; retry in %d s", strconv.FormatFloat(o.TokenLimit.Rate(), 'g', -1, 64), secs)
+			e.RetryAfter = secs
+			WriteError(w, http.StatusTooManyRequests, e)
+			return nil, false
+		}
 	}
 	return r.WithContext(users.WithUser(r.Context(), u)), true
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/quota"
 	"github.com/nexus-mcp/nexus/internal/users"
 )
 
@@ -82,6 +83,36 @@ func TestAuthentication(t *testing.T) {
 		var meta map[string]any
 		if err := json.Unmarshal([]byte(body), &meta); err != nil || resp.StatusCode != 200 || meta["resource"] != ts.URL+"/mcp" {
 			t.Fatalf("metadata: %d %s", resp.StatusCode, body)
+		}
+	}
+}
+
+// TestTokenRateLimit: an authenticated user over the rate gets 429 with
+// Retry-After; another user and the local user are not affected.
+func TestTokenRateLimit(t *testing.T) {
+	alice := &users.User{ID: "u1", Name: "alice"}
+	bob := &users.User{ID: "u2", Name: "bob"}
+	lim, err := quota.NewLimiter(quota.LimiterOptions{Rate: 0.01, Burst: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := map[string]http.Handler{"/api/": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{}`)) })}
+	ts := serve(t, httpapi.Options{Auth: tokens{"a": alice, "b": bob}, TokenLimit: lim, Loopback: true, Routes: routes})
+	for i, want := range []int{200, 200, 429} {
+		resp, body := do(t, ts, "GET", "/api/x", "", map[string]string{"Authorization": "Bearer a"})
+		if resp.StatusCode != want {
+			t.Fatalf("alice's request %d: %d %s", i, resp.StatusCode, body)
+		}
+		if want == 429 && (resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "RATE_LIMITED")) {
+			t.Fatalf("429 without Retry-After or code: %v %s", resp.Header, body)
+		}
+	}
+	if resp, _ := do(t, ts, "GET", "/api/x", "", map[string]string{"Authorization": "Bearer b"}); resp.StatusCode != 200 {
+		t.Fatalf("bob limited by alice's requests: %d", resp.StatusCode)
+	}
+	for range 5 {
+		if resp, _ := do(t, ts, "GET", "/api/x", "", nil); resp.StatusCode != 200 {
+			t.Fatalf("the local user limited: %d", resp.StatusCode)
 		}
 	}
 }

@@ -37,6 +37,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/quota"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
 
@@ -119,6 +120,10 @@ type Options struct {
 	// one without acts as the local user. Nil turns authentication off: every
 	// request acts as the local user (serve allows that on loopback only).
 	Auth Authenticator
+	// TokenLimit, when set, bounds each authenticated user's request rate:
+	// a request over it gets 429 with Retry-After. Requests of the local
+	// user (no token on a loopback-only listener) are not limited.
+	TokenLimit *quota.Limiter
 	// Health reports readiness for /healthz; nil means always healthy.
 	Health func(ctx context.Context) map[string]any
 	// Logger receives the front's and the MCP SDK HTTP handler's logs (the

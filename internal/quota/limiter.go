@@ -74,6 +74,9 @@ func NewLimiter(o LimiterOptions) (*Limiter, error) {
 		keys: make(map[string]*list.Element)}, nil
 }
 
+// Rate is the sustained requests a second a key may make.
+func (l *Limiter) Rate() float64 { return l.rate }
+
 // Allow takes a token from key's bucket. When the bucket is empty it returns
 // false and how long until a token is there (for a 429 response's
 // Retry-After: see [RetrySeconds]).
