@@ -13,9 +13,18 @@ import (
 // MaintenanceInterval is how often "nexus serve" runs maintenance.
 const MaintenanceInterval = time.Hour
 
-// Maintain deletes the traces older than retention (0 keeps them all) and
-// returns how many it deleted.
+// Maintain applies the retention rules: tutoring transcripts
+// (tutor.Server.Retain: anonymized after 90 days, anonymous users' sessions
+// deleted after a year), then the traces older than retention (0 keeps them
+// all); it returns how many traces it deleted.
 func (a *App) Maintain(ctx context.Context, retention time.Duration) (int64, error) {
+	r, err := a.Tutor.Retain(ctx, time.Now())
+	if err != nil {
+		return 0, err
+	}
+	if r.Anonymized > 0 || r.Deleted > 0 {
+		a.log.Info("tutoring transcript retention", "anonymized_messages", r.Anonymized, "deleted_anonymous_sessions", r.Deleted)
+	}
 	if retention <= 0 {
 		return 0, nil
 	}
@@ -33,9 +42,6 @@ func (a *App) Maintain(ctx context.Context, retention time.Duration) (int64, err
 // ScheduleMaintenance runs [App.Maintain] now and then every interval until
 // ctx ends; failures are logged and retried at the next interval.
 func (a *App) ScheduleMaintenance(ctx context.Context, retention, interval time.Duration) {
-	if retention <= 0 {
-		return
-	}
 	for {
 		if _, err := a.Maintain(ctx, retention); err != nil && ctx.Err() == nil {
 			a.log.Warn("maintenance", "err", err)

@@ -99,6 +99,9 @@ type Draft struct {
 	ProjectContext string
 	ExternalRoomID string
 	Metadata       map[string]any
+	// OwnerID and OwnerTier record who started the conversation and their
+	// tier then (tutoring sessions: retention and, next, authorization).
+	OwnerID, OwnerTier string
 }
 
 // Create stores a new active conversation.
@@ -125,10 +128,10 @@ func (s *Store) Create(ctx context.Context, n Draft) (*Conversation, error) {
 		CreatedAt: now, UpdatedAt: now,
 	}
 	res, err := s.st.DB().ExecContext(ctx, s.st.Q(`INSERT INTO conversations (id, workspace, platform, project_context,
-		external_room_id, metadata, status, themes, created_at, updated_at, exchange_count)
-		VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?, ?, 0) ON CONFLICT (id) DO NOTHING`),
+		external_room_id, metadata, status, themes, created_at, updated_at, exchange_count, owner_id, owner_tier)
+		VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?, ?, 0, ?, ?) ON CONFLICT (id) DO NOTHING`),
 		c.ID, c.Workspace, c.Platform, nullStr(c.ProjectContext), nullStr(c.ExternalRoomID), string(meta), c.Status,
-		store.Micros(now), store.Micros(now))
+		store.Micros(now), store.Micros(now), nullStr(n.OwnerID), nullStr(n.OwnerTier))
 	if err != nil {
 		return nil, fmt.Errorf("create conversation: %w", err)
 	}

@@ -85,7 +85,8 @@ func (s *Server) sessionStart(ctx context.Context, c *registry.Call, in sessionS
 	if len(in.Context) > 0 {
 		meta["context"] = in.Context
 	}
-	conv, err := s.conv.Create(ctx, conversation.Draft{Workspace: c.Workspace, Platform: Platform, Metadata: meta})
+	conv, err := s.conv.Create(ctx, conversation.Draft{Workspace: c.Workspace, Platform: Platform, Metadata: meta,
+		OwnerID: c.User.ID, OwnerTier: c.User.Tier})
 	if err != nil {
 		return sessionStartOut{}, err
 	}

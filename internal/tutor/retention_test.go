@@ -1,0 +1,87 @@
+package tutor
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/nexus-mcp/nexus/internal/conversation"
+	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/store"
+	"github.com/nexus-mcp/nexus/internal/store/storetest"
+)
+
+// TestRetention: with a fake clock, a tutoring session's messages older
+// than 90 days are anonymized (vkb conversations are not), and an anonymous
+// user's session idle for over a year is deleted; a second run changes
+// nothing.
+func TestRetention(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		reg := registry.New()
+		conv := conversation.New(st)
+		s := New(st, conv, Options{CursorKey: []byte("k")})
+		if err := registry.AddAll(reg, registry.BuiltinToolbox, ServerName, s.sessionTools()...); err != nil {
+			t.Fatal(err)
+		}
+		p := pipeline.New(pipeline.Options{Registry: reg, Sessions: conv, Principal: func(ctx context.Context) (registry.Principal, bool) {
+			u, ok := ctx.Value(whoKey{}).(registry.Principal)
+			return u, ok
+		}})
+		start := func(who registry.Principal) string {
+			o := p.Call(context.WithValue(ctx, whoKey{}, who), pipeline.Request{Tool: "tn_session_start", Args: []byte(`{}`), Surface: "test"})
+			body, _ := o.Body()
+			var out struct{ SessionID string }
+			json.Unmarshal(body, &out)
+			if out.SessionID == "" {
+				t.Fatalf("start: %s", body)
+			}
+			return out.SessionID
+		}
+		anon := start(registry.Principal{ID: "a1", Name: "anon", Tier: "anonymous"})
+		free := start(registry.Principal{ID: "f1", Name: "free", Tier: "free"})
+		memory, err := conv.Create(ctx, conversation.Draft{Workspace: pipeline.DefaultWorkspace, Platform: "matrix", OwnerTier: "anonymous"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{anon, free, memory.ID} {
+			if _, err := conv.Append(ctx, pipeline.DefaultWorkspace, id, "user", "my student number is 1234", nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Everything happened 100 days ago.
+		old := store.Micros(time.Now().Add(-100 * 24 * time.Hour))
+		st.DB().Exec(st.Q(`UPDATE exchanges SET created_at = ?`), old)
+		st.DB().Exec(st.Q(`UPDATE conversations SET updated_at = ?, created_at = ?`), old, old)
+		r, err := s.Retain(ctx, time.Now())
+		if err != nil || r.Anonymized != 2 || r.Deleted != 0 {
+			t.Fatalf("at 100 days: %+v %v", r, err)
+		}
+		var content string
+		st.DB().QueryRow(st.Q(`SELECT content FROM exchanges WHERE conversation_id = ?`), memory.ID).Scan(&content)
+		if content != "my student number is 1234" {
+			t.Fatalf("a vkb conversation was anonymized: %q", content)
+		}
+		st.DB().QueryRow(st.Q(`SELECT content FROM exchanges WHERE conversation_id = ?`), free).Scan(&content)
+		if content != Anonymized {
+			t.Fatalf("tutoring message after 100 days: %q", content)
+		}
+		// A year and more later: the anonymous user's session goes, the free user's stays.
+		r, err = s.Retain(ctx, time.Now().Add(300*24*time.Hour))
+		if err != nil || r.Anonymized != 0 || r.Deleted != 1 {
+			t.Fatalf("at 400 days: %+v %v", r, err)
+		}
+		for id, want := range map[string]bool{anon: false, free: true, memory.ID: true} {
+			var n int
+			st.DB().QueryRow(st.Q(`SELECT COUNT(*) FROM conversations WHERE id = ?`), id).Scan(&n)
+			if (n == 1) != want {
+				t.Errorf("session %s exists: %v, want %v", id, n == 1, want)
+			}
+		}
+		if r, err := s.Retain(ctx, time.Now().Add(300*24*time.Hour)); err != nil || r != (Retained{}) {
+			t.Fatalf("a second run: %+v %v", r, err)
+		}
+	})
+}
