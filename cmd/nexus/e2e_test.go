@@ -23,7 +23,8 @@ var localTools = []string{"belief_create", "belief_get", "belief_query", "belief
 	"tn_session_sync_status", "tn_session_cancel_pending",
 	"tn_course_search", "tn_course_get", "tn_course_prereqs", "tn_course_requisites", "tn_course_outline", "tn_course_instructor", "tn_course_schedule", "tn_course_similar", "tn_course_institutions", "tn_course_equivalent_elsewhere", "tn_course_materials", "tn_course_grades", "tn_course_section_get", "tn_course_section_list",
 	"tn_transfer_resolve", "tn_transfer_search", "tn_transfer_details",
-	"tn_user_quota", "tn_user_subscription", "tn_user_preferences_get", "tn_user_preferences_set"}
+	"tn_user_quota", "tn_user_subscription", "tn_user_preferences_get", "tn_user_preferences_set",
+	"tn_user_byok_add", "tn_user_byok_list", "tn_user_byok_delete"}
 
 // exercise drives a connected session through a create, a query and an error.
 func exercise(t *testing.T, cs *mcp.ClientSession) {

@@ -52,6 +52,7 @@ Usage:
   nexus users add|list|set ...   /   nexus tokens add|list|revoke ...
         users (name, tier, role) and their API tokens, shown once when made and
         stored only as hashes; HTTP requests will authenticate with them
+  nexus keys rotate [common flags]   new key for users' model credentials; rewraps them
   nexus version
 
 Common flags:
@@ -116,6 +117,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdUsers(ctx, rest, stdout, stderr)
 	case "tokens":
 		err = cmdTokens(ctx, rest, stdout, stderr)
+	case "keys":
+		err = cmdKeys(ctx, rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "nexus", versionString())
 	case "help", "-h", "--help":

@@ -23,6 +23,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/metrics"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/secrets"
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/substrate"
 	"github.com/nexus-mcp/nexus/internal/telemetry"
@@ -82,6 +83,11 @@ type App struct {
 	Substrate *substrate.Server
 	// Tutor is the tutor's server: its importers and session snapshots.
 	Tutor *tutor.Server
+	// Keyring seals users' model credentials (nil without one, see
+	// loadKeyring); KeyringPath is its file, "" when it came from
+	// NEXUS_KEYRING or there is none.
+	Keyring     *secrets.Keyring
+	KeyringPath string
 	// Conversations is the one conversation model every surface shares.
 	Conversations *conversation.Store
 	// Catalog names agents and their modes for the agents and bounded surfaces.
@@ -147,13 +153,19 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		st.Close()
 		return nil, err
 	}
-	tut := tutor.New(st, conv, tutor.Options{CursorKey: tutorKey, Logger: log})
+	keys, keysPath, err := loadKeyring(cfg.DataDir)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	tut := tutor.New(st, conv, tutor.Options{CursorKey: tutorKey, Logger: log,
+		Keyring: keys, AllowLoopbackModelURLs: os.Getenv("NEXUS_ALLOW_LOOPBACK_MODEL_URLS") == "1"})
 	if err := tut.Register(reg); err != nil {
 		st.Close()
 		return nil, err
 	}
 	tw := trace.NewWriter(st, log)
-	a := &App{Store: st, Registry: reg, Substrate: sub, Tutor: tut, Conversations: conv, Traces: tw, Telemetry: tel, log: log}
+	a := &App{Store: st, Registry: reg, Substrate: sub, Tutor: tut, Keyring: keys, KeyringPath: keysPath, Conversations: conv, Traces: tw, Telemetry: tel, log: log}
 	a.Metrics = metrics.New(metrics.Options{DB: st.DB(), Servers: a.downstreamServers, Logger: log})
 	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: a.Conversations, Logger: log,
 		Tracer: tel.Tracer("github.com/nexus-mcp/nexus/internal/pipeline"), Resolve: a.resolve, Observer: a.Metrics,
@@ -238,6 +250,30 @@ func (a *App) Health(ctx context.Context) map[string]any {
 		h["error"] = "store: " + err.Error()
 	}
 	return h
+}
+
+// loadKeyring returns the keyring that seals users' model credentials: the
+// NEXUS_KEYRING environment variable when set (replicas share it), else
+// keyring.json in the data directory (created on first run, mode 0600).
+// With neither (PostgreSQL without a data directory) there is none and the
+// BYOK tools say to set NEXUS_KEYRING; Nexus still starts.
+func loadKeyring(dataDir string) (*secrets.Keyring, string, error) {
+	if v := os.Getenv("NEXUS_KEYRING"); v != "" {
+		k, err := secrets.FromEnv(v)
+		if err != nil {
+			return nil, "", fmt.Errorf("NEXUS_KEYRING: %w", err)
+		}
+		return k, "", nil
+	}
+	if dataDir == "" {
+		return nil, "", nil
+	}
+	path := filepath.Join(dataDir, "keyring.json")
+	k, err := secrets.LoadOrCreate(path)
+	if err != nil {
+		return nil, "", err
+	}
+	return k, path, nil
 }
 
 // DefaultDataDir is the user's data directory for Nexus: $XDG_DATA_HOME/nexus

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -106,6 +107,11 @@ func TestTutorToolsOverMCP(t *testing.T) {
 				t.Fatalf("preferences: %v", p)
 			}
 			call("tn_user_preferences_set", map[string]any{"theme": "neon"}, true)
+			cr := call("tn_user_byok_add", map[string]any{"provider": "anthropic", "label": "e2e", "apiKey": "sk-ant-e2e-0123456789abcdefXYZ"}, false)
+			if l := call("tn_user_byok_list", map[string]any{}, false); l["totalCount"] != 1.0 || strings.Contains(fmt.Sprint(l), "0123456789abcdef") {
+				t.Fatalf("byok list: %v", l)
+			}
+			call("tn_user_byok_delete", map[string]any{"id": cr["id"]}, false)
 
 			for _, tool := range a.Registry.List() {
 				if n := tool.ID.Name(); strings.HasPrefix(n, "tn_") && !called[n] {

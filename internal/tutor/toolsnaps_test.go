@@ -23,6 +23,7 @@ func TestToolSnapshots(t *testing.T) {
 	defs = append(defs, s.courseTools()...)
 	defs = append(defs, s.transferTools()...)
 	defs = append(defs, s.userTools()...)
+	defs = append(defs, s.byokTools()...)
 	registrytest.Check(t, registrytest.Snapshots{
 		Dir:     filepath.Join("testdata", "toolsnaps"),
 		Toolbox: registry.BuiltinToolbox, Server: ServerName,

@@ -11,9 +11,11 @@
 package tutor
 
 import (
+	"context"
 	"embed"
 	"encoding/json"
 	"log/slog"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/cursor"
 	"github.com/nexus-mcp/nexus/internal/quota"
 	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/secrets"
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/tutor/catalog"
 )
@@ -59,6 +62,11 @@ type Server struct {
 	rules *ruleSet
 	// quotas count the users' prompts (tn_user_quota).
 	quotas *quota.Quotas
+	// keys seal the users' model credentials (byok.go); nil disables them.
+	keys          *secrets.Keyring
+	allowLoopback bool
+	// resolve replaces the system resolver for base URLs' hosts (tests).
+	resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // Options configure a Server.
@@ -67,6 +75,12 @@ type Options struct {
 	// survive restarts and work on every replica).
 	CursorKey []byte
 	Logger    *slog.Logger
+	// Keyring seals users' model credentials (tn_user_byok_*); without one
+	// those tools answer SERVICE_UNAVAILABLE.
+	Keyring *secrets.Keyring
+	// AllowLoopbackModelURLs lets credentials' base URLs name loopback
+	// hosts, over http too (a local Ollama); off by default.
+	AllowLoopbackModelURLs bool
 }
 
 // New returns a tutor server over st; tutoring sessions are conversations
@@ -77,7 +91,8 @@ func New(st *store.Store, conv *conversation.Store, o Options) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{st: st, conv: conv, log: log, now: store.Now, dir: catalog.NewDirectory(),
-		cursor: cursor.Signer{Key: o.CursorKey, Label: "nexus/tutor-cursor"}}
+		cursor: cursor.Signer{Key: o.CursorKey, Label: "nexus/tutor-cursor"},
+		keys:   o.Keyring, allowLoopback: o.AllowLoopbackModelURLs}
 	// The default limits are valid, so New cannot fail on them.
 	s.quotas, _ = quota.New(st, quota.DefaultLimits())
 	return s
@@ -90,5 +105,6 @@ func (s *Server) Register(reg *registry.Registry) error {
 	defs = append(defs, s.courseTools()...)
 	defs = append(defs, s.transferTools()...)
 	defs = append(defs, s.userTools()...)
+	defs = append(defs, s.byokTools()...)
 	return registry.AddAll(reg, registry.BuiltinToolbox, ServerName, defs...)
 }
