@@ -11,6 +11,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/app"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/secrets"
+	"github.com/nexus-mcp/nexus/internal/store/storetest"
 )
 
 // TestKeysRotate: nexus keys rotate makes a new key version current and
@@ -107,4 +108,37 @@ func sealedValues(t *testing.T, dir string) map[string]secrets.Sealed {
 		m[id] = s
 	}
 	return m
+}
+
+// TestKeysPostgres: on PostgreSQL without a data directory there is no
+// keyring until NEXUS_KEYRING gives one: the BYOK tools say so and Nexus
+// still runs; a keyring from the environment is not rotated here.
+func TestKeysPostgres(t *testing.T) {
+	db := storetest.PostgresURL(t)
+	add := `{"provider":"anthropic","label":"pg","apiKey":"sk-ant-postgres-0123456789abcdef"}`
+	t.Setenv("NEXUS_KEYRING", "")
+	out, errOut, code := runNexus(t, "", "call", "--db", db, "tn_user_byok_add", add)
+	if code == 0 || !strings.Contains(out+errOut, "SERVICE_UNAVAILABLE") || !strings.Contains(out+errOut, "NEXUS_KEYRING") {
+		t.Fatalf("add without a keyring: %d %s %s", code, out, errOut)
+	}
+	if _, errOut, code := runNexus(t, "", "keys", "rotate", "--db", db); code == 0 || !strings.Contains(errOut, "no keyring") {
+		t.Fatalf("rotate without a keyring: %d %s", code, errOut)
+	}
+	kr, err := os.CreateTemp(t.TempDir(), "keyring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kr.Close()
+	os.Remove(kr.Name())
+	if err := secrets.New().Save(kr.Name()); err != nil {
+		t.Fatal(err)
+	}
+	text, _ := os.ReadFile(kr.Name())
+	t.Setenv("NEXUS_KEYRING", string(text))
+	if out, errOut, code := runNexus(t, "", "call", "--db", db, "tn_user_byok_add", add); code != 0 || strings.Contains(out, "0123456789abcdef") {
+		t.Fatalf("add with NEXUS_KEYRING: %d %s %s", code, out, errOut)
+	}
+	if _, errOut, code := runNexus(t, "", "keys", "rotate", "--db", db); code == 0 || !strings.Contains(errOut, "NEXUS_KEYRING") {
+		t.Fatalf("rotate a keyring from NEXUS_KEYRING: %d %s", code, errOut)
+	}
 }

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 	"unicode"
 
@@ -329,6 +331,35 @@ func (s *Server) checkBaseURL(ctx context.Context, raw string) (string, error) {
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""
 	return u.String(), nil
+}
+
+// ModelHTTPClient is the HTTP client for calling a user's model provider:
+// it checks every address it connects to (a name may resolve elsewhere
+// than when the credential was added: DNS rebinding) as checkBaseURL does,
+// and follows no redirect to another host. The check is at connect time,
+// after resolution, so it holds for whatever address is actually dialled.
+func (s *Server) ModelHTTPClient(timeout time.Duration) *http.Client {
+	d := &net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return fmt.Errorf("model provider address %q: %w", address, err)
+		}
+		if a := ap.Addr().Unmap(); internal(a) && !(a.IsLoopback() && s.allowLoopback) {
+			return fmt.Errorf("model provider address %s is internal: refused", a)
+		}
+		return nil
+	}}
+	tr := &http.Transport{DialContext: d.DialContext, Proxy: nil, ForceAttemptHTTP2: true,
+		TLSHandshakeTimeout: 10 * time.Second, MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second}
+	return &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 5 {
+			return errors.New("model provider: too many redirects")
+		}
+		if req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme {
+			return fmt.Errorf("model provider redirected to another host (%s): refused", req.URL.Host)
+		}
+		return nil
+	}}
 }
 
 // RewrapCredentials re-wraps every stored credential's data key under kr's

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -383,4 +386,39 @@ func (e *byokEnv) scanTable(db *sql.DB, table string, check func(string, string)
 		t.Fatalf("%s: %v", table, err)
 	}
 	return n
+}
+
+// TestModelHTTPClient: the client for model providers refuses internal
+// addresses when it connects (whatever the name resolved to when the
+// credential was added) and redirects to another host.
+func TestModelHTTPClient(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/away" {
+			http.Redirect(w, r, "http://localhost:1/", http.StatusFound)
+			return
+		}
+		if r.URL.Path == "/here" {
+			http.Redirect(w, r, "/ok", http.StatusFound)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	s := New(nil, nil, Options{})
+	if _, err := s.ModelHTTPClient(5 * time.Second).Get(srv.URL + "/ok"); err == nil || !strings.Contains(err.Error(), "internal") {
+		t.Fatalf("loopback, not allowed: %v", err)
+	}
+	s.allowLoopback = true
+	c := s.ModelHTTPClient(5 * time.Second)
+	resp, err := c.Get(srv.URL + "/here")
+	if err != nil {
+		t.Fatalf("loopback, allowed, same-host redirect: %v", err)
+	}
+	resp.Body.Close()
+	if _, err := c.Get(srv.URL + "/away"); err == nil || !strings.Contains(err.Error(), "another host") {
+		t.Fatalf("redirect to another host: %v", err)
+	}
+	if _, err := c.Get("http://10.255.255.1:9/"); err == nil || !strings.Contains(err.Error(), "internal") {
+		t.Fatalf("a private address: %v", err)
+	}
 }
