@@ -65,6 +65,5 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "keyring %s: version %d is current; rewrapped %d credentials in %s\n",
 		a.KeyringPath, version, n, time.Since(start).Round(time.Millisecond))
-	fmt.Fprintln(stdout, "restart running Nexus servers so that they load the new key version")
 	return nil
 }

@@ -158,8 +158,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		st.Close()
 		return nil, err
 	}
-	tut := tutor.New(st, conv, tutor.Options{CursorKey: tutorKey, Logger: log,
-		Keyring: keys, AllowLoopbackModelURLs: os.Getenv("NEXUS_ALLOW_LOOPBACK_MODEL_URLS") == "1"})
+	tutOpts := tutor.Options{CursorKey: tutorKey, Logger: log,
+		Keyring: keys, AllowLoopbackModelURLs: os.Getenv("NEXUS_ALLOW_LOOPBACK_MODEL_URLS") == "1"}
+	if keysPath != "" { // nexus keys rotate rewrites the file while Nexus runs
+		tutOpts.ReloadKeyring = func() (*secrets.Keyring, error) { return secrets.Load(keysPath) }
+	}
+	tut := tutor.New(st, conv, tutOpts)
 	if err := tut.Register(reg); err != nil {
 		st.Close()
 		return nil, err

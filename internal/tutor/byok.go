@@ -67,10 +67,28 @@ func CredentialAAD(userID, id string) []byte {
 
 // keyring is the server's keyring, or SERVICE_UNAVAILABLE without one.
 func (s *Server) keyring() (*secrets.Keyring, error) {
-	if s.keys == nil {
+	kr := s.keys.Load()
+	if kr == nil {
 		return nil, errs.E(errs.Unavailable, "model credentials (BYOK) need a keyring: set NEXUS_KEYRING (required with PostgreSQL when Nexus has no data directory)")
 	}
-	return s.keys, nil
+	return kr, nil
+}
+
+// newerKeyring reads the keyring again when sv was sealed under a version
+// newer than kr's (a rotation since this process started) and returns it,
+// or kr when there is nothing newer to read.
+func (s *Server) newerKeyring(kr *secrets.Keyring, sv secrets.Sealed) (*secrets.Keyring, error) {
+	if s.reloadKeys == nil || sv.KeyVersion <= kr.Current() {
+		return kr, nil
+	}
+	nk, err := s.reloadKeys()
+	if err != nil {
+		return nil, fmt.Errorf("reload the keyring: %w", err)
+	}
+	if nk.Current() > kr.Current() {
+		s.keys.CompareAndSwap(kr, nk)
+	}
+	return nk, nil
 }
 
 type byokAddIn struct {
@@ -460,6 +478,9 @@ func (s *Server) OpenCredentialKey(ctx context.Context, userID, id string) ([]by
 	sv, err := secrets.ParseSealed(sealed.String)
 	if err != nil {
 		return nil, fmt.Errorf("credential %s: %w", id, err)
+	}
+	if kr, err = s.newerKeyring(kr, sv); err != nil {
+		return nil, err
 	}
 	return kr.Open(sv, CredentialAAD(userID, id))
 }

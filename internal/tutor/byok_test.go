@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -421,4 +422,48 @@ func TestModelHTTPClient(t *testing.T) {
 	if _, err := c.Get("http://10.255.255.1:9/"); err == nil || !strings.Contains(err.Error(), "internal") {
 		t.Fatalf("a private address: %v", err)
 	}
+}
+
+// TestBYOKRotationWhileRunning: after a rotation by another process (nexus
+// keys rotate rewrites the keyring file and rewraps the credentials), a
+// running server reads the keyring again and its users' keys still open.
+func TestBYOKRotationWhileRunning(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		path := filepath.Join(t.TempDir(), "keyring.json")
+		running, err := secrets.LoadOrCreate(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := newBYOKEnv(t, st, running)
+		e.s.reloadKeys = func() (*secrets.Keyring, error) { return secrets.Load(path) }
+		a, cerr := e.call(alice, "tn_user_byok_add", `{"provider":"openai","label":"work","apiKey":"`+aliceKey+`"}`)
+		if cerr != nil {
+			t.Fatal(cerr)
+		}
+		// Another process rotates.
+		other, err := secrets.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // twice: the second rotation rewraps again
+			other.Rotate()
+			if err := other.Save(path); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := RewrapCredentials(context.Background(), st, other, 1); err != nil || n != 1 {
+				t.Fatalf("rewrap: %d %v", n, err)
+			}
+		}
+		if n, err := RewrapCredentials(context.Background(), st, other, 1); err != nil || n != 0 {
+			t.Fatalf("rewrap with nothing to do: %d %v", n, err)
+		}
+		key, err := e.s.OpenCredentialKey(context.Background(), alice.ID, a["id"].(string))
+		if err != nil || string(key) != aliceKey {
+			t.Fatalf("open after rotation: %v", err)
+		}
+		if e.s.keys.Load().Current() != 3 {
+			t.Fatalf("the running server's keyring is at version %d, want 3", e.s.keys.Load().Current())
+		}
+		e.noPlainSecret(aliceKey)
+	})
 }

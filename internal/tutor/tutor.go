@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/conversation"
@@ -63,7 +64,10 @@ type Server struct {
 	// quotas count the users' prompts (tn_user_quota).
 	quotas *quota.Quotas
 	// keys seal the users' model credentials (byok.go); nil disables them.
-	keys          *secrets.Keyring
+	// reloadKeys reads the keyring again, when a credential was rewrapped
+	// under a version this process does not have (nexus keys rotate).
+	keys          atomic.Pointer[secrets.Keyring]
+	reloadKeys    func() (*secrets.Keyring, error)
 	allowLoopback bool
 	// resolve replaces the system resolver for base URLs' hosts (tests).
 	resolve func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -81,6 +85,9 @@ type Options struct {
 	// AllowLoopbackModelURLs lets credentials' base URLs name loopback
 	// hosts, over http too (a local Ollama); off by default.
 	AllowLoopbackModelURLs bool
+	// ReloadKeyring reads the keyring again (its file); nil means it
+	// cannot change while Nexus runs.
+	ReloadKeyring func() (*secrets.Keyring, error)
 }
 
 // New returns a tutor server over st; tutoring sessions are conversations
@@ -91,8 +98,9 @@ func New(st *store.Store, conv *conversation.Store, o Options) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{st: st, conv: conv, log: log, now: store.Now, dir: catalog.NewDirectory(),
-		cursor: cursor.Signer{Key: o.CursorKey, Label: "nexus/tutor-cursor"},
-		keys:   o.Keyring, allowLoopback: o.AllowLoopbackModelURLs}
+		cursor:        cursor.Signer{Key: o.CursorKey, Label: "nexus/tutor-cursor"},
+		allowLoopback: o.AllowLoopbackModelURLs, reloadKeys: o.ReloadKeyring}
+	s.keys.Store(o.Keyring)
 	// The default limits are valid, so New cannot fail on them.
 	s.quotas, _ = quota.New(st, quota.DefaultLimits())
 	return s
