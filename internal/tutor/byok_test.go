@@ -467,3 +467,44 @@ func TestBYOKRotationWhileRunning(t *testing.T) {
 		e.noPlainSecret(aliceKey)
 	})
 }
+
+// BenchmarkRewrapCredentials: the rewrapping of nexus keys rotate over
+// 10,000 credentials (issue 10's number), per rotation.
+func BenchmarkRewrapCredentials(b *testing.B) {
+	for _, d := range []string{"sqlite", "postgres"} {
+		b.Run(d, func(b *testing.B) {
+			var st *store.Store
+			if d == "sqlite" {
+				st = storetest.OpenTestSQLite(b)
+			} else {
+				st = storetest.OpenTestPostgres(b)
+			}
+			kr := secrets.New()
+			const n = 10000
+			err := st.Tx(context.Background(), func(tx *sql.Tx) error {
+				for i := range n {
+					id := fmt.Sprintf("c%05d", i)
+					sv, err := kr.Seal([]byte(aliceKey), CredentialAAD("u", id))
+					if err != nil {
+						return err
+					}
+					if _, err := tx.Exec(st.Q(`INSERT INTO tn_credentials (id, user_id, provider, label, base_url, sealed, fingerprint, masked, created_at, updated_at)
+						VALUES (?, 'u', 'openai', ?, 'https://api.openai.com/v1', ?, '', '', 0, 0)`), id, id, sv.String()); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				kr.Rotate()
+				if got, err := RewrapCredentials(context.Background(), st, kr, 500); err != nil || got != n {
+					b.Fatalf("rewrapped %d: %v", got, err)
+				}
+			}
+		})
+	}
+}
