@@ -158,6 +158,12 @@ func (s *Server) byokAdd(ctx context.Context, c *registry.Call, in byokAddIn) (C
 		return nil
 	})
 	if err != nil {
+		// Two adds of one label at once: the unique index refuses the
+		// second, which is the same conflict.
+		var n int
+		if errs.CodeOf(err) != errs.Conflict && s.st.DB().QueryRowContext(ctx, s.st.Q(`SELECT COUNT(*) FROM tn_credentials WHERE user_id = ? AND label = ?`), c.User.ID, label).Scan(&n) == nil && n > 0 {
+			return Credential{}, &errs.Error{Code: errs.Conflict, Field: "label", Message: fmt.Sprintf("you already have a credential labelled %q; delete it or choose another label", label)}
+		}
 		return Credential{}, err
 	}
 	return cr, nil

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -507,4 +508,44 @@ func BenchmarkRewrapCredentials(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestBYOKConcurrentLabel: of many adds of one label at once, one wins and
+// the others are CONFLICT naming the label.
+func TestBYOKConcurrentLabel(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		e := newBYOKEnv(t, st, secrets.New())
+		codes := make(chan errs.Code, 8)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				ctx := context.WithValue(context.Background(), whoKey{}, alice)
+				o := e.p.Call(ctx, pipeline.Request{Tool: "tn_user_byok_add", Surface: "test",
+					Args: []byte(`{"provider":"openai","label":"same","apiKey":"` + aliceKey + `"}`)})
+				if o.Err != nil {
+					if o.Err.Code == errs.Conflict && o.Err.Field != "label" {
+						t.Errorf("conflict without the field: %v", o.Err)
+					}
+					codes <- o.Err.Code
+					return
+				}
+				codes <- ""
+			})
+		}
+		wg.Wait()
+		close(codes)
+		ok := 0
+		for c := range codes {
+			switch c {
+			case "":
+				ok++
+			case errs.Conflict:
+			default:
+				t.Errorf("an add answered %s", c)
+			}
+		}
+		if ok != 1 || e.count() != 1 {
+			t.Fatalf("%d adds succeeded, %d rows", ok, e.count())
+		}
+	})
 }
