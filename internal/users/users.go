@@ -87,7 +87,9 @@ type Users struct {
 const touchEvery = time.Minute
 
 // New returns the users of st.
-func New(st *store.Store) *Users { return &Users{st: st, now: store.Now, touched: map[string]time.Time{}} }
+func New(st *store.Store) *Users {
+	return &Users{st: st, now: store.Now, touched: map[string]time.Time{}}
+}
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._@-]{0,63}$`)
 
