@@ -151,3 +151,22 @@ func Percentile(sorted []time.Duration, p int) time.Duration {
 	i := (len(sorted)*p+99)/100 - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
+
+// SharedDataEnv overrides where the shared data directory is.
+const SharedDataEnv = "NEXUS_SHARED_DATA"
+
+// SharedData returns the directory of the real BC course data the tests and
+// benchmarks read (../shared/data beside the repository, or
+// $NEXUS_SHARED_DATA). The tests that need it fail, not skip, when it is
+// missing: CI has it.
+func SharedData(tb testing.TB) string {
+	tb.Helper()
+	dir := os.Getenv(SharedDataEnv)
+	if dir == "" {
+		dir = filepath.Join(RepoRoot(tb), "..", "shared", "data")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "langara", "transfers.json")); err != nil {
+		tb.Fatalf("the shared data is needed (%s overrides its place): %v", SharedDataEnv, err)
+	}
+	return dir
+}

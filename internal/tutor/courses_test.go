@@ -24,6 +24,8 @@ import (
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
 	"github.com/nexus-mcp/nexus/internal/tutor/catalog"
 	"github.com/nexus-mcp/nexus/internal/tutor/transfer"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // The course tools' tests call them through the real pipeline on both
@@ -35,26 +37,7 @@ import (
 // go.mod). A missing directory fails the test: the data is part of it.
 func courseData(tb testing.TB) string {
 	tb.Helper()
-	dir := os.Getenv("NEXUS_SHARED_DATA")
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for root := wd; ; root = filepath.Dir(root) {
-			if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-				dir = filepath.Join(root, "..", "shared", "data")
-				break
-			}
-			if filepath.Dir(root) == root {
-				tb.Fatalf("no go.mod above %s to find the shared data from; set NEXUS_SHARED_DATA", wd)
-			}
-		}
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		tb.Fatalf("shared data %s is missing (set NEXUS_SHARED_DATA): %v", dir, err)
-	}
-	return dir
+	return testtools.SharedData(tb)
 }
 
 func courseReadJSON(tb testing.TB, rel string, v any) {

@@ -16,6 +16,8 @@ import (
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
 	"github.com/nexus-mcp/nexus/internal/tutor"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // impSharedData is the directory of the shared real data: NEXUS_SHARED_DATA,
@@ -23,26 +25,7 @@ import (
 // go.mod). Missing data fails the test: CI has it.
 func impSharedData(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv("NEXUS_SHARED_DATA")
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for root := wd; ; root = filepath.Dir(root) {
-			if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-				dir = filepath.Join(root, "..", "shared", "data")
-				break
-			}
-			if filepath.Dir(root) == root {
-				t.Fatalf("no go.mod above %s to find the shared data from; set NEXUS_SHARED_DATA", wd)
-			}
-		}
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		t.Fatalf("shared data %s is missing (set NEXUS_SHARED_DATA): %v", dir, err)
-	}
-	return dir
+	return testtools.SharedData(t)
 }
 
 // impRealFile is a file of the shared data, its kind and how many records it

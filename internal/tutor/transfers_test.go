@@ -2,7 +2,6 @@ package tutor
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,31 +17,15 @@ import (
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
 	"github.com/nexus-mcp/nexus/internal/tutor/transfer"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // transferTestData finds the shared data: $NEXUS_SHARED_DATA, else
 // ../shared/data beside the repository. The transfer tests need it.
 func transferTestData(t testing.TB) string {
 	t.Helper()
-	if d := os.Getenv("NEXUS_SHARED_DATA"); d != "" {
-		return d
-	}
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test; set NEXUS_SHARED_DATA")
-		}
-		dir = parent
-	}
-	d := filepath.Join(dir, "..", "shared", "data")
-	if _, err := os.Stat(filepath.Join(d, "langara", "transfers.json")); err != nil {
-		t.Fatalf("the shared data is needed (NEXUS_SHARED_DATA overrides its place): %v", err)
-	}
-	return d
+	return testtools.SharedData(t)
 }
 
 // storeRealRules stores the real transfers.json rows of the given source

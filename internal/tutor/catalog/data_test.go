@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // sharedData is the directory of the shared real data: NEXUS_SHARED_DATA,
@@ -14,26 +16,7 @@ import (
 // test, not optional.
 func sharedData(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv("NEXUS_SHARED_DATA")
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for root := wd; ; root = filepath.Dir(root) {
-			if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-				dir = filepath.Join(root, "..", "shared", "data")
-				break
-			}
-			if filepath.Dir(root) == root {
-				t.Fatalf("no go.mod above %s to find the shared data from; set NEXUS_SHARED_DATA", wd)
-			}
-		}
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		t.Fatalf("shared data %s is missing (set NEXUS_SHARED_DATA): %v", dir, err)
-	}
-	return dir
+	return testtools.SharedData(t)
 }
 
 // readJSON decodes a file of the shared data.

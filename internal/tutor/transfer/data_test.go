@@ -1,7 +1,6 @@
 package transfer
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/tutor/catalog"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // sharedData finds the shared data directory: $NEXUS_SHARED_DATA, else
@@ -17,23 +18,7 @@ import (
 // go.mod). A test that needs the data fails when it is missing.
 func sharedData(t testing.TB) string {
 	t.Helper()
-	if d := os.Getenv("NEXUS_SHARED_DATA"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatalf("working directory: %v", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "data")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatalf("no go.mod above the test's directory; set NEXUS_SHARED_DATA")
-		}
-		dir = parent
-	}
+	return testtools.SharedData(t)
 }
 
 var (
