@@ -27,6 +27,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
 	"github.com/nexus-mcp/nexus/internal/testtools"
 	"github.com/nexus-mcp/nexus/internal/trace"
+	"github.com/nexus-mcp/nexus/internal/users"
 )
 
 // benchClients is the number of concurrent client sessions in the overhead
@@ -106,6 +107,23 @@ func BenchmarkOverheadNexus(b *testing.B) {
 	}
 }
 
+// BenchmarkOverheadNexusAuth is BenchmarkOverheadNexus with every request
+// carrying a user's bearer token, authenticated against the store (issue
+// 10: authentication must add at most 5%).
+func BenchmarkOverheadNexusAuth(b *testing.B) {
+	var token string
+	ts, _, tw := nexusBenchServerAuth(b, nil, func(st *store.Store) httpapi.Authenticator {
+		u := users.New(st)
+		_, t, err := u.Add(context.Background(), "bench", users.Free, users.Member, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		token = t
+		return u
+	})
+	benchEchoAs(b, ts.URL, tw.Flush, token)
+}
+
 // benchEcho connects benchClients sessions to the Streamable HTTP endpoint at
 // url, then has them make b.N echo calls between them, each session on its
 // own goroutine, checking every result. drain, if not nil, runs inside the
@@ -113,13 +131,34 @@ func BenchmarkOverheadNexus(b *testing.B) {
 // throughput in calls/s, the p50 and p99 call latency in µs and, on Linux,
 // the process's CPU time per call in µs (client and server together), which
 // is much less sensitive than throughput to other load on a shared machine.
-func benchEcho(b *testing.B, url string, drain func()) {
+func benchEcho(b *testing.B, url string, drain func()) { benchEchoAs(b, url, drain, "") }
+
+// bearer adds an Authorization header to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+t.token)
+	return t.next.RoundTrip(r)
+}
+
+// benchEchoAs is benchEcho with every request carrying token (none when
+// empty).
+func benchEchoAs(b *testing.B, url string, drain func(), token string) {
 	b.Helper()
 	ctx := context.Background()
 	// The default transport keeps only 2 idle connections per host, which
 	// would make 8 clients reconnect constantly; keep enough for all of them
 	// (a POST in flight and the standalone SSE GET per session).
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: 4 * benchClients, MaxIdleConnsPerHost: 4 * benchClients}}
+	var rt http.RoundTripper = &http.Transport{MaxIdleConns: 4 * benchClients, MaxIdleConnsPerHost: 4 * benchClients}
+	if token != "" {
+		rt = bearer{token: token, next: rt}
+	}
+	hc := &http.Client{Transport: rt}
 	b.Cleanup(hc.CloseIdleConnections)
 
 	sessions := make([]*mcp.ClientSession, benchClients)
@@ -236,6 +275,14 @@ func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsec
 // the pipeline's observer and the GET /metrics handler for the store.
 func nexusBenchServer(b *testing.B, withMetrics func(*store.Store) (pipeline.Observer, func(func() int, int) http.Handler)) (*httptest.Server, *store.Store, *trace.Writer) {
 	b.Helper()
+	return nexusBenchServerAuth(b, withMetrics, nil)
+}
+
+// nexusBenchServerAuth is nexusBenchServer authenticating requests with
+// auth (made from the bench's store), when not nil.
+func nexusBenchServerAuth(b *testing.B, withMetrics func(*store.Store) (pipeline.Observer, func(func() int, int) http.Handler),
+	auth func(*store.Store) httpapi.Authenticator) (*httptest.Server, *store.Store, *trace.Writer) {
+	b.Helper()
 	reg := registry.New()
 	err := reg.Add(registry.Tool{
 		ID:          registry.ID{Toolbox: registry.BuiltinToolbox, Server: "bench", Tool: "echo"},
@@ -261,7 +308,11 @@ func nexusBenchServer(b *testing.B, withMetrics func(*store.Store) (pipeline.Obs
 	// Sessions as in the real app: each client session gets a conversation.
 	p := pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: conversation.New(st), Observer: observer})
 	srv := mcpkit.Must(flat.New(p, mcpkit.Options{Name: "nexus", Version: "bench", Surface: "mcp-http"}))
-	ts := httptest.NewServer(httpapi.Handler(httpapi.Options{MCP: srv, Loopback: true, Metrics: metrics}))
+	o := httpapi.Options{MCP: srv, Loopback: true, Metrics: metrics}
+	if auth != nil {
+		o.Auth = auth(st)
+	}
+	ts := httptest.NewServer(httpapi.Handler(o))
 	b.Cleanup(ts.Close)
 	return ts, st, tw
 }

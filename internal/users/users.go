@@ -81,14 +81,27 @@ type Users struct {
 	// one indexed read, not a write.
 	mu      sync.Mutex
 	touched map[string]time.Time
+	// cache holds recently authenticated tokens by hash, for CacheFor.
+	cache map[string]cached
 }
+
+// cached is an authenticated token's user and when it was read.
+type cached struct {
+	user *User
+	at   time.Time
+}
+
+// CacheFor is how long an authenticated token is trusted without reading
+// the store again: a revoked token, or a disabled user's, stops working
+// within this time on every server.
+const CacheFor = 5 * time.Second
 
 // touchEvery is how often a token's last use is recorded, at most.
 const touchEvery = time.Minute
 
 // New returns the users of st.
 func New(st *store.Store) *Users {
-	return &Users{st: st, now: store.Now, touched: map[string]time.Time{}}
+	return &Users{st: st, now: store.Now, touched: map[string]time.Time{}, cache: map[string]cached{}}
 }
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._@-]{0,63}$`)
@@ -216,7 +229,16 @@ func (u *Users) Revoke(ctx context.Context, id string) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return errs.E(errs.NotFound, "no token %s (nexus tokens list NAME shows a user's tokens)", id)
 	}
+	u.forget()
 	return nil
+}
+
+// forget drops the authentication cache (a change made by this process
+// takes effect at once here; other servers see it within CacheFor).
+func (u *Users) forget() {
+	u.mu.Lock()
+	clear(u.cache)
+	u.mu.Unlock()
 }
 
 // Authenticate returns the user token text acts as. A token that is not
@@ -227,6 +249,14 @@ func (u *Users) Authenticate(ctx context.Context, text string) (*User, error) {
 		return nil, ErrUnknownToken
 	}
 	hash := HashToken(text)
+	now := u.now()
+	u.mu.Lock()
+	if c, ok := u.cache[hash]; ok && now.Sub(c.at) < CacheFor {
+		u.mu.Unlock()
+		usr := *c.user
+		return &usr, nil
+	}
+	u.mu.Unlock()
 	var (
 		tokID, stored string
 		revoked       sql.NullInt64
@@ -253,8 +283,12 @@ func (u *Users) Authenticate(ctx context.Context, text string) (*User, error) {
 		return nil, ErrDisabled
 	}
 	usr.CreatedAt, usr.UpdatedAt = store.FromMicros(created), store.FromMicros(updated)
-	now := u.now()
 	u.mu.Lock()
+	if len(u.cache) > 100_000 {
+		clear(u.cache)
+	}
+	kept := *usr
+	u.cache[hash] = cached{user: &kept, at: now}
 	stale := now.Sub(u.touched[tokID]) >= touchEvery
 	if stale {
 		if len(u.touched) > 100_000 {
@@ -394,6 +428,9 @@ func (u *Users) Set(ctx context.Context, name string, c Change) (*User, error) {
 		out = usr
 		return nil
 	})
+	if err == nil {
+		u.forget()
+	}
 	return out, err
 }
 

@@ -1,0 +1,53 @@
+package users
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nexus-mcp/nexus/internal/store/storetest"
+)
+
+// TestAuthenticationCache: a server trusts a token it checked for CacheFor;
+// a revocation by another process (another Users) takes effect after that,
+// one by this process at once.
+func TestAuthenticationCache(t *testing.T) {
+	st := storetest.OpenTestSQLite(t)
+	ctx := context.Background()
+	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	server := New(st)
+	server.now = func() time.Time { return clock }
+	other := New(st) // the CLI, another process
+	_, tok, err := other.Add(ctx, "alice", Free, Member, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server.Authenticate(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	toks, _ := other.Tokens(ctx, "alice")
+	if err := other.Revoke(ctx, toks[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(CacheFor - time.Second)
+	if _, err := server.Authenticate(ctx, tok); err != nil {
+		t.Fatalf("within CacheFor of its check: %v", err)
+	}
+	clock = clock.Add(2 * time.Second)
+	if _, err := server.Authenticate(ctx, tok); !errors.Is(err, ErrRevoked) {
+		t.Fatalf("after CacheFor: %v", err)
+	}
+	// A change made by the server itself takes effect at once.
+	_, tok2, _ := server.AddToken(ctx, "alice", "")
+	if _, err := server.Authenticate(ctx, tok2); err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	if _, err := server.Set(ctx, "alice", Change{Disabled: &yes}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server.Authenticate(ctx, tok2); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("disabled by this server: %v", err)
+	}
+}
