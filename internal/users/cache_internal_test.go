@@ -39,7 +39,7 @@ func TestAuthenticationCache(t *testing.T) {
 		t.Fatalf("after CacheFor: %v", err)
 	}
 	// A change made by the server itself takes effect at once.
-	_, tok2, _ := server.AddToken(ctx, "alice", "")
+	tok2, _, _ := server.AddToken(ctx, "alice", "")
 	if _, err := server.Authenticate(ctx, tok2); err != nil {
 		t.Fatal(err)
 	}
