@@ -18,6 +18,30 @@ import (
 // rules.
 const Attribution = "Transfer agreements from the BC Transfer Guide (https://www.bctransferguide.ca/), as imported into this server."
 
+// attribution credits the sources of the rules an answer shows: the BC
+// Transfer Guide (Attribution) when they are all its own or there are none,
+// and otherwise every source by name (the demo data says it is made up).
+func attribution(evidence []transfer.Evidence) string {
+	var others []string
+	bctg := false
+	for _, e := range evidence {
+		switch {
+		case e.Source == transfer.EvidenceSource:
+			bctg = true
+		case e.Source != "" && !slices.Contains(others, e.Source):
+			others = append(others, e.Source)
+		}
+	}
+	if len(others) == 0 {
+		return Attribution
+	}
+	out := "Transfer agreements from: " + strings.Join(others, "; ")
+	if bctg {
+		out += "; and the BC Transfer Guide (https://www.bctransferguide.ca/)"
+	}
+	return out + "."
+}
+
 // rulesRecheck is how often the transfer rule index checks the store for
 // rules changed by another replica (an import on this one refreshes it at
 // once, see rulesChanged).
@@ -263,7 +287,12 @@ func (s *Server) transferResolve(ctx context.Context, _ *registry.Call, in resol
 	}
 	res := rs.ix.ResolveTo(dst.Key, have, at)
 	out := resolveOut{SourceInstitution: src.Key, TargetInstitution: dst.Key, AsOfDate: date(at), SourceCourses: refs(have),
-		ExactMatches: []MatchView{}, PartialMatches: []MatchView{}, NoCredit: []string{}, Unmatched: refs(res.Unmatched), Attribution: Attribution}
+		ExactMatches: []MatchView{}, PartialMatches: []MatchView{}, NoCredit: []string{}, Unmatched: refs(res.Unmatched)}
+	var shown []transfer.Evidence
+	for _, m := range append(slices.Clone(res.ExactMatches), res.PartialMatches...) {
+		shown = append(shown, m.Evidence)
+	}
+	out.Attribution = attribution(shown)
 	noCredit := map[string]bool{}
 	for _, m := range res.ExactMatches {
 		out.ExactMatches = append(out.ExactMatches, rs.view(m))
@@ -366,7 +395,12 @@ func (s *Server) transferSearch(ctx context.Context, _ *registry.Call, in search
 	if err != nil {
 		return searchOut{}, err
 	}
-	return searchOut{Page: page(s, views, offset, size, "tn_transfer_search", scope...), Attribution: Attribution}, nil
+	pg := page(s, views, offset, size, "tn_transfer_search", scope...)
+	var shown []transfer.Evidence
+	for _, v := range pg.Items {
+		shown = append(shown, v.Rule.Evidence)
+	}
+	return searchOut{Page: pg, Attribution: attribution(shown)}, nil
 }
 
 // ruleViews reads the rules of a query selecting (id, rule).
@@ -421,5 +455,9 @@ func (s *Server) transferDetails(ctx context.Context, _ *registry.Call, in detai
 	if err != nil {
 		return detailsOut{}, err
 	}
-	return detailsOut{RuleView: v, Versions: versions, Attribution: Attribution}, nil
+	shown := []transfer.Evidence{v.Rule.Evidence}
+	for _, o := range versions {
+		shown = append(shown, o.Rule.Evidence)
+	}
+	return detailsOut{RuleView: v, Versions: versions, Attribution: attribution(shown)}, nil
 }
