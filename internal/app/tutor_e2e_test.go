@@ -82,6 +82,9 @@ func TestTutorToolsOverMCP(t *testing.T) {
 				"tn_course_schedule", "tn_course_similar", "tn_course_equivalent_elsewhere", "tn_course_materials", "tn_course_grades"} {
 				call(tool, map[string]any{"course": course}, false)
 			}
+			if eq := call("tn_course_equivalent_elsewhere", map[string]any{"course": course}, false); !strings.Contains(fmt.Sprint(eq["source"]), "Nexus demo data") {
+				t.Fatalf("equivalents of demo rules credited to %v", eq["source"])
+			}
 			call("tn_course_get", map[string]any{"course": "langara:NOPE 1000"}, true)
 			call("tn_course_institutions", map[string]any{}, false)
 			call("tn_course_section_list", map[string]any{"term": "Fall 2025"}, false)

@@ -364,6 +364,14 @@ func (s *Server) courseEquivalents(ctx context.Context, _ *registry.Call, in equ
 	})
 	p := page(s, all, offset, size, "tn_course_equivalent_elsewhere", scope...)
 	out := EquivalentsPage{Items: p.Items, NextCursor: p.NextCursor, TotalCount: p.TotalCount, HasMore: p.HasMore, Course: ref.String(), Source: bctgAttribution()}
+	// Rules of another source (the demo data) are credited as theirs.
+	var shown []transfer.Evidence
+	for _, e := range p.Items {
+		shown = append(shown, transfer.Evidence{Source: e.Evidence.Source})
+	}
+	if note := attribution(shown); note != Attribution {
+		out.Source = &BCTGCredit{Name: "the sources of these rules", Note: note}
+	}
 	if len(all) == 0 {
 		out.Note = fmt.Sprintf("no loaded BC Transfer Guide rule names %s", ref)
 		if other != "" || in.InForceOnly {
