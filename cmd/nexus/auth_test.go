@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -36,6 +37,8 @@ func TestServeBeyondLoopbackNeedsTokens(t *testing.T) {
 		t.Fatalf("users add: %d %s", code, out)
 	}
 	token := strings.TrimSpace(out[strings.Index(out, "nxs_"):])
+	out, _, _ = runNexus(t, "", "users", "add", "root", "--role", "admin", "--data-dir", dir)
+	rootToken := strings.TrimSpace(out[strings.Index(out, "nxs_"):])
 	base := startServeAt(t, dir, public, "--allow-hosts", "nexus.test")
 	get := func(path, auth string) (int, string, string) {
 		req, _ := http.NewRequest("GET", base+path, nil)
@@ -71,6 +74,47 @@ func TestServeBeyondLoopbackNeedsTokens(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `"user":"alice"`) || !strings.Contains(string(b), `"max":100`) {
 		t.Fatalf("alice's quota over REST: %d %s", resp.StatusCode, b)
 	}
+	// Traces: alice sees her own calls, the admin everyone's.
+	req, _ = http.NewRequest("POST", base+"/api/tools/tn_user_subscription:call", strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer "+rootToken)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("root's call: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	traces := func(tok string) map[string]int {
+		var users map[string]int
+		testtools.EventuallyErr(t, 10*time.Second, "the calls to be traced", func() error {
+			code, _, body := get("/api/traces", "Bearer "+tok)
+			var page struct {
+				Traces []struct {
+					Tool   string `json:"tool"`
+					UserID string `json:"userId"`
+				} `json:"items"`
+			}
+			if err := json.Unmarshal([]byte(body), &page); err != nil || code != 200 {
+				return fmt.Errorf("GET /api/traces: %d %s", code, body)
+			}
+			users = map[string]int{}
+			for _, tr := range page.Traces {
+				users[tr.UserID]++
+			}
+			if len(page.Traces) == 0 {
+				return fmt.Errorf("no traces yet")
+			}
+			return nil
+		})
+		return users
+	}
+	if seen := traces(token); len(seen) != 1 {
+		t.Fatalf("alice sees the calls of %d users: %v", len(seen), seen)
+	}
+	testtools.EventuallyErr(t, 10*time.Second, "root's call to be traced", func() error {
+		if seen := traces(rootToken); len(seen) < 2 {
+			return fmt.Errorf("the admin sees the calls of %d users: %v", len(seen), seen)
+		}
+		return nil
+	})
 	if code, _, _ := get("/api/tools?access_token="+token, ""); code != 400 {
 		t.Fatalf("token in the URL: %d", code)
 	}

@@ -233,7 +233,7 @@ func (p *Pipeline) Call(ctx context.Context, req Request) *Outcome {
 	if p.traces != nil {
 		rec := trace.Record{
 			RequestID: o.RequestID, Surface: req.Surface, Tool: req.Tool,
-			SessionID: o.SessionID, Workspace: o.Workspace, StartedAt: start,
+			SessionID: o.SessionID, Workspace: o.Workspace, UserID: p.principal(ctx).ID, StartedAt: start,
 			Duration: time.Since(start), Outcome: trace.OK,
 			ArgsBytes: len(req.Args), ResultBytes: len(o.Result),
 		}

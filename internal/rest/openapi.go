@@ -343,6 +343,7 @@ func baseSchemas() map[string]any {
 			"surface":     str,
 			"sessionId":   str,
 			"workspace":   str,
+			"userId":      map[string]any{"type": "string", "description": "The user the call acted as; a user who is not an admin sees only their own calls."},
 			"startedAt":   map[string]any{"type": "string", "format": "date-time"},
 			"durationUs":  integer,
 			"outcome":     map[string]any{"type": "string", "enum": []any{"ok", "error"}},

@@ -530,7 +530,7 @@ func TestTraces(t *testing.T) {
 				t.Fatalf("startedAt %q: %v", it.StartedAt, err)
 			}
 			want := rest.TraceItem{RequestID: idOfFirst, Name: "echo", Toolbox: "nexus", Server: "test", Tool: "echo",
-				Source: "local", Surface: "rest", SessionID: sessionOfFirst, Workspace: "w1", StartedAt: it.StartedAt,
+				Source: "local", Surface: "rest", SessionID: sessionOfFirst, Workspace: "w1", UserID: "local", StartedAt: it.StartedAt,
 				DurationUS: it.DurationUS, Outcome: "ok", ArgsBytes: len(calls[0].body), ResultBytes: it.ResultBytes}
 			if it != want || it.ResultBytes == 0 || it.DurationUS < 0 {
 				t.Fatalf("item\n got %+v\nwant %+v", it, want)

@@ -9,6 +9,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/trace"
+	"github.com/nexus-mcp/nexus/internal/users"
 )
 
 // TracePage is the body of GET /api/traces (ADR-012's paginated shape,
@@ -25,14 +26,16 @@ type TraceItem struct {
 	// Name is the flat name of the tool (for an unknown tool, the name it
 	// was called with); Toolbox, Server and Tool its identity (empty for
 	// an unknown tool).
-	Name       string `json:"name"`
-	Toolbox    string `json:"toolbox"`
-	Server     string `json:"server"`
-	Tool       string `json:"tool"`
-	Source     string `json:"source"`
-	Surface    string `json:"surface"`
-	SessionID  string `json:"sessionId,omitempty"`
-	Workspace  string `json:"workspace"`
+	Name      string `json:"name"`
+	Toolbox   string `json:"toolbox"`
+	Server    string `json:"server"`
+	Tool      string `json:"tool"`
+	Source    string `json:"source"`
+	Surface   string `json:"surface"`
+	SessionID string `json:"sessionId,omitempty"`
+	Workspace string `json:"workspace"`
+	// UserID is the user the call acted as ("local" for the local user).
+	UserID     string `json:"userId,omitempty"`
 	StartedAt  string `json:"startedAt"` // RFC 3339, UTC, microseconds
 	DurationUS int64  `json:"durationUs"`
 	Outcome    string `json:"outcome"` // "ok" or "error"
@@ -67,6 +70,10 @@ func (h *handler) traces(w http.ResponseWriter, r *http.Request) {
 	}
 	f := trace.Filter{Tool: q.Get("tool"), Source: q.Get("source"), Session: q.Get("session"),
 		Workspace: q.Get("workspace"), Outcome: q.Get("outcome"), Cursor: q.Get("cursor")}
+	// A user who is not an admin sees their own calls only.
+	if u, ok := users.FromContext(r.Context()); ok && u.Role != users.Admin {
+		f.User = u.ID
+	}
 	if s := q.Get("limit"); s != "" || q.Has("limit") {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > trace.MaxLimit {
@@ -84,7 +91,7 @@ func (h *handler) traces(w http.ResponseWriter, r *http.Request) {
 	for _, rec := range recs {
 		page.Items = append(page.Items, TraceItem{
 			RequestID: rec.RequestID, Name: rec.Name(), Toolbox: rec.Toolbox, Server: rec.Server, Tool: rec.Tool,
-			Source: rec.Source, Surface: rec.Surface, SessionID: rec.SessionID, Workspace: rec.Workspace,
+			Source: rec.Source, Surface: rec.Surface, SessionID: rec.SessionID, Workspace: rec.Workspace, UserID: rec.UserID,
 			StartedAt:  rec.StartedAt.UTC().Format("2006-01-02T15:04:05.000000Z07:00"),
 			DurationUS: rec.Duration.Microseconds(), Outcome: rec.Outcome, ErrorCode: rec.ErrorCode,
 			ArgsBytes: rec.ArgsBytes, ResultBytes: rec.ResultBytes,

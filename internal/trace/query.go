@@ -34,6 +34,9 @@ type Filter struct {
 	Workspace string
 	// Outcome is "ok" or "error".
 	Outcome string
+	// User restricts the records to one user's calls (what a user who is
+	// not an admin may see).
+	User string
 	// Limit is the page size: 0 means [DefaultLimit], at most [MaxLimit].
 	Limit int
 	// Cursor is the next cursor of the previous page, or empty for the first.
@@ -89,7 +92,7 @@ func Query(ctx context.Context, st *store.Store, key []byte, f Filter) (records 
 		}
 	}
 	for _, c := range []struct{ col, val string }{
-		{"source", f.Source}, {"session_id", f.Session}, {"workspace", f.Workspace}, {"outcome", f.Outcome},
+		{"source", f.Source}, {"session_id", f.Session}, {"workspace", f.Workspace}, {"outcome", f.Outcome}, {"user_id", f.User},
 	} {
 		if c.val != "" {
 			where = append(where, c.col+" = ?")
@@ -105,7 +108,7 @@ func Query(ctx context.Context, st *store.Store, key []byte, f Filter) (records 
 		args = append(args, after)
 	}
 	q := `SELECT seq, request_id, surface, toolbox, server, tool, source, session_id, workspace,
-		started_at, duration_us, outcome, error_code, args_bytes, result_bytes FROM traces`
+		started_at, duration_us, outcome, error_code, args_bytes, result_bytes, user_id FROM traces`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -123,13 +126,13 @@ func Query(ctx context.Context, st *store.Store, key []byte, f Filter) (records 
 			break
 		}
 		var r Record
-		var session, code sql.NullString
+		var session, code, user sql.NullString
 		var started, durUS int64
 		if err := rows.Scan(&last, &r.RequestID, &r.Surface, &r.Toolbox, &r.Server, &r.Tool, &r.Source, &session,
-			&r.Workspace, &started, &durUS, &r.Outcome, &code, &r.ArgsBytes, &r.ResultBytes); err != nil {
+			&r.Workspace, &started, &durUS, &r.Outcome, &code, &r.ArgsBytes, &r.ResultBytes, &user); err != nil {
 			return nil, "", fmt.Errorf("trace: query: %w", err)
 		}
-		r.SessionID, r.ErrorCode = session.String, code.String
+		r.SessionID, r.ErrorCode, r.UserID = session.String, code.String, user.String
 		r.StartedAt = store.FromMicros(started)
 		r.Duration = time.Duration(durUS) * time.Microsecond
 		records = append(records, r)
@@ -174,7 +177,7 @@ const cursorLabel = "nexus/trace-cursor"
 // scope is a query's identity in its cursor: the filter, Limit aside (a
 // client may change the page size).
 func (f Filter) scope() []string {
-	return []string{f.Tool, f.Source, f.Session, f.Workspace, f.Outcome}
+	return []string{f.Tool, f.Source, f.Session, f.Workspace, f.Outcome, f.User}
 }
 
 func encodeCursor(key []byte, f Filter, seq int64) string {

@@ -18,14 +18,16 @@ import (
 
 // Record is one traced call.
 type Record struct {
-	RequestID   string        `json:"request_id"`
-	Surface     string        `json:"surface"`
-	Toolbox     string        `json:"toolbox"`
-	Server      string        `json:"server"`
-	Tool        string        `json:"tool"`
-	Source      string        `json:"source"`
-	SessionID   string        `json:"session_id,omitempty"`
-	Workspace   string        `json:"workspace"`
+	RequestID string `json:"request_id"`
+	Surface   string `json:"surface"`
+	Toolbox   string `json:"toolbox"`
+	Server    string `json:"server"`
+	Tool      string `json:"tool"`
+	Source    string `json:"source"`
+	SessionID string `json:"session_id,omitempty"`
+	Workspace string `json:"workspace"`
+	// UserID is the user the call acted as.
+	UserID      string        `json:"user_id,omitempty"`
 	StartedAt   time.Time     `json:"started_at"`
 	Duration    time.Duration `json:"-"`
 	Outcome     string        `json:"outcome"` // "ok" or "error"
@@ -161,8 +163,8 @@ func (w *Writer) write(batch []Record) {
 	err := w.st.Tx(ctx, func(tx *sql.Tx) error {
 		stmt, err := tx.PrepareContext(ctx, w.st.Q(`INSERT INTO traces
 			(request_id, surface, toolbox, server, tool, source, session_id, workspace,
-			 started_at, duration_us, outcome, error_code, args_bytes, result_bytes)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
+			 started_at, duration_us, outcome, error_code, args_bytes, result_bytes, user_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
 		if err != nil {
 			return err
 		}
@@ -170,7 +172,7 @@ func (w *Writer) write(batch []Record) {
 		for _, r := range batch {
 			if _, err := stmt.ExecContext(ctx, r.RequestID, r.Surface, r.Toolbox, r.Server, r.Tool, r.Source,
 				nullable(r.SessionID), r.Workspace, store.Micros(r.StartedAt), r.Duration.Microseconds(),
-				r.Outcome, nullable(r.ErrorCode), r.ArgsBytes, r.ResultBytes); err != nil {
+				r.Outcome, nullable(r.ErrorCode), r.ArgsBytes, r.ResultBytes, nullable(r.UserID)); err != nil {
 				return err
 			}
 		}
