@@ -25,6 +25,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -74,6 +75,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		log:      t.Logger,
 		frames:   make(chan frame),
 		closed:   make(chan struct{}),
+		answered: make(chan struct{}, 1),
 	}
 	if c.maxDepth <= 0 {
 		c.maxDepth = DefaultMaxDepth
@@ -104,6 +106,13 @@ type conn struct {
 	frames   chan frame
 
 	writeMu sync.Mutex // one message written at a time
+
+	// pending counts the requests read and not yet answered: at the end of
+	// the input Read waits for their answers (at most DrainTimeout), so that
+	// "nexus stdio < requests" answers them all.
+	pendingMu sync.Mutex
+	pending   int
+	answered  chan struct{} // signalled when an answer is written
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -174,6 +183,9 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, io.EOF
 		case f = <-c.frames:
 		}
+		if errors.Is(f.err, io.EOF) {
+			c.drain(ctx)
+		}
 		if f.err != nil {
 			var tl tooLarge
 			if errors.As(f.err, &tl) {
@@ -188,6 +200,11 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		msg, id, code, reason := jsonrpcmsg.Check(f.line, c.maxDepth)
 		if msg != nil {
+			if r, ok := msg.(*jsonrpc.Request); ok && r.ID.IsValid() {
+				c.pendingMu.Lock()
+				c.pending++
+				c.pendingMu.Unlock()
+			}
 			return msg, nil
 		}
 		c.log.Warn("stdio: refused a malformed JSON-RPC message", "code", code, "reason", reason, "id", string(orNull(id)))
@@ -221,13 +238,52 @@ func (c *conn) writeError(ctx context.Context, id json.RawMessage, code int, mes
 	return c.write(ctx, b)
 }
 
+// DrainTimeout bounds how long the end of the input waits for the answers
+// of the requests read before it (a cancelled request gets none).
+const DrainTimeout = 10 * time.Second
+
+// drain waits until every request read has been answered, ctx ends, or
+// DrainTimeout passes.
+func (c *conn) drain(ctx context.Context) {
+	timeout := time.NewTimer(DrainTimeout)
+	defer timeout.Stop()
+	for {
+		c.pendingMu.Lock()
+		n := c.pending
+		c.pendingMu.Unlock()
+		if n <= 0 {
+			return
+		}
+		select {
+		case <-c.answered:
+		case <-ctx.Done():
+			return
+		case <-c.closed:
+			return
+		case <-timeout.C:
+			c.log.Warn("stdio: end of input with requests still unanswered", "requests", n, "waited", DrainTimeout)
+			return
+		}
+	}
+}
+
 // Write implements [mcp.Connection].
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	b, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
-	return c.write(ctx, b)
+	err = c.write(ctx, b)
+	if _, ok := msg.(*jsonrpc.Response); ok {
+		c.pendingMu.Lock()
+		c.pending--
+		c.pendingMu.Unlock()
+		select {
+		case c.answered <- struct{}{}:
+		default:
+		}
+	}
+	return err
 }
 
 // write writes one message and its newline, under the write lock.

@@ -299,3 +299,30 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestEndOfInputAnswersRequestsReadBeforeIt: "nexus stdio < requests" gets
+// every answer, even when the input ends while the calls still run (before,
+// the server stopped at the end of the input and the answers were lost).
+func TestEndOfInputAnswersRequestsReadBeforeIt(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		time.Sleep(200 * time.Millisecond) // behaviour: the call outlives the input, not synchronisation
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{}}}`,
+	}, "\n") + "\n"
+	var out syncBuffer
+	if err := srv.Run(context.Background(), &Transport{Reader: strings.NewReader(in), Writer: &out}); err != nil && !errors.Is(err, io.EOF) {
+		t.Fatal(err)
+	}
+	for _, id := range []string{`"id":1,`, `"id":2,`, `"id":3,`} {
+		if !strings.Contains(out.String(), id) {
+			t.Errorf("no answer with %s in:\n%s", id, out.String())
+		}
+	}
+}
+
