@@ -28,7 +28,7 @@ import (
 // placeholders name the value of a flag in help texts.
 var placeholders = map[string]string{
 	"addr": "HOST:PORT", "allow-hosts": "HOSTS", "allow-origins": "ORIGINS", "config": "FILE",
-	"data-dir": "DIR", "db": "URL|PATH", "log-level": "LEVEL", "surface": "NAME", "args": "JSON",
+	"data-dir": "DIR", "db": "URL|PATH", "log-level": "LEVEL", "surface": "NAME", "args": "JSON", "as": "USER", "user": "NAME",
 }
 
 // printFlags prints fs's flags as --flag (the flag package would print

@@ -324,10 +324,11 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("call", "nexus call TOOL [JSON | --args JSON] [--config FILE] [--data-dir DIR] [--db URL|PATH]", stderr)
+	fs := newFlagSet("call", "nexus call TOOL [JSON | --args JSON] [--as USER] [--config FILE] [--data-dir DIR] [--db URL|PATH]", stderr)
 	var c common
 	c.register(fs)
 	argsJSON := fs.String("args", "{}", "the tool's arguments as a JSON object (\"-\" reads them from standard input)")
+	as := fs.String("as", "", "call as this user (by name), with their access, workspaces and quota; default: the local admin")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -352,6 +353,16 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer a.Close()
+	if *as != "" {
+		u, err := users.New(a.Store).Get(ctx, *as)
+		if err != nil {
+			return fmt.Errorf("--as %s: %w", *as, err)
+		}
+		if u.Disabled {
+			return fmt.Errorf("--as %s: the user is disabled", *as)
+		}
+		ctx = users.WithUser(ctx, u)
+	}
 	// A downstream tool's toolbox opens on the call (pipeline.Options.Resolve).
 	o := a.Pipeline.Call(ctx, pipeline.Request{Tool: tool, Args: raw, Surface: "cli"})
 	fmt.Fprintln(stdout, string(callOutput(o)))

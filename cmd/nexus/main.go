@@ -51,7 +51,9 @@ Usage:
         holds); idempotent, one transaction per file; "nexus import --help" says more
   nexus users add|list|set ...   /   nexus tokens add|list|revoke ...
         users (name, tier, role) and their API tokens, shown once when made and
-        stored only as hashes; HTTP requests will authenticate with them
+        stored only as hashes; HTTP requests authenticate with them
+  nexus workspaces list|add-member|remove-member|set-owner ...
+        who, besides admins, may act in a workspace: its owner and members
   nexus keys rotate [common flags]   new key for users' model credentials; rewraps them
   nexus version
 
@@ -88,6 +90,8 @@ tools list:
 call:
   --args JSON            the tool's arguments (default {}); "-" reads them from standard
                          input
+  --as USER              call as this user, with their access and workspaces (default:
+                         the local admin)
 
 A flag also works with one dash, and as --flag=value. "nexus COMMAND --help" prints one
 command's flags.
@@ -117,6 +121,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdUsers(ctx, rest, stdout, stderr)
 	case "tokens":
 		err = cmdTokens(ctx, rest, stdout, stderr)
+	case "workspaces":
+		err = cmdWorkspaces(ctx, rest, stdout, stderr)
 	case "keys":
 		err = cmdKeys(ctx, rest, stdout, stderr)
 	case "version", "--version":

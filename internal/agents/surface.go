@@ -36,6 +36,8 @@ func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
 	sy.sync()
 	mcpkit.Track(s, p, instance, nil)
 	s.AddReceivingMiddleware(legacyNames(cat))
+	// Each caller sees the agents and modes they may use.
+	s.AddReceivingMiddleware(mcpkit.ListOnly(sy.visible))
 	if open := o.OpenAll(); open != nil {
 		s.AddReceivingMiddleware(mcpkit.OpenOnInitialize(open))
 	}
@@ -151,9 +153,39 @@ func argList(t *registry.Tool) string {
 	return strings.Join(out, ", ")
 }
 
+// visible is an agent's listing as the caller of ctx may see it: its modes
+// the caller may use; nil when there are none.
+func (sy *syncer) visible(ctx context.Context, t *mcp.Tool) *mcp.Tool {
+	a, ok := sy.cat.Agent(t.Name)
+	if !ok {
+		return t
+	}
+	all := sy.cat.Modes(a)
+	modes := sy.modes(ctx, a)
+	switch len(modes) {
+	case len(all):
+		return t
+	case 0:
+		return nil
+	}
+	return Tool(a, modes)
+}
+
+// modes are the modes of agent a the caller of ctx may use.
+func (sy *syncer) modes(ctx context.Context, a mcpkit.Agent) []*registry.Tool {
+	all := sy.cat.Modes(a)
+	out := all[:0:0]
+	for _, t := range all {
+		if sy.p.Visible(ctx, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 func (sy *syncer) handler(a mcpkit.Agent) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		modes := sy.cat.Modes(a)
+		modes := sy.modes(ctx, a)
 		// What the client sent is not a call of a tool yet: a request the
 		// surface cannot map to one is refused through the pipeline, which
 		// traces it and renders the error in the agent's tools' family.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/nexus-mcp/nexus/internal/access"
 	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/bounded"
 	"github.com/nexus-mcp/nexus/internal/config"
@@ -100,6 +101,9 @@ type App struct {
 	// Metrics counts the pipeline's calls and reads the workbench and the
 	// store's pool at scrape time; serve mounts it at GET /metrics.
 	Metrics *metrics.Metrics
+	// Access decides which tools and workspaces each user may use (the
+	// pipeline's authorize step); nexus workspaces manages its workspaces.
+	Access *access.Authorizer
 	// Config is the loaded configuration (nil without --config) and
 	// Workbench its downstream servers.
 	Config    *config.Config
@@ -171,9 +175,14 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	tw := trace.NewWriter(st, log)
 	a := &App{Store: st, Registry: reg, Substrate: sub, Tutor: tut, Keyring: keys, KeyringPath: keysPath, Conversations: conv, Traces: tw, Telemetry: tel, log: log}
 	a.Metrics = metrics.New(metrics.Options{DB: st.DB(), Servers: a.downstreamServers, Logger: log})
-	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: a.Conversations, Logger: log,
+	var rules config.Access
+	if conf != nil {
+		rules = conf.Access
+	}
+	a.Access = access.New(st, rules)
+	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: conv, Logger: log,
 		Tracer: tel.Tracer("github.com/nexus-mcp/nexus/internal/pipeline"), Resolve: a.resolve, Observer: a.Metrics,
-		Principal: principal})
+		Principal: principal, Authorizer: a.Access})
 	a.Catalog = &mcpkit.Catalog{Registry: reg}
 	if conf != nil {
 		a.Config = conf

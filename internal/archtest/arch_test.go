@@ -26,7 +26,8 @@ var layers = map[string]int{
 	// 1: the core: the one pipeline, its records, the local servers.
 	"internal/trace": 1, "internal/conversation": 1, "internal/substrate": 1, "internal/vkb": 1,
 	"internal/demo": 1, "internal/pipeline": 1, "internal/tutor": 1, "internal/users": 1,
-	"internal/quota": 1, // prompt quotas (store, errs) and the HTTP request rate limit
+	"internal/quota":  1, // prompt quotas (store, errs) and the HTTP request rate limit
+	"internal/access": 1, // who may use which tools and workspaces (the pipeline's authorize step)
 	// 2: downstream servers.
 	"internal/downstream": 2, "internal/workbench": 2,
 	// 3: what the surfaces share: the MCP surface kit, the HTTP front, the

@@ -116,6 +116,9 @@ func (s *Surface) build() *mcp.Server {
 		}
 	}
 	srv.AddReceivingMiddleware(s.perSession)
+	// Only the meta-tools the caller may use (discovered tools were checked
+	// when discovered).
+	srv.AddReceivingMiddleware(mcpkit.ListOnly(mcpkit.VisibleTools(s.p)))
 	mcpkit.Track(srv, s.p, s.instance, func(ss *mcp.ServerSession) {
 		s.mu.Lock()
 		defer s.mu.Unlock()

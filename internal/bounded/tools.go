@@ -163,8 +163,14 @@ func (s *Surface) getTools(ctx context.Context, _ *registry.Call, in getToolsIn)
 		ov := &overview{}
 		for _, a := range s.cat.Agents() {
 			ai := agentInfo{Name: a.Name, Toolbox: a.Toolbox, Server: a.Server, Modes: []modeInfo{}}
-			for _, t := range s.cat.Modes(a) {
-				ai.Modes = append(ai.Modes, modeInfo{Mode: t.ID.Tool, Name: a.Name + "_" + t.ID.Tool, Description: firstLine(t.Description)})
+			modes := s.cat.Modes(a)
+			for _, t := range modes {
+				if s.p.Visible(ctx, t) {
+					ai.Modes = append(ai.Modes, modeInfo{Mode: t.ID.Tool, Name: a.Name + "_" + t.ID.Tool, Description: firstLine(t.Description)})
+				}
+			}
+			if len(modes) > 0 && len(ai.Modes) == 0 {
+				continue // every tool of the agent is hidden from this caller
 			}
 			ai.Connected = len(ai.Modes) > 0
 			ov.Agents = append(ov.Agents, ai)
@@ -191,7 +197,7 @@ func (s *Surface) getTools(ctx context.Context, _ *registry.Call, in getToolsIn)
 				t, ok = s.p.Registry().LookupID(registry.ID{Toolbox: a.Toolbox, Server: a.Server, Tool: w.mode})
 			}
 		}
-		if !ok || !t.In(registry.Tools) {
+		if !ok || !t.In(registry.Tools) || !s.p.Visible(ctx, t) {
 			out.Unknown = append(out.Unknown, w.agent+"_"+w.mode)
 			continue
 		}
@@ -308,6 +314,9 @@ func (s *Surface) openToolbox(ctx context.Context, _ *registry.Call, in openTool
 	}
 	res.ServersConnected = len(res.ServerNames)
 	for _, t := range tools {
+		if !s.p.Visible(ctx, t) {
+			continue
+		}
 		res.Tools = append(res.Tools, openedTool{Name: t.ID.Tool, Title: t.Title, Description: t.Description,
 			InputSchema: t.ListedSchema(), OutputSchema: t.OutputSchema, Annotations: t.Annotations, Icons: t.Icons, Meta: t.ToolMeta,
 			Toolbox: t.ID.Toolbox, Server: t.ID.Server})

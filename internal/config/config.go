@@ -14,6 +14,9 @@ type Config struct {
 	// Toolboxes by name, in file order in Order.
 	Toolboxes map[string]*Toolbox
 	Order     []string
+	// Access says who may use which toolboxes and tools (the Nexus format's
+	// access section); empty: everyone may use every tool.
+	Access Access
 }
 
 // Toolbox is a named group of downstream MCP servers.

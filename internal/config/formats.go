@@ -14,7 +14,7 @@ import (
 const DefaultToolbox = "default"
 
 var (
-	nexusTopKeys   = []string{"toolboxes", "$schema"}
+	nexusTopKeys   = []string{"toolboxes", "access", "$schema"}
 	desktopTopKeys = []string{"mcpServers", "$schema", "globalShortcut", "preferences"}
 	toolboxKeys    = []string{"description", "mcpServers"}
 	serverKeys     = []string{
@@ -49,9 +49,12 @@ func (l *loader) top(root *yaml.Node, cfg *Config, base string) {
 	}
 	switch {
 	case toolboxes != nil:
-		for _, f := range fields {
+		var access *field
+		for i, f := range fields {
 			switch {
 			case f.name == "toolboxes", f.name == "$schema", strings.HasPrefix(f.name, "x-"):
+			case f.name == "access":
+				access = &fields[i]
 			case f.name == "mcpServers":
 				l.fail(f.key, "mcpServers", "a file with toolboxes lists its servers under each toolbox (toolboxes.NAME.mcpServers), not at the top")
 			default:
@@ -59,6 +62,9 @@ func (l *loader) top(root *yaml.Node, cfg *Config, base string) {
 			}
 		}
 		l.toolboxes(*toolboxes, cfg)
+		if access != nil {
+			l.access(*access, cfg)
+		}
 	case servers != nil:
 		for _, f := range fields {
 			switch f.name {

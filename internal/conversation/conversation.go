@@ -71,7 +71,16 @@ type Store struct {
 	now func() time.Time
 
 	mu    sync.Mutex
-	known map[string]string // conversation id -> workspace, for Ensure
+	known map[string]Ref // conversation id -> its workspace and owner, for Ensure and Lookup
+}
+
+// Ref is where a conversation lives and whose it is: what a session id
+// resolves to. A conversation's workspace and owner never change.
+type Ref struct {
+	Workspace string
+	// Owner is the id of the user who started the conversation; empty for
+	// conversations stored before owners were recorded.
+	Owner string
 }
 
 // maxKnown bounds the cache of existing conversation ids.
@@ -79,16 +88,16 @@ const maxKnown = 100000
 
 // New returns a conversation store over st.
 func New(st *store.Store) *Store {
-	return &Store{st: st, now: store.Now, known: map[string]string{}}
+	return &Store{st: st, now: store.Now, known: map[string]Ref{}}
 }
 
-func (s *Store) remember(id, ws string) {
+func (s *Store) remember(id string, r Ref) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.known) >= maxKnown {
 		clear(s.known)
 	}
-	s.known[id] = ws
+	s.known[id] = r
 }
 
 // Draft is a conversation to create.
@@ -138,56 +147,87 @@ func (s *Store) Create(ctx context.Context, n Draft) (*Conversation, error) {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil, errs.E(errs.Conflict, "session %q already exists", c.ID)
 	}
-	s.remember(c.ID, c.Workspace)
+	s.remember(c.ID, Ref{Workspace: c.Workspace, Owner: n.OwnerID})
 	return c, nil
 }
 
-// Ensure returns the workspace of conversation id, creating it (active,
-// platform "api") in workspace when it does not exist yet.
-func (s *Store) Ensure(ctx context.Context, id, workspace string) (string, error) {
+// Ensure returns conversation id, creating it (active, platform "api") in
+// workspace, owned by ownerID (of tier ownerTier), when it does not exist
+// yet.
+func (s *Store) Ensure(ctx context.Context, id, workspace, ownerID, ownerTier string) (ws, owner string, err error) {
 	s.mu.Lock()
-	ws, ok := s.known[id]
+	r, ok := s.known[id]
 	s.mu.Unlock()
 	if ok {
-		return ws, nil
+		return r.Workspace, r.Owner, nil
 	}
 	if !ValidID(id) {
-		return "", errs.Invalid("context.sessionId", "%q is not a valid session id (1-128 letters, digits and . _ : @ -)", id)
+		return "", "", errs.Invalid("context.sessionId", "%q is not a valid session id (1-128 letters, digits and . _ : @ -)", id)
 	}
 	now := store.Micros(s.now())
 	if _, err := s.st.DB().ExecContext(ctx, s.st.Q(`INSERT INTO conversations (id, workspace, platform, metadata, status,
-		themes, created_at, updated_at, exchange_count) VALUES (?, ?, ?, '{}', ?, '[]', ?, ?, 0) ON CONFLICT (id) DO NOTHING`),
-		id, workspace, DefaultPlatform, Active, now, now); err != nil {
-		return "", fmt.Errorf("ensure conversation: %w", err)
+		themes, created_at, updated_at, exchange_count, owner_id, owner_tier) VALUES (?, ?, ?, '{}', ?, '[]', ?, ?, 0, ?, ?) ON CONFLICT (id) DO NOTHING`),
+		id, workspace, DefaultPlatform, Active, now, now, nullStr(ownerID), nullStr(ownerTier)); err != nil {
+		return "", "", fmt.Errorf("ensure conversation: %w", err)
 	}
-	if err := s.st.DB().QueryRowContext(ctx, s.st.Q(`SELECT workspace FROM conversations WHERE id = ?`), id).Scan(&ws); err != nil {
-		return "", fmt.Errorf("ensure conversation: %w", err)
+	r, ok, err = s.read(ctx, id)
+	if err == nil && !ok {
+		err = fmt.Errorf("ensure conversation %s: deleted as it was made", id)
 	}
-	s.remember(id, ws)
-	return ws, nil
+	if err != nil {
+		return "", "", fmt.Errorf("ensure conversation: %w", err)
+	}
+	return r.Workspace, r.Owner, nil
+}
+
+// Lookup returns the workspace and owner of conversation id, if it exists.
+// An id that is not a valid session id is a BAD_REQUEST.
+func (s *Store) Lookup(ctx context.Context, id string) (workspace, owner string, ok bool, err error) {
+	if !ValidID(id) {
+		return "", "", false, errs.Invalid("context.sessionId", "%q is not a valid session id (1-128 letters, digits and . _ : @ -)", id)
+	}
+	s.mu.Lock()
+	r, ok := s.known[id]
+	s.mu.Unlock()
+	if !ok {
+		if r, ok, err = s.read(ctx, id); err != nil {
+			return "", "", false, err
+		}
+	}
+	return r.Workspace, r.Owner, ok, nil
+}
+
+// read reads and remembers conversation id's workspace and owner.
+func (s *Store) read(ctx context.Context, id string) (Ref, bool, error) {
+	var r Ref
+	var owner sql.NullString
+	err := s.st.DB().QueryRowContext(ctx, s.st.Q(`SELECT workspace, owner_id FROM conversations WHERE id = ?`), id).Scan(&r.Workspace, &owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Ref{}, false, nil
+	}
+	if err != nil {
+		return Ref{}, false, fmt.Errorf("conversation workspace: %w", err)
+	}
+	r.Owner = owner.String
+	s.remember(id, r)
+	return r, true, nil
 }
 
 // Workspace returns the workspace of conversation id, if it exists.
 // An id that is not a valid session id is a BAD_REQUEST.
 func (s *Store) Workspace(ctx context.Context, id string) (string, bool, error) {
-	if !ValidID(id) {
-		return "", false, errs.Invalid("context.sessionId", "%q is not a valid session id (1-128 letters, digits and . _ : @ -)", id)
-	}
+	ws, _, ok, err := s.Lookup(ctx, id)
+	return ws, ok, err
+}
+
+// Forget drops what the store remembers of conversation ids (after they
+// were deleted).
+func (s *Store) Forget(ids ...string) {
 	s.mu.Lock()
-	ws, ok := s.known[id]
-	s.mu.Unlock()
-	if ok {
-		return ws, true, nil
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		delete(s.known, id)
 	}
-	err := s.st.DB().QueryRowContext(ctx, s.st.Q(`SELECT workspace FROM conversations WHERE id = ?`), id).Scan(&ws)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, fmt.Errorf("conversation workspace: %w", err)
-	}
-	s.remember(id, ws)
-	return ws, true, nil
 }
 
 const cols = `c.id, c.workspace, c.platform, c.project_context, c.external_room_id, c.metadata, c.status, c.summary,
@@ -282,14 +322,18 @@ func (s *Store) End(ctx context.Context, workspace, id, summary string, themes [
 // Filter selects conversations for [Store.List].
 type Filter struct {
 	Platform, ProjectContext, Status, ExternalRoomID string
-	Limit, Offset                                    int
+	// Owner, when set, selects the conversations of that user only (what a
+	// user who is not an admin sees).
+	Owner         string
+	Limit, Offset int
 }
 
 // List returns the conversations of the workspace under f, newest first.
 func (s *Store) List(ctx context.Context, workspace string, f Filter) ([]*Conversation, error) {
 	where := []string{"c.workspace = ?"}
 	args := []any{workspace}
-	for _, c := range []struct{ col, v string }{{"platform", f.Platform}, {"project_context", f.ProjectContext}, {"status", f.Status}, {"external_room_id", f.ExternalRoomID}} {
+	for _, c := range []struct{ col, v string }{{"platform", f.Platform}, {"project_context", f.ProjectContext}, {"status", f.Status},
+		{"external_room_id", f.ExternalRoomID}, {"owner_id", f.Owner}} {
 		if c.v != "" {
 			where = append(where, "c."+c.col+" = ?")
 			args = append(args, c.v)

@@ -68,7 +68,7 @@ func (s *Store) Restore(ctx context.Context, c *Conversation, exchanges []Exchan
 	if err != nil {
 		return err
 	}
-	s.remember(c.ID, c.Workspace)
+	s.Forget(c.ID) // its owner is read again when it is next named
 	return nil
 }
 

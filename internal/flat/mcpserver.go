@@ -39,6 +39,8 @@ func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
 	mcpkit.Track(s, p, instance, nil)
 	// Toolboxes still opening (toolboxes.go).
 	s.AddReceivingMiddleware(sy.unlisted)
+	// Only the tools the caller may use.
+	s.AddReceivingMiddleware(mcpkit.ListOnly(mcpkit.VisibleTools(p)))
 	if open := o.OpenAll(); open != nil {
 		s.AddReceivingMiddleware(mcpkit.OpenOnInitialize(open))
 	}

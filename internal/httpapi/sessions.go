@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/users"
 )
 
 // DefaultMaxSessions bounds the live MCP sessions of one Nexus process, over
@@ -43,6 +44,7 @@ type sessionLimiter struct {
 type liveSession struct {
 	handler  http.Handler // the endpoint the session lives on
 	path     string       // and the path it was made on
+	user     string       // the id of the user who made it
 	last     time.Time
 	inflight int
 }
@@ -58,6 +60,13 @@ func newSessionLimiter(max int) *sessionLimiter {
 func (l *sessionLimiter) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("Mcp-Session-Id")
+		if id != "" && !l.owns(id, requestUser(r)) {
+			// An MCP session is its user's: its id alone grants nothing
+			// (SPEC section 8). Answered as for a session that does not
+			// exist, so that nothing is disclosed.
+			WriteError(w, http.StatusNotFound, errs.E(errs.NotFound, "session not found: start a new session with initialize"))
+			return
+		}
 		switch {
 		case id != "" && r.Method == http.MethodPost && !isRequest(r):
 			// A notification or a response: nobody waits for its answer,
@@ -82,7 +91,8 @@ func (l *sessionLimiter) wrap(next http.Handler) http.Handler {
 			// The session is live from the moment its id is written, before
 			// the client reads the reply: counted from then, it cannot look
 			// younger than a session its client starts next.
-			cw := &captureSession{ResponseWriter: w, admit: func(id string) { l.admit(id, next, r.URL.Path) }}
+			user := requestUser(r)
+			cw := &captureSession{ResponseWriter: w, admit: func(id string) { l.admit(id, next, r.URL.Path, user) }}
 			defer func() { l.settle(cw.session) }()
 			next.ServeHTTP(cw, r)
 			return
@@ -205,11 +215,30 @@ func (l *sessionLimiter) reserve() (*victim, bool) {
 // written the session's id: its idle time counts from then. The initialize
 // is not in flight from then on: its client has its answer, however long the
 // SDK's handler takes to return.
-func (l *sessionLimiter) admit(id string, h http.Handler, path string) {
+func (l *sessionLimiter) admit(id string, h http.Handler, path, user string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pending--
-	l.live[id] = &liveSession{handler: h, path: path, last: l.now()}
+	l.live[id] = &liveSession{handler: h, path: path, user: user, last: l.now()}
+}
+
+// owns reports whether session id may be used by user: it is user's, or
+// the limiter does not know it (the SDK answers for a session that does not
+// exist).
+func (l *sessionLimiter) owns(id, user string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.live[id]
+	return s == nil || s.user == user
+}
+
+// requestUser is the id of the user r acts as ("" when authentication is
+// off).
+func requestUser(r *http.Request) string {
+	if u, ok := users.FromContext(r.Context()); ok {
+		return u.ID
+	}
+	return ""
 }
 
 // settle ends an initialize: it releases the reservation when no session

@@ -233,3 +233,43 @@ func Must(srv *mcp.Server, err error) *mcp.Server {
 	}
 	return srv
 }
+
+// ListOnly is the listing half of the pipeline's authorize step for an MCP
+// surface: a tools/list result keeps only what keep returns for each tool
+// (nil drops it; another tool replaces it). Calls are authorized by the
+// pipeline itself.
+func ListOnly(keep func(ctx context.Context, t *mcp.Tool) *mcp.Tool) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method != "tools/list" || err != nil {
+				return res, err
+			}
+			lt, ok := res.(*mcp.ListToolsResult)
+			if !ok {
+				return res, err
+			}
+			kept := make([]*mcp.Tool, 0, len(lt.Tools))
+			for _, t := range lt.Tools {
+				if k := keep(ctx, t); k != nil {
+					kept = append(kept, k)
+				}
+			}
+			out := *lt
+			out.Tools = kept
+			return &out, nil
+		}
+	}
+}
+
+// VisibleTools keeps the registry tools the caller may use
+// (pipeline.Pipeline.Visible), and any tool the registry does not know by
+// that name (the surface decided it).
+func VisibleTools(p *pipeline.Pipeline) func(ctx context.Context, t *mcp.Tool) *mcp.Tool {
+	return func(ctx context.Context, t *mcp.Tool) *mcp.Tool {
+		if rt, ok := p.Registry().Lookup(t.Name); ok && !p.Visible(ctx, rt) {
+			return nil
+		}
+		return t
+	}
+}

@@ -10,11 +10,9 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,7 +27,6 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
-	"github.com/nexus-mcp/nexus/internal/ids"
 	"github.com/nexus-mcp/nexus/internal/jsondepth"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/trace"
@@ -48,12 +45,15 @@ const DefaultWorkspace = "default"
 // that succeeds and may write (a tool not marked ReadOnly); reads and failed
 // calls store nothing.
 type Sessions interface {
-	// Workspace returns the workspace session id is bound to (seed 000,
-	// precedence step 3); ok is false when the session does not exist.
-	Workspace(ctx context.Context, id string) (workspace string, ok bool, err error)
-	// Ensure returns the workspace of session id, creating the session in
-	// workspace when it does not exist.
-	Ensure(ctx context.Context, id, workspace string) (string, error)
+	// Lookup returns the workspace session id is bound to (seed 000,
+	// precedence step 3) and its owner's user id (empty for conversations
+	// older than owners: only admins may use those); ok is false when the
+	// session does not exist.
+	Lookup(ctx context.Context, id string) (workspace, owner string, ok bool, err error)
+	// Ensure returns the workspace and owner of session id, creating it in
+	// workspace, owned by user ownerID of tier ownerTier, when it does not
+	// exist.
+	Ensure(ctx context.Context, id, workspace, ownerID, ownerTier string) (ws, owner string, err error)
 }
 
 // Options configure a [Pipeline].
@@ -79,6 +79,10 @@ type Options struct {
 	// Observer is told of every call when it ends (metrics); nil means
 	// none.
 	Observer Observer
+	// Authorizer decides which tools and workspaces a caller may use; nil
+	// allows everything in workspace "default" (tests of the pipeline
+	// alone). Conversations are checked against their owners either way.
+	Authorizer Authorizer
 }
 
 // Observer is told of every call the pipeline runs, when it ends.
@@ -102,7 +106,8 @@ type Pipeline struct {
 	resolve  func(ctx context.Context, tool string) error
 	observer Observer
 	// whom says who a call acts as (Options.Principal).
-	whom func(ctx context.Context) (registry.Principal, bool)
+	whom  func(ctx context.Context) (registry.Principal, bool)
+	authz Authorizer
 
 	// transports maps a surface's transport session (an MCP session) to the
 	// conversations its calls without a named session belong to, one per
@@ -113,17 +118,19 @@ type Pipeline struct {
 	transports map[string][]boundSession
 }
 
-// boundSession is a session of a transport: its id, its workspace and
-// whether it is stored yet.
+// boundSession is a session of a transport: its id, its workspace, its
+// user and whether it is stored yet. A transport's sessions are its user's:
+// were a transport session ever used by two users, each would get
+// conversations of their own.
 type boundSession struct {
-	id, workspace string
-	stored        bool
+	id, workspace, user string
+	stored              bool
 }
 
 // New returns a pipeline.
 func New(o Options) *Pipeline {
 	p := &Pipeline{reg: o.Registry, traces: o.Traces, sessions: o.Sessions, log: o.Logger, maxArgs: o.MaxArgBytes,
-		resolve: o.Resolve, observer: o.Observer, whom: o.Principal, transports: map[string][]boundSession{}}
+		resolve: o.Resolve, observer: o.Observer, whom: o.Principal, authz: o.Authorizer, transports: map[string][]boundSession{}}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -308,7 +315,7 @@ func (p *Pipeline) annotate(span oteltrace.Span, req Request, o *Outcome) {
 func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.Error) {
 	if req.Refused != nil {
 		o.Render, _ = p.reg.Lookup(req.RenderAs)
-		o.SessionID, o.Workspace = p.transportSession(req.Transport, o.Workspace)
+		o.SessionID, o.Workspace = p.transportSession(ctx, req.Transport, o.Workspace)
 		return req.Refused
 	}
 	t, ok := p.reg.Lookup(req.Tool)
@@ -322,20 +329,29 @@ func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.
 		return errs.E(errs.NotFound, "unknown tool %q", req.Tool)
 	}
 	o.Tool = t
+	who := p.principal(ctx)
+	if p.authz != nil && !p.authz.Tool(who, t) {
+		return errs.E(errs.Forbidden, "tool %q is not available to user %q: this server's access rules do not allow it (an admin can change them in the configuration's access section)", req.Tool, who.Name)
+	}
 	args, e := p.decode(req.Args)
 	if e != nil {
 		// The arguments are unreadable, so they name no session: the call
 		// reports its connection's, if it has one yet.
-		o.SessionID, o.Workspace = p.transportSession(req.Transport, o.Workspace)
+		o.SessionID, o.Workspace = p.transportSession(ctx, req.Transport, o.Workspace)
 		return e
 	}
-	explicitWS, e := p.resolveContext(ctx, t, req.Context, args, o)
+	explicitWS, e := p.resolveContext(ctx, who, t, req.Context, args, o)
 	if e != nil {
 		return e
 	}
+	if p.authz != nil {
+		if err := p.authz.Workspace(ctx, who, o.Workspace); err != nil {
+			return errs.From(err)
+		}
+	}
 	// Binding stores nothing, so even a call that fails validation reports
 	// the session it belongs to.
-	store, e := p.bindSession(ctx, req.Transport, explicitWS, o)
+	store, e := p.bindSession(ctx, who, req.Transport, explicitWS, o)
 	if e != nil {
 		return e
 	}
@@ -356,11 +372,14 @@ func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.
 		e.Field = schemaField(verr)
 		return e
 	}
+	if e := p.checkSessionArgs(ctx, who, t, args); e != nil {
+		return e
+	}
 	raw, merr := json.Marshal(args)
 	if merr != nil {
 		return errs.From(fmt.Errorf("re-encode arguments: %w", merr))
 	}
-	call := &registry.Call{Args: raw, Workspace: o.Workspace, SessionID: o.SessionID, RequestID: o.RequestID, User: p.principal(ctx)}
+	call := &registry.Call{Args: raw, Workspace: o.Workspace, SessionID: o.SessionID, RequestID: o.RequestID, User: who}
 	value, herr := p.execute(ctx, t, call)
 	if herr != nil {
 		e := errs.From(herr)
@@ -490,205 +509,6 @@ func hasLoneSurrogate(raw []byte) bool {
 	return pendingHigh
 }
 
-// resolveContext removes seed 000's "context", "workspaceContext" and
-// top-level "sessionId" from args (unless the tool declares them itself; then
-// they are the tool's) and resolves the named session and the workspace with
-// seed 000's precedence: workspaceContext.workspaceId, context.workspaceId,
-// the context given outside the arguments, the session's workspace, then
-// "default". A named session that exists in another workspace than the one
-// the call names is an error. It only reads; explicit reports whether the
-// caller named the workspace.
-func (p *Pipeline) resolveContext(ctx context.Context, t *registry.Tool, given *CallContext, args map[string]any, o *Outcome) (explicit bool, _ *errs.Error) {
-	var cctx, wctx map[string]any
-	var top string
-	var e *errs.Error
-	if !t.Declares("context") {
-		if cctx, e = contextObject(args, "context"); e != nil {
-			return false, e
-		}
-		delete(args, "context")
-	}
-	if !t.Declares("workspaceContext") {
-		if wctx, e = contextObject(args, "workspaceContext"); e != nil {
-			return false, e
-		}
-		delete(args, "workspaceContext")
-	}
-	if !t.Declares("sessionId") {
-		if top, e = stringField(args, "", "sessionId"); e != nil {
-			return false, e
-		}
-		delete(args, "sessionId")
-	}
-	if given == nil {
-		given = &CallContext{}
-	}
-
-	sid, e := stringField(cctx, "context", "sessionId")
-	if e != nil {
-		return false, e
-	}
-	sidField := "context.sessionId"
-	switch {
-	case sid != "":
-	case top != "":
-		sid, sidField = top, "sessionId"
-	default:
-		sid, sidField = given.SessionID, "_meta session"
-	}
-	o.SessionID = sid
-	ws, e := stringField(wctx, "workspaceContext", "workspaceId")
-	if e != nil {
-		return false, e
-	}
-	field := "workspaceContext.workspaceId"
-	if ws == "" {
-		if ws, e = stringField(cctx, "context", "workspaceId"); e != nil {
-			return false, e
-		}
-		field = "context.workspaceId"
-	}
-	if ws == "" && (sid == "" || sid == given.SessionID) {
-		// The context given outside the arguments is a fallback: when the
-		// arguments name a session of their own, its workspace decides.
-		ws, field = given.WorkspaceID, "_meta workspace"
-	}
-	explicit = ws != ""
-	if ws != "" && !ids.Valid(ws) {
-		return false, errs.Invalid(field, "workspace id %q must be %s", ws, ids.Rule)
-	}
-	if sid != "" && p.sessions != nil {
-		sws, ok, err := p.sessions.Workspace(ctx, sid)
-		if err != nil {
-			var ee *errs.Error
-			if errors.As(err, &ee) && ee.Code == errs.BadRequest {
-				return false, errs.Invalid(sidField, "%s", strings.TrimPrefix(ee.Message, ee.Field+": "))
-			}
-			return false, errs.From(fmt.Errorf("look up session workspace: %w", err))
-		}
-		switch {
-		case ok && explicit && sws != ws:
-			return false, errs.E(errs.Conflict, "session %q belongs to workspace %q, but this call names workspace %q (%s); "+
-				"name a session of workspace %q, or leave the workspace out to use the session's", sid, sws, ws, field, ws)
-		case ok:
-			ws = sws
-		}
-	}
-	if ws == "" {
-		ws = DefaultWorkspace
-	}
-	o.Workspace = ws
-	return explicit, nil
-}
-
-// bindSession gives the call its session: the named one, else the
-// transport's (the one bound to the call's workspace when the call names one,
-// else the transport's first), else a one-off id. It stores nothing; the
-// returned function stores the session, to be called once the call has
-// succeeded and may have written (nil when there is nothing to store: the
-// session is stored already, or it is a one-off).
-func (p *Pipeline) bindSession(_ context.Context, transport string, explicitWS bool, o *Outcome) (func(context.Context) error, *errs.Error) {
-	if p.sessions == nil {
-		return nil, nil
-	}
-	if o.SessionID != "" {
-		id, ws := o.SessionID, o.Workspace
-		return func(ctx context.Context) error { return p.ensure(ctx, id, ws) }, nil
-	}
-	if transport == "" {
-		// A call without a connection (REST, CLI) naming no session: its
-		// session is a one-off id for its trace, never stored, so that such
-		// calls do not fill session_list with empty sessions.
-		o.SessionID = ulid.Make().String()
-		return nil, nil
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	list := p.transports[transport]
-	i := slices.IndexFunc(list, func(b boundSession) bool { return b.workspace == o.Workspace })
-	if !explicitWS && len(list) > 0 {
-		i = 0 // seed 000 step 3: the transport session's workspace
-	}
-	if i < 0 {
-		list = append(list, boundSession{id: ulid.Make().String(), workspace: o.Workspace})
-		p.transports[transport] = list
-		i = len(list) - 1
-	}
-	bs := list[i]
-	o.SessionID, o.Workspace = bs.id, bs.workspace
-	if bs.stored {
-		return nil, nil
-	}
-	return func(ctx context.Context) error {
-		if err := p.ensure(ctx, bs.id, bs.workspace); err != nil {
-			return err
-		}
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		for j := range p.transports[transport] {
-			if p.transports[transport][j].id == bs.id {
-				p.transports[transport][j].stored = true
-			}
-		}
-		return nil
-	}, nil
-}
-
-// transportSession returns the first session bound to transport, without
-// binding one; ws unchanged and no session when there is none.
-func (p *Pipeline) transportSession(transport, ws string) (string, string) {
-	if transport == "" {
-		return "", ws
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if list := p.transports[transport]; len(list) > 0 {
-		return list[0].id, list[0].workspace
-	}
-	return "", ws
-}
-
-// ensure stores session id in workspace unless it exists.
-func (p *Pipeline) ensure(ctx context.Context, id, workspace string) error {
-	ws, err := p.sessions.Ensure(ctx, id, workspace)
-	if err != nil {
-		return err
-	}
-	if ws != workspace {
-		// Another call created the session in another workspace between
-		// this call's check and its write.
-		p.log.Warn("session created concurrently in another workspace", "workspace", ws, "call_workspace", workspace)
-	}
-	return nil
-}
-
-func contextObject(args map[string]any, name string) (map[string]any, *errs.Error) {
-	v, ok := args[name]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, errs.Invalid(name, "must be an object, got %s", jsonKind(v))
-	}
-	return m, nil
-}
-
-func stringField(m map[string]any, parent, name string) (string, *errs.Error) {
-	v, ok := m[name]
-	if !ok || v == nil {
-		return "", nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", errs.Invalid(strings.TrimPrefix(parent+"."+name, "."), "must be a string, got %s", jsonKind(v))
-	}
-	if len(s) > 200 {
-		return "", errs.Invalid(strings.TrimPrefix(parent+"."+name, "."), "is %d bytes; the limit is 200", len(s))
-	}
-	return s, nil
-}
-
 func jsonKind(v any) string {
 	switch v.(type) {
 	case nil:
@@ -745,3 +565,6 @@ func (p *Pipeline) principal(ctx context.Context) registry.Principal {
 	}
 	return registry.LocalPrincipal
 }
+
+// Principal is who the call of ctx acts as.
+func (p *Pipeline) Principal(ctx context.Context) registry.Principal { return p.principal(ctx) }

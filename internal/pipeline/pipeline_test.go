@@ -121,17 +121,17 @@ func TestGoodInputReachesHandlerWithDefaultsAndWithoutContext(t *testing.T) {
 // sessions is an in-memory [pipeline.Sessions] that counts creations.
 type sessions map[string]string
 
-func (s sessions) Workspace(_ context.Context, id string) (string, bool, error) {
+func (s sessions) Lookup(_ context.Context, id string) (string, string, bool, error) {
 	ws, ok := s[id]
-	return ws, ok, nil
+	return ws, "", ok, nil
 }
 
-func (s sessions) Ensure(_ context.Context, id, ws string) (string, error) {
+func (s sessions) Ensure(_ context.Context, id, ws, _, _ string) (string, string, error) {
 	if got, ok := s[id]; ok {
-		return got, nil
+		return got, "", nil
 	}
 	s[id] = ws
-	return ws, nil
+	return ws, "", nil
 }
 
 func (s sessions) NewSession(_ context.Context, ws string) (string, error) {

@@ -117,11 +117,11 @@ func TestDeclaredContextBelongsToTheTool(t *testing.T) {
 // ctxSessions refuses to store when its context is done, like a database.
 type ctxSessions struct{ sessions }
 
-func (s ctxSessions) Ensure(ctx context.Context, id, ws string) (string, error) {
+func (s ctxSessions) Ensure(ctx context.Context, id, ws, owner, tier string) (string, string, error) {
 	if err := ctx.Err(); err != nil {
-		return "", err
+		return "", "", err
 	}
-	return s.sessions.Ensure(ctx, id, ws)
+	return s.sessions.Ensure(ctx, id, ws, owner, tier)
 }
 
 // TestSessionReportingAndStoring covers when a session is reported and

@@ -132,6 +132,22 @@ type Principal struct {
 // local admin of stdio, nexus call and a loopback-only HTTP listener.
 var LocalPrincipal = Principal{ID: "local", Name: "local", Tier: "paid", Role: "admin"}
 
+// AdminRole is the role of users who see and may do everything.
+const AdminRole = "admin"
+
+// Admin reports whether p is an admin: admins see every workspace,
+// conversation and trace, and every tool.
+func (p Principal) Admin() bool { return p.Role == AdminRole }
+
+// OnlyOwn is the owner a listing of conversations is limited to: p's id,
+// or empty for an admin, who sees everyone's.
+func (p Principal) OnlyOwn() string {
+	if p.Admin() {
+		return ""
+	}
+	return p.ID
+}
+
 // Handler runs a tool. It returns a JSON-marshalable result or an error; the
 // pipeline renders both. Handlers do no schema validation of their own.
 type Handler func(ctx context.Context, c *Call) (any, error)
@@ -177,7 +193,20 @@ type Tool struct {
 	parsed   *jsonschema.Schema   // InputSchema already parsed (by Def.Tool), or nil
 	listed   map[string]any
 	declared map[string]bool // which of ContextNames the tool's own schema declares
+	sessions []string        // the tool's own arguments that name a conversation (SessionArgNames)
 }
+
+// SessionArgNames are the argument names that name a conversation (a
+// session) in Nexus's own tools: vkb's session_id and the tutor's sessionId.
+// The pipeline checks that the caller may use the conversation such an
+// argument names before the tool runs (SPEC section 8: a session id never
+// grants access), so that no local tool can forget to.
+var SessionArgNames = []string{"session_id", "sessionId"}
+
+// SessionArgs returns the names of the tool's own top-level arguments that
+// name a conversation: for a local tool, those of [SessionArgNames] its
+// schema declares. Downstream tools have none (their sessions are theirs).
+func (t *Tool) SessionArgs() []string { return t.sessions }
 
 // ContextNames are the arguments seed 000 adds to every tool: Nexus reads
 // and removes them, unless the tool's own schema declares them.
@@ -297,6 +326,14 @@ func prepare(t *Tool) error {
 	for _, name := range ContextNames {
 		if _, ok := props[name]; ok {
 			t.declared[name] = true
+		}
+	}
+	t.sessions = nil
+	if t.Source == Local {
+		for _, name := range SessionArgNames {
+			if _, ok := props[name]; ok {
+				t.sessions = append(t.sessions, name)
+			}
 		}
 	}
 	for name, schema := range map[string]map[string]any{

@@ -16,7 +16,7 @@ import (
 
 func (h *handler) openapi(w http.ResponseWriter, r *http.Request) {
 	h.open(r.Context())
-	b, err := MarshalOpenAPI(h.reg, h.version)
+	b, err := marshalOpenAPI(OpenAPIFor(h.reg, h.version, func(t *registry.Tool) bool { return h.p == nil || h.p.Visible(r.Context(), t) }))
 	if err != nil {
 		h.fail(w, 0, &errs.Error{Code: errs.Internal, Message: "internal error", Err: err})
 		return
@@ -31,11 +31,15 @@ func (h *handler) openapi(w http.ResponseWriter, r *http.Request) {
 // MarshalOpenAPI encodes [OpenAPI] as indented JSON; the output depends only
 // on the registry and version (object keys are sorted).
 func MarshalOpenAPI(reg *registry.Registry, version string) ([]byte, error) {
+	return marshalOpenAPI(OpenAPI(reg, version))
+}
+
+func marshalOpenAPI(doc map[string]any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(OpenAPI(reg, version)); err != nil {
+	if err := enc.Encode(doc); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -51,7 +55,16 @@ func MarshalOpenAPI(reg *registry.Registry, version string) ([]byte, error) {
 // local references ("#/$defs/x") are rewritten to point into the component,
 // since in the document they would otherwise resolve against its root.
 func OpenAPI(reg *registry.Registry, version string) map[string]any {
+	return OpenAPIFor(reg, version, nil)
+}
+
+// OpenAPIFor is [OpenAPI] with only the tools keep keeps (nil keeps all):
+// served, the document lists the tools its reader may use.
+func OpenAPIFor(reg *registry.Registry, version string, keep func(*registry.Tool) bool) map[string]any {
 	tools := reg.Listed(registry.Tools)
+	if keep != nil {
+		tools = slices.DeleteFunc(slices.Clone(tools), func(t *registry.Tool) bool { return !keep(t) })
+	}
 	schemas := baseSchemas()
 	paths := map[string]any{}
 	tags := map[string]string{

@@ -59,6 +59,9 @@ func (h *handler) listTools(w http.ResponseWriter, r *http.Request) {
 		if (source != "" && string(t.Source) != source) || (toolbox != "" && t.ID.Toolbox != toolbox) {
 			continue
 		}
+		if h.p != nil && !h.p.Visible(r.Context(), t) {
+			continue // the caller may not use it: not listed
+		}
 		list.Tools = append(list.Tools, Info(t))
 	}
 	w.Header().Set("X-Request-Id", httpapi.NewRequestID())

@@ -325,4 +325,3 @@ func TestEndOfInputAnswersRequestsReadBeforeIt(t *testing.T) {
 		}
 	}
 }
-

@@ -24,7 +24,7 @@ type sessionStartIn struct {
 func (s *Server) sessionStart(ctx context.Context, c *registry.Call, in sessionStartIn) (*sessionResult, error) {
 	conv, err := s.conv.Create(ctx, conversation.Draft{
 		Workspace: c.Workspace, Platform: in.Platform, ProjectContext: in.ProjectContext,
-		ExternalRoomID: in.ExternalRoomID, Metadata: in.Metadata,
+		ExternalRoomID: in.ExternalRoomID, Metadata: in.Metadata, OwnerID: c.User.ID, OwnerTier: c.User.Tier,
 	})
 	if err != nil {
 		return nil, err
@@ -85,6 +85,7 @@ type sessionListResult struct {
 func (s *Server) sessionList(ctx context.Context, c *registry.Call, in sessionListIn) (*sessionListResult, error) {
 	list, err := s.conv.List(ctx, c.Workspace, conversation.Filter{
 		Platform: in.Platform, ProjectContext: in.ProjectContext, Status: in.Status, Limit: in.Limit, Offset: in.Offset,
+		Owner: c.User.OnlyOwn(),
 	})
 	if err != nil {
 		return nil, err
@@ -99,7 +100,7 @@ type sessionFindByRoomIn struct {
 }
 
 func (s *Server) sessionFindByRoom(ctx context.Context, c *registry.Call, in sessionFindByRoomIn) (*sessionResult, error) {
-	f := conversation.Filter{ExternalRoomID: in.ExternalRoomID, Platform: in.Platform, Status: in.Status, Limit: 1}
+	f := conversation.Filter{ExternalRoomID: in.ExternalRoomID, Platform: in.Platform, Status: in.Status, Limit: 1, Owner: c.User.OnlyOwn()}
 	if in.Status == "" {
 		// Prefer the room's active session.
 		f.Status = conversation.Active

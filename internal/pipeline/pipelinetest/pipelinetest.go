@@ -102,32 +102,32 @@ func Obj(v any) map[string]any { return v.(map[string]any) }
 func Arr(v any) []any { return v.([]any) }
 
 // Sessions is an in-memory [pipeline.Sessions] for tests: session id to
-// workspace, safe for concurrent use.
+// workspace and owner, safe for concurrent use.
 type Sessions struct {
 	mu sync.Mutex
-	m  map[string]string
+	m  map[string][2]string
 }
 
 // NewSessions returns an empty [Sessions].
-func NewSessions() *Sessions { return &Sessions{m: map[string]string{}} }
+func NewSessions() *Sessions { return &Sessions{m: map[string][2]string{}} }
 
-// Workspace implements [pipeline.Sessions].
-func (s *Sessions) Workspace(_ context.Context, id string) (string, bool, error) {
+// Lookup implements [pipeline.Sessions].
+func (s *Sessions) Lookup(_ context.Context, id string) (string, string, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ws, ok := s.m[id]
-	return ws, ok, nil
+	r, ok := s.m[id]
+	return r[0], r[1], ok, nil
 }
 
 // Ensure implements [pipeline.Sessions].
-func (s *Sessions) Ensure(_ context.Context, id, ws string) (string, error) {
+func (s *Sessions) Ensure(_ context.Context, id, ws, owner, _ string) (string, string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if got, ok := s.m[id]; ok {
-		return got, nil
+		return got[0], got[1], nil
 	}
-	s.m[id] = ws
-	return ws, nil
+	s.m[id] = [2]string{ws, owner}
+	return ws, owner, nil
 }
 
 // Len reports how many sessions are stored.

@@ -1,0 +1,201 @@
+// Package access decides what a caller may do (SPEC section 8, issue 10):
+// which tools they may see and call (the configuration's access rules) and
+// which workspaces they may act in (owners and members, kept in the store).
+// The pipeline asks it on every call, through pipeline.Authorizer, so every
+// surface enforces the same rules.
+//
+// Admins may do everything. A user who is not an admin:
+//   - sees and calls only the tools the access rules allow them;
+//   - acts only in workspaces they own or are a member of, and in their
+//     personal workspace "user:NAME" (their calls' default); a workspace
+//     nobody holds yet becomes theirs when they first use it;
+//   - never uses another's personal workspace, nor a workspace without an
+//     owner ("default" and those holding data from before owners: admins'
+//     until an admin gives them one).
+package access
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nexus-mcp/nexus/internal/config"
+	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/ids"
+	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/store"
+)
+
+// PersonalPrefix starts every personal workspace: "user:" and the user's
+// name.
+const PersonalPrefix = "user:"
+
+// AdminWorkspace is the default workspace of admins (and of the local user).
+const AdminWorkspace = "default"
+
+// CacheFor is how long a decision on a workspace is trusted without reading
+// the store again: a membership removed by another process takes effect
+// within it (one made by this process, at once).
+const CacheFor = 5 * time.Second
+
+// maxCached bounds the decisions kept.
+const maxCached = 100_000
+
+// Personal is the personal workspace of the user named name.
+func Personal(name string) string { return PersonalPrefix + name }
+
+// Authorizer decides calls' access; it implements pipeline.Authorizer. It is
+// safe for concurrent use.
+type Authorizer struct {
+	st    *store.Store
+	rules config.Access
+	now   func() time.Time
+
+	mu sync.Mutex
+	// decided holds recent decisions by workspace and user id.
+	decided map[decisionKey]decision
+}
+
+type decisionKey struct{ workspace, user string }
+
+type decision struct {
+	allowed bool
+	at      time.Time
+}
+
+// New returns the authorizer of st's workspaces under rules.
+func New(st *store.Store, rules config.Access) *Authorizer {
+	return &Authorizer{st: st, rules: rules, now: store.Now, decided: map[decisionKey]decision{}}
+}
+
+// Tool reports whether who may see and call t: admins may use every tool;
+// anyone else, a tool every applying rule allows (its toolbox's and each
+// tool rule whose pattern matches its flat name).
+func (a *Authorizer) Tool(who registry.Principal, t *registry.Tool) bool {
+	if who.Admin() || a.rules.Empty() {
+		return true
+	}
+	if r, ok := a.rules.Toolboxes[t.ID.Toolbox]; ok && !allows(r, who) {
+		return false
+	}
+	name := t.ID.Name()
+	for _, r := range a.rules.Tools {
+		if ok, _ := path.Match(r.Pattern, name); ok && !allows(r.Rule, who) {
+			return false
+		}
+	}
+	return true
+}
+
+func allows(r config.Rule, who registry.Principal) bool {
+	return slices.Contains(r.Roles, who.Role) || slices.Contains(r.Users, who.Name)
+}
+
+// DefaultWorkspace is the workspace of who's calls that name none: "default"
+// for admins, the personal workspace for anyone else.
+func (a *Authorizer) DefaultWorkspace(who registry.Principal) string {
+	if who.Admin() {
+		return AdminWorkspace
+	}
+	return Personal(who.Name)
+}
+
+// Workspace returns nil when who may act in ws, else a FORBIDDEN error
+// naming it. A workspace nobody holds becomes who's (admins' too, so that a
+// workspace an admin uses is not taken by the next user).
+func (a *Authorizer) Workspace(ctx context.Context, who registry.Principal, ws string) error {
+	k := decisionKey{ws, who.ID}
+	now := a.now()
+	a.mu.Lock()
+	d, ok := a.decided[k]
+	a.mu.Unlock()
+	if !ok || now.Sub(d.at) >= CacheFor {
+		allowed, err := a.decide(ctx, who, ws)
+		if err != nil {
+			return err
+		}
+		d = decision{allowed: allowed, at: now}
+		a.mu.Lock()
+		if len(a.decided) >= maxCached {
+			clear(a.decided)
+		}
+		a.decided[k] = d
+		a.mu.Unlock()
+	}
+	if d.allowed {
+		return nil
+	}
+	if strings.HasPrefix(ws, PersonalPrefix) {
+		return errs.E(errs.Forbidden, "workspace %q is another user's personal workspace; leave the workspace out to use yours (%s)", ws, Personal(who.Name))
+	}
+	return errs.E(errs.Forbidden, "workspace %q is not one of yours: its owner, or an admin, can add you (nexus workspaces add-member %s %s); "+
+		"leave the workspace out to use your own (%s)", ws, ws, who.Name, Personal(who.Name))
+}
+
+// decide reads whether who may act in ws, claiming ws for who when nobody
+// holds it.
+func (a *Authorizer) decide(ctx context.Context, who registry.Principal, ws string) (bool, error) {
+	personal := strings.HasPrefix(ws, PersonalPrefix)
+	own := personal && ws == Personal(who.Name)
+	if !who.Admin() && personal && !own {
+		return false, nil
+	}
+	owner, member, found, err := a.lookup(ctx, ws, who.ID)
+	if err != nil {
+		return false, err
+	}
+	if !found {
+		if err := a.claim(ctx, ws, who.ID); err != nil {
+			return false, err
+		}
+		if owner, member, _, err = a.lookup(ctx, ws, who.ID); err != nil {
+			return false, err
+		}
+	}
+	switch {
+	case who.Admin(), own:
+		return true, nil
+	}
+	return owner == who.ID && owner != "" || member, nil
+}
+
+// lookup reads ws's owner and whether user is a member.
+func (a *Authorizer) lookup(ctx context.Context, ws, user string) (owner string, member, found bool, err error) {
+	var o sql.NullString
+	var m int
+	err = a.st.DB().QueryRowContext(ctx, a.st.Q(`SELECT w.owner_id,
+		(SELECT COUNT(*) FROM workspace_members m WHERE m.workspace_id = w.id AND m.user_id = ?)
+		FROM workspaces w WHERE w.id = ?`), user, ws).Scan(&o, &m)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, false, nil
+	}
+	if err != nil {
+		return "", false, false, fmt.Errorf("read workspace %q: %w", ws, err)
+	}
+	return o.String, m > 0, true, nil
+}
+
+// claim makes ws user's unless somebody holds it already.
+func (a *Authorizer) claim(ctx context.Context, ws, user string) error {
+	if !ids.Valid(ws) {
+		return errs.Invalid("workspaceId", "workspace id %q must be %s", ws, ids.Rule)
+	}
+	if _, err := a.st.DB().ExecContext(ctx, a.st.Q(`INSERT INTO workspaces (id, owner_id, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+		ws, user, store.Micros(a.now())); err != nil {
+		return fmt.Errorf("claim workspace %q: %w", ws, err)
+	}
+	return nil
+}
+
+// forget drops the cached decisions (after a change by this process).
+func (a *Authorizer) forget() {
+	a.mu.Lock()
+	clear(a.decided)
+	a.mu.Unlock()
+}

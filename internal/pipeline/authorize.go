@@ -1,0 +1,74 @@
+package pipeline
+
+// The authorize step (SPEC section 1): which tools, workspaces and conversations a caller may use.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/registry"
+)
+
+// MayUse reports whether who may use a conversation owned by owner: its
+// owner and admins may; a session id alone never grants it (SPEC section 8).
+func MayUse(who registry.Principal, owner string) bool {
+	return who.Admin() || (owner != "" && owner == who.ID)
+}
+
+// Authorizer decides what a caller may do: the authorize step of SPEC
+// section 1, the same for every surface.
+type Authorizer interface {
+	// Tool reports whether who may see and call t. A surface lists only the
+	// tools it allows ([Pipeline.Visible]); calling another is FORBIDDEN.
+	Tool(who registry.Principal, t *registry.Tool) bool
+	// Workspace returns nil when who may act in workspace ws, else the
+	// error to answer (FORBIDDEN, naming the workspace). A workspace nobody
+	// holds yet becomes who's.
+	Workspace(ctx context.Context, who registry.Principal, ws string) error
+	// DefaultWorkspace is the workspace of who's calls that name none.
+	DefaultWorkspace(who registry.Principal) string
+}
+
+// defaultWorkspace is the workspace of who's calls that name none.
+func (p *Pipeline) defaultWorkspace(who registry.Principal) string {
+	if p.authz != nil {
+		return p.authz.DefaultWorkspace(who)
+	}
+	return DefaultWorkspace
+}
+
+// Visible reports whether the caller of ctx may see and call t: surfaces
+// list only such tools (the authorize step's listing half).
+func (p *Pipeline) Visible(ctx context.Context, t *registry.Tool) bool {
+	return p.authz == nil || p.authz.Tool(p.principal(ctx), t)
+}
+
+// checkSessionArgs refuses a call whose arguments name a conversation the
+// caller may not use (registry.Tool.SessionArgs): it is NOT_FOUND, as a
+// conversation that does not exist, so that nothing is disclosed.
+func (p *Pipeline) checkSessionArgs(ctx context.Context, who registry.Principal, t *registry.Tool, args map[string]any) *errs.Error {
+	if p.sessions == nil || who.Admin() {
+		return nil
+	}
+	for _, name := range t.SessionArgs() {
+		id, _ := args[name].(string)
+		if id == "" {
+			continue
+		}
+		_, owner, ok, err := p.sessions.Lookup(ctx, id)
+		if err != nil {
+			var ee *errs.Error
+			if errors.As(err, &ee) && ee.Code == errs.BadRequest {
+				return errs.Invalid(name, "%s", strings.TrimPrefix(ee.Message, ee.Field+": "))
+			}
+			return errs.From(fmt.Errorf("look up session: %w", err))
+		}
+		if ok && !MayUse(who, owner) {
+			return errs.Missing("session", id)
+		}
+	}
+	return nil
+}
