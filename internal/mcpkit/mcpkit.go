@@ -205,6 +205,9 @@ const (
 	MetaSession   = "io.nexus/sessionId"
 	MetaWorkspace = "io.nexus/workspaceId"
 	MetaRequest   = "io.nexus/requestId"
+	// MetaError is a failed call's error code (FORBIDDEN, NOT_FOUND, ...),
+	// also for the families whose errors are plain text (the workbench's).
+	MetaError = "io.nexus/errorCode"
 )
 
 // Result renders an outcome as an MCP tool result. A downstream server's
@@ -218,6 +221,9 @@ func Result(o *pipeline.Outcome) *mcp.CallToolResult {
 	res.Meta = mcp.Meta{MetaRequest: o.RequestID, MetaWorkspace: o.Workspace}
 	if o.SessionID != "" {
 		res.Meta[MetaSession] = o.SessionID
+	}
+	if o.Err != nil {
+		res.Meta[MetaError] = string(o.Err.Code)
 	}
 	if o.IsJSON() && len(body) > 0 && body[0] == '{' {
 		res.StructuredContent = json.RawMessage(body)
