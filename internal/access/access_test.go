@@ -1,0 +1,174 @@
+package access
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nexus-mcp/nexus/internal/config"
+	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/store"
+	"github.com/nexus-mcp/nexus/internal/store/storetest"
+)
+
+var (
+	alice = registry.Principal{ID: "u-alice", Name: "alice", Tier: "free", Role: "member"}
+	bob   = registry.Principal{ID: "u-bob", Name: "bob", Tier: "free", Role: "member"}
+	root  = registry.Principal{ID: "u-root", Name: "root", Tier: "paid", Role: "admin"}
+)
+
+func TestToolRules(t *testing.T) {
+	rules := config.Access{
+		Toolboxes: map[string]config.Rule{"prod": {Roles: []string{"admin"}}, "dev": {Users: []string{"alice"}}},
+		Tools: []config.ToolRule{
+			{Pattern: "tn_user_byok_*", Rule: config.Rule{Users: []string{"bob"}}},
+			{Pattern: "belief_query", Rule: config.Rule{Roles: []string{"member"}}},
+		},
+	}
+	a := New(nil, rules)
+	tool := func(toolbox, server, name string) *registry.Tool {
+		return &registry.Tool{ID: registry.ID{Toolbox: toolbox, Server: server, Tool: name}}
+	}
+	tests := []struct {
+		who  registry.Principal
+		tool *registry.Tool
+		want bool
+	}{
+		{alice, tool("nexus", "substrate", "belief_query"), true},
+		{alice, tool("nexus", "tutor", "tn_user_byok_add"), false}, // the glob names bob only
+		{bob, tool("nexus", "tutor", "tn_user_byok_add"), true},
+		{bob, tool("nexus", "tutor", "tn_user_quota"), true}, // no rule applies
+		{bob, tool("prod", "github", "get_issue"), false},     // toolbox rule
+		{alice, tool("dev", "github", "get_issue"), true},
+		{bob, tool("dev", "github", "get_issue"), false},
+		{root, tool("prod", "github", "get_issue"), true}, // admins use every tool
+		{root, tool("nexus", "tutor", "tn_user_byok_add"), true},
+		{registry.Principal{ID: "x", Name: "x", Role: "member"}, tool("nexus", "substrate", "belief_query"), true},
+	}
+	for _, tc := range tests {
+		if got := a.Tool(tc.who, tc.tool); got != tc.want {
+			t.Errorf("%s may use %s: %v, want %v", tc.who.Name, tc.tool.ID.Name(), got, tc.want)
+		}
+	}
+	if !New(nil, config.Access{}).Tool(bob, tool("prod", "github", "get_issue")) {
+		t.Error("without rules every tool is everyone's")
+	}
+}
+
+func TestDefaultWorkspace(t *testing.T) {
+	a := New(nil, config.Access{})
+	if got := a.DefaultWorkspace(alice); got != "user:alice" {
+		t.Errorf("alice's default workspace: %q", got)
+	}
+	if got := a.DefaultWorkspace(root); got != "default" {
+		t.Errorf("an admin's default workspace: %q", got)
+	}
+}
+
+func forbidden(err error) bool {
+	var e *errs.Error
+	return errors.As(err, &e) && e.Code == errs.Forbidden
+}
+
+func TestWorkspaces(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		a := New(st, config.Access{})
+		now := time.Now()
+		a.now = func() time.Time { return now }
+		steps := []struct {
+			who       registry.Principal
+			ws        string
+			forbidden bool
+		}{
+			{alice, "user:alice", false},
+			{bob, "user:alice", true}, // another's personal workspace
+			{root, "user:alice", false},
+			{alice, "default", true}, // admins' (the migration's)
+			{root, "default", false},
+			{alice, "team", false}, // nobody held it: now alice's
+			{bob, "team", true},
+			{root, "team", false},
+			{root, "ops", false}, // an admin's use claims it too
+			{alice, "ops", true},
+		}
+		for _, s := range steps {
+			err := a.Workspace(ctx, s.who, s.ws)
+			if forbidden(err) != s.forbidden || (err != nil && !s.forbidden) {
+				t.Fatalf("%s in %s: %v, want forbidden %v", s.who.Name, s.ws, err, s.forbidden)
+			}
+		}
+		// Membership, and the cache: another process's change is seen
+		// within CacheFor; this process's at once.
+		other := New(st, config.Access{})
+		if err := other.AddMember(ctx, "team", bob.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Workspace(ctx, bob, "team"); !forbidden(err) {
+			t.Fatalf("bob in team before the cache expires: %v", err)
+		}
+		now = now.Add(CacheFor)
+		if err := a.Workspace(ctx, bob, "team"); err != nil {
+			t.Fatalf("bob, a member, in team: %v", err)
+		}
+		if err := a.RemoveMember(ctx, "team", bob.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Workspace(ctx, bob, "team"); !forbidden(err) {
+			t.Fatalf("bob in team after removal: %v", err)
+		}
+		if err := a.RemoveMember(ctx, "team", bob.ID); !errors.Is(err, errs.Kind(errs.NotFound)) {
+			t.Fatalf("removing a non-member: %v", err)
+		}
+		if err := a.SetOwner(ctx, "default", alice.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Workspace(ctx, alice, "default"); err != nil {
+			t.Fatalf("alice, made owner of default: %v", err)
+		}
+		list, err := a.List(ctx, alice.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, w := range list {
+			names = append(names, w.ID)
+		}
+		if len(names) != 3 || names[0] != "default" || names[1] != "team" || names[2] != "user:alice" {
+			t.Fatalf("alice's workspaces: %v", names)
+		}
+	})
+}
+
+// TestConcurrentClaims: many users naming one new workspace at once: exactly
+// one of them holds it.
+func TestConcurrentClaims(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		a := New(st, config.Access{})
+		var allowed atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				who := registry.Principal{ID: "u" + string(rune('a'+i)), Name: "n" + string(rune('a'+i)), Role: "member"}
+				err := a.Workspace(ctx, who, "contested")
+				switch {
+				case err == nil:
+					allowed.Add(1)
+				case !forbidden(err):
+					t.Errorf("claim: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		if n := allowed.Load(); n != 1 {
+			t.Fatalf("%d users hold the contested workspace, want 1", n)
+		}
+	})
+}
