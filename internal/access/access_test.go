@@ -42,7 +42,7 @@ func TestToolRules(t *testing.T) {
 		{alice, tool("nexus", "tutor", "tn_user_byok_add"), false}, // the glob names bob only
 		{bob, tool("nexus", "tutor", "tn_user_byok_add"), true},
 		{bob, tool("nexus", "tutor", "tn_user_quota"), true}, // no rule applies
-		{bob, tool("prod", "github", "get_issue"), false},     // toolbox rule
+		{bob, tool("prod", "github", "get_issue"), false},    // toolbox rule
 		{alice, tool("dev", "github", "get_issue"), true},
 		{bob, tool("dev", "github", "get_issue"), false},
 		{root, tool("prod", "github", "get_issue"), true}, // admins use every tool
