@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/access"
+	"github.com/nexus-mcp/nexus/internal/config"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/conversation"
@@ -306,7 +309,24 @@ func nexusBenchServerAuth(b *testing.B, withMetrics func(*store.Store) (pipeline
 		observer, metrics = withMetrics(st)
 	}
 	// Sessions as in the real app: each client session gets a conversation.
-	p := pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: conversation.New(st), Observer: observer})
+	po := pipeline.Options{Registry: reg, Traces: tw, Sessions: conversation.New(st), Observer: observer}
+	if auth != nil {
+		// Authorization as in the real app: the caller is the token's user,
+		// a member whose workspace and tools are checked on every call
+		// (under access rules that apply to the tool).
+		po.Principal = func(ctx context.Context) (registry.Principal, bool) {
+			u, ok := users.FromContext(ctx)
+			if !ok {
+				return registry.Principal{}, false
+			}
+			return registry.Principal{ID: u.ID, Name: u.Name, Tier: u.Tier, Role: u.Role}, true
+		}
+		po.Authorizer = access.New(st, config.Access{
+			Toolboxes: map[string]config.Rule{registry.BuiltinToolbox: {Roles: []string{"admin", "member"}}},
+			Tools:     []config.ToolRule{{Pattern: "ech*", Rule: config.Rule{Roles: []string{"member"}}}, {Pattern: "tn_user_byok_*", Rule: config.Rule{Roles: []string{"admin"}}}},
+		})
+	}
+	p := pipeline.New(po)
 	srv := mcpkit.Must(flat.New(p, mcpkit.Options{Name: "nexus", Version: "bench", Surface: "mcp-http"}))
 	o := httpapi.Options{MCP: srv, Loopback: true, Metrics: metrics}
 	if auth != nil {
