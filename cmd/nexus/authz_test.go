@@ -253,6 +253,11 @@ func TestAuthorizationMatrix(t *testing.T) {
 				t.Fatalf("alice tn_session_start: %s", body)
 			}
 			tnID := jsonPath(t, body, "sessionId")
+			code, body = s.call(t, "alice", "tn_user_byok_add", map[string]any{"provider": "anthropic", "label": "key " + s.name, "apiKey": "sk-ant-alice-0123456789"})
+			if code != "" {
+				t.Fatalf("alice tn_user_byok_add: %s", body)
+			}
+			credID := jsonPath(t, body, "id")
 			if code, body = s.call(t, "alice", "belief_create", map[string]any{"content": "alice's team ships on Fridays",
 				"confidence": map[string]any{"overall": 0.8}, "domain_path": []any{"team"}, "workspaceContext": map[string]any{"workspaceId": team}}); code != "" {
 				t.Fatalf("alice belief_create in %s: %s", team, body)
@@ -296,6 +301,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 				{"vkb exchange_list", "bob", "exchange_list", map[string]any{"session_id": vkbID}, "NOT_FOUND"},
 				{"tutor history", "bob", "tn_session_history", map[string]any{"sessionId": tnID}, "NOT_FOUND"},
 				{"tutor ask", "bob", "tn_session_ask", map[string]any{"sessionId": tnID, "message": "bob was here", "draft": true}, "NOT_FOUND"},
+				// Another's credential.
+				{"credential", "bob", "tn_user_byok_delete", map[string]any{"id": credID}, "NOT_FOUND"},
 				// Another's conversation named as the call's session.
 				{"context session", "bob", "belief_query", map[string]any{"query": "fridays", "context": map[string]any{"sessionId": vkbID}}, "FORBIDDEN"},
 				// Another's workspaces.
@@ -334,6 +341,12 @@ func TestAuthorizationMatrix(t *testing.T) {
 			}
 			if _, body := s.call(t, "alice", "tn_session_history", map[string]any{"sessionId": tnID}); strings.Contains(body, "bob was here") {
 				t.Errorf("a refused tn_session_ask was written: %s", body)
+			}
+			if _, body := s.call(t, "alice", "tn_user_byok_list", map[string]any{}); !strings.Contains(body, credID) {
+				t.Errorf("alice's credential went when bob tried to delete it: %s", body)
+			}
+			if _, body := s.call(t, "bob", "tn_user_byok_list", map[string]any{}); strings.Contains(body, credID) {
+				t.Errorf("bob's credentials list alice's: %s", body)
 			}
 			// bob's session listing shows none of alice's.
 			if _, body := s.call(t, "bob", "session_list", map[string]any{}); strings.Contains(body, vkbID) {
