@@ -42,6 +42,7 @@ func (s *Server) Retain(ctx context.Context, now time.Time) (Retained, error) {
 	}
 	r.Anonymized, _ = res.RowsAffected()
 	cutoff := store.Micros(now.Add(-AnonymousRetention))
+	var deleted []string
 	err = s.st.Tx(ctx, func(tx *sql.Tx) error {
 		sel := `SELECT id FROM conversations WHERE platform = ? AND owner_tier = 'anonymous' AND updated_at < ?`
 		for _, q := range []string{
@@ -53,12 +54,23 @@ func (s *Server) Retain(ctx context.Context, now time.Time) (Retained, error) {
 				return fmt.Errorf("delete anonymous sessions: %w", err)
 			}
 		}
-		res, err := tx.ExecContext(ctx, s.st.Q(`DELETE FROM conversations WHERE platform = ? AND owner_tier = 'anonymous' AND updated_at < ?`), Platform, cutoff)
+		rows, err := tx.QueryContext(ctx, s.st.Q(`DELETE FROM conversations WHERE platform = ? AND owner_tier = 'anonymous' AND updated_at < ? RETURNING id`), Platform, cutoff)
 		if err != nil {
 			return fmt.Errorf("delete anonymous sessions: %w", err)
 		}
-		r.Deleted, _ = res.RowsAffected()
-		return nil
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return fmt.Errorf("delete anonymous sessions: %w", err)
+			}
+			deleted = append(deleted, id)
+		}
+		r.Deleted = int64(len(deleted))
+		return rows.Err()
 	})
+	// The conversation store remembers sessions' workspaces and owners: a
+	// deleted session must be made anew when it is named again.
+	s.conv.Forget(deleted...)
 	return r, err
 }

@@ -80,6 +80,11 @@ func TestRetention(t *testing.T) {
 				t.Errorf("session %s exists: %v, want %v", id, n == 1, want)
 			}
 		}
+		// The conversation store forgets the deleted session: named again,
+		// it does not exist.
+		if _, _, ok, err := conv.Lookup(ctx, anon); ok || err != nil {
+			t.Errorf("the deleted session is still known: %v %v", ok, err)
+		}
 		if r, err := s.Retain(ctx, time.Now().Add(300*24*time.Hour)); err != nil || r != (Retained{}) {
 			t.Fatalf("a second run: %+v %v", r, err)
 		}
