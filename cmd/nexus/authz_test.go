@@ -20,14 +20,19 @@ import (
 )
 
 // authzConfig denies one tool of each family to members: a valence tool to
-// every member, a tutor tool and a workbench meta-tool to all but alice.
-const authzConfig = `toolboxes: {}
+// every member, a tutor tool and a downstream toolbox (its server "hello",
+// a real MCP server) to all but alice.
+const authzConfig = `toolboxes:
+  ext:
+    mcpServers:
+      hello: {command: %q}
 access:
   tools:
     tension_resolve: {roles: [admin]}
     tn_course_grades: {users: [alice]}
   toolboxes:
     nexus: {roles: [admin, member]}
+    ext: {users: [alice]}
 `
 
 // surfaceCaller calls tools as a user on one surface and lists what that
@@ -41,6 +46,15 @@ type surfaceCaller struct {
 	// agent_mode; bounded: get_tools' overview); nil: the surface lists
 	// nothing per user (the CLI).
 	list func(t *testing.T, user string) []string
+}
+
+// idOf is the toolbox, server (agent) and own name of a tool by its flat
+// name.
+func idOf(tool string) (toolbox, server, name string) {
+	if parts := strings.Split(tool, "__"); len(parts) == 3 {
+		return parts[0], parts[1], parts[2]
+	}
+	return "nexus", serverOf(tool), tool
 }
 
 // serverOf names the server (agent) of a built-in tool.
@@ -88,7 +102,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	t.Setenv("NEXUS_DB", "")
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "nexus.yaml")
-	if err := os.WriteFile(conf, []byte(authzConfig), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(authzConfig, helloServer(t))), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	tokens := map[string]string{}
@@ -163,21 +177,23 @@ func TestAuthorizationMatrix(t *testing.T) {
 			list: func(t *testing.T, user string) []string { return mcpList(t, session(t, "/mcp", user)) }},
 		{name: "mcp-agents",
 			call: func(t *testing.T, user, tool string, args map[string]any) (string, string) {
-				a := map[string]any{"mode": tool, "sessionId": ""}
+				_, agent, mode := idOf(tool)
+				a := map[string]any{"mode": mode, "sessionId": ""}
 				for k, v := range args {
 					a[k] = v
 				}
 				if _, named := args["sessionId"]; !named {
 					delete(a, "sessionId")
 				}
-				return mcpCall(t, session(t, "/mcp/agents", user), serverOf(tool), a)
+				return mcpCall(t, session(t, "/mcp/agents", user), agent, a)
 			},
 			list: func(t *testing.T, user string) []string { return mcpList(t, session(t, "/mcp/agents", user)) }},
 		{name: "mcp-bounded",
 			call: func(t *testing.T, user, tool string, args map[string]any) (string, string) {
 				// The call's context goes with use_tool's own call, as a
 				// bounded client sends it.
-				outer := map[string]any{"tool": map[string]any{"toolbox": "nexus", "server": serverOf(tool), "tool": tool}}
+				toolbox, server, name := idOf(tool)
+				outer := map[string]any{"tool": map[string]any{"toolbox": toolbox, "server": server, "tool": name}}
 				inner := map[string]any{}
 				for k, v := range args {
 					if k == "context" || k == "workspaceContext" {
@@ -273,7 +289,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 				if len(bob) == 0 || !has(bob, "belief_query") {
 					t.Fatalf("bob lists nothing usable: %v", bob)
 				}
-				for _, denied := range []string{"tension_resolve", "tn_course_grades"} {
+				for _, denied := range []string{"tension_resolve", "tn_course_grades", "greet"} {
 					if has(bob, denied) {
 						t.Errorf("bob is listed %s, which the access rules deny him", denied)
 					}
@@ -281,7 +297,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 						t.Errorf("the admin is not listed %s", denied)
 					}
 				}
-				if !has(alice, "tn_course_grades") || has(alice, "tension_resolve") {
+				if !has(alice, "tn_course_grades") || !has(alice, "greet") || has(alice, "tension_resolve") {
 					t.Errorf("alice's listing: tn_course_grades %v (want true), tension_resolve %v (want false)", has(alice, "tn_course_grades"), has(alice, "tension_resolve"))
 				}
 			}
@@ -294,6 +310,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 				// Tools the rules deny: FORBIDDEN, in each family.
 				{"valence tool denied to members", "bob", "tension_resolve", map[string]any{"tension_id": "00000000-0000-7000-8000-000000000000", "resolution": "x", "action": "keep_both"}, "FORBIDDEN"},
 				{"tutor tool denied to bob", "bob", "tn_course_grades", map[string]any{"course": "langara:CPSC 1150"}, "FORBIDDEN"},
+				{"downstream toolbox denied to bob", "bob", "ext__hello__greet", map[string]any{"name": "bob"}, "FORBIDDEN"},
+				{"downstream toolbox allowed to alice", "alice", "ext__hello__greet", map[string]any{"name": "alice"}, ""},
 				// Another's conversation named as a tool's argument: as if
 				// it did not exist.
 				{"vkb session_get", "bob", "session_get", map[string]any{"session_id": vkbID}, "NOT_FOUND"},
@@ -378,6 +396,37 @@ func TestAuthorizationMatrix(t *testing.T) {
 			}
 			return nil
 		})
+	})
+
+	t.Run("proxy", func(t *testing.T) {
+		// The per-server proxy passes every tool: only who may use them
+		// all reaches it.
+		for user, want := range map[string]int{"bob": http.StatusForbidden} {
+			code, body := restDo(t, "POST", base+"/mcp/servers/ext/hello", tokens[user],
+				`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+			if code != want || !strings.Contains(body, "FORBIDDEN") {
+				t.Errorf("%s through the proxy: %d %s", user, code, body)
+			}
+		}
+		hc := &http.Client{Transport: bearer{tokens["alice"]}}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "authz", Version: "1"}, nil).
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp/servers/ext/hello", HTTPClient: hc}, nil)
+		if err != nil {
+			t.Fatalf("alice through the proxy: %v", err)
+		}
+		cs.Close()
+	})
+
+	t.Run("metrics", func(t *testing.T) {
+		// The metrics count every user's calls: admins only.
+		if code, body := restDo(t, "GET", base+"/metrics", tokens["bob"], ""); code != http.StatusForbidden || !strings.Contains(body, "FORBIDDEN") {
+			t.Errorf("bob's GET /metrics: %d %s", code, body)
+		}
+		if code, body := restDo(t, "GET", base+"/metrics", tokens["root"], ""); code != http.StatusOK || !strings.Contains(body, "nexus_") {
+			t.Errorf("the admin's GET /metrics: %d %.200s", code, body)
+		}
 	})
 
 	t.Run("mcp session id", func(t *testing.T) {

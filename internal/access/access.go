@@ -93,6 +93,37 @@ func (a *Authorizer) Tool(who registry.Principal, t *registry.Tool) bool {
 	return true
 }
 
+// Server reports whether who may reach every tool of server in toolbox at
+// once (the per-server proxy, which passes messages unchanged and so cannot
+// hide one tool): admins may; anyone else when their toolbox's rule allows
+// them and no tool rule that refuses them could match a tool of that server
+// (a pattern naming the server's tools, or starting with a wildcard).
+func (a *Authorizer) Server(who registry.Principal, toolbox, server string) bool {
+	if who.Admin() || a.rules.Empty() {
+		return true
+	}
+	if r, ok := a.rules.Toolboxes[toolbox]; ok && !allows(r, who) {
+		return false
+	}
+	prefix := registry.ID{Toolbox: toolbox, Server: server, Tool: "x"}.Name()
+	prefix = prefix[:len(prefix)-1]
+	for _, r := range a.rules.Tools {
+		if allows(r.Rule, who) {
+			continue
+		}
+		literal := r.Pattern
+		if i := strings.IndexAny(literal, "*?[\\"); i >= 0 {
+			literal = literal[:i]
+		}
+		// The pattern's literal head is a prefix of the server's tool
+		// names, or they are a prefix of it: it may match one of them.
+		if strings.HasPrefix(prefix, literal) || strings.HasPrefix(literal, prefix) {
+			return false
+		}
+	}
+	return true
+}
+
 func allows(r config.Rule, who registry.Principal) bool {
 	return slices.Contains(r.Roles, who.Role) || slices.Contains(r.Users, who.Name)
 }

@@ -172,3 +172,35 @@ func TestConcurrentClaims(t *testing.T) {
 		}
 	})
 }
+
+func TestServer(t *testing.T) {
+	a := New(nil, config.Access{
+		Toolboxes: map[string]config.Rule{"prod": {Roles: []string{"admin"}}},
+		Tools: []config.ToolRule{
+			{Pattern: "dev__github__delete_*", Rule: config.Rule{Users: []string{"alice"}}},
+			{Pattern: "*_secret", Rule: config.Rule{Users: []string{"alice"}}},
+			{Pattern: "tn_user_*", Rule: config.Rule{Roles: []string{"admin"}}},
+		},
+	})
+	tests := []struct {
+		who             registry.Principal
+		toolbox, server string
+		want            bool
+	}{
+		{root, "prod", "github", true},
+		{bob, "prod", "github", false}, // the toolbox rule
+		{bob, "dev", "github", false},  // a tool rule names some of its tools
+		{alice, "dev", "github", true}, // both tool rules allow alice
+		{bob, "dev", "files", false},   // a pattern starting with a wildcard may match any tool
+		{bob, "nexus", "tutor", false}, // tn_user_* is the built-in toolbox's, by flat name
+	}
+	for _, tc := range tests {
+		if got := a.Server(tc.who, tc.toolbox, tc.server); got != tc.want {
+			t.Errorf("%s reaches %s/%s: %v, want %v", tc.who.Name, tc.toolbox, tc.server, got, tc.want)
+		}
+	}
+	b := New(nil, config.Access{Tools: []config.ToolRule{{Pattern: "dev__github__delete_*", Rule: config.Rule{Users: []string{"alice"}}}}})
+	if !b.Server(bob, "dev", "files") || !b.Server(bob, "ops", "github") {
+		t.Error("a rule naming dev/github's tools hides other servers")
+	}
+}

@@ -122,3 +122,15 @@ func resourceMetadata(w http.ResponseWriter, r *http.Request) {
 		ResourceName:           "Nexus",
 	}).ServeHTTP(w, r)
 }
+
+// adminsOnly serves h to admins (and the local user) alone: what it shows
+// spans every user (the metrics count every user's calls of every tool).
+func adminsOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, ok := users.FromContext(r.Context()); ok && u.Role != users.Admin {
+			WriteError(w, http.StatusForbidden, errs.E(errs.Forbidden, "%s is for admins: it counts every user's calls", r.URL.Path))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

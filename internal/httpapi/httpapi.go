@@ -178,7 +178,7 @@ func Handler(o Options) http.Handler {
 	}
 	index = append(index, o.Endpoints...)
 	if o.Metrics != nil {
-		mux.Handle("GET /metrics", o.Metrics(limit.Live, limit.max))
+		mux.Handle("GET /metrics", adminsOnly(o.Metrics(limit.Live, limit.max)))
 		index = append(index, Endpoint{"/metrics", "Prometheus metrics: tool calls, downstream servers, MCP sessions, store pool, Go runtime"})
 	}
 	index = append(index, Endpoint{"/healthz", "readiness: 200 when ready, 503 otherwise"})

@@ -136,6 +136,11 @@ type Options struct {
 	// request for this long (with its downstream session). Zero means
 	// DefaultSessionTimeout; negative means never.
 	SessionTimeout time.Duration
+	// Allow, when set, decides whether the request's user may reach a
+	// server through the proxy (the access rules; the proxy passes messages
+	// unchanged, so it cannot hide single tools); a refused request gets
+	// 403.
+	Allow func(r *http.Request, toolbox, server string) bool
 }
 
 // Proxy serves MCP Streamable HTTP at /mcp/servers/{toolbox}/{server}.
@@ -144,6 +149,7 @@ type Proxy struct {
 	log            *slog.Logger
 	stderr         *os.File
 	sessionTimeout time.Duration
+	allow          func(r *http.Request, toolbox, server string) bool
 
 	mu        sync.Mutex
 	closed    bool
@@ -158,6 +164,7 @@ func New(cfg *config.Config, o Options) *Proxy {
 		log:            o.Logger,
 		stderr:         o.Stderr,
 		sessionTimeout: o.SessionTimeout,
+		allow:          o.Allow,
 		endpoints:      map[string]*endpoint{},
 	}
 	if p.log == nil {
@@ -184,6 +191,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	toolbox, server, ok := splitPath(r.URL.Path)
 	if !ok {
 		httpapi.WriteError(w, http.StatusNotFound, errs.E(errs.NotFound, "not found: MCP servers are served at /mcp/servers/{toolbox}/{server}"))
+		return
+	}
+	if p.allow != nil && !p.allow(r, toolbox, server) {
+		httpapi.WriteError(w, http.StatusForbidden, errs.E(errs.Forbidden,
+			"server %s/%s is not available to you: this server's access rules hide some or all of its tools from you, and its proxy passes every tool", toolbox, server))
 		return
 	}
 	ep, status, e := p.endpoint(toolbox, server)
