@@ -23,6 +23,7 @@ var layers = map[string]int{
 	"internal/telemetry": 0, "internal/config": 0, "internal/registry": 0, "internal/store": 0,
 	"internal/tension": 0, "internal/cursor": 0, "internal/tutor/catalog": 0, "internal/tutor/transfer": 0,
 	"internal/secrets": 0,
+	"internal/llm":     0, // language models that stream and call tools (OpenAI-compatible, Anthropic)
 	// 1: the core: the one pipeline, its records, the local servers.
 	"internal/trace": 1, "internal/conversation": 1, "internal/substrate": 1, "internal/vkb": 1,
 	"internal/demo": 1, "internal/pipeline": 1, "internal/tutor": 1, "internal/users": 1,
