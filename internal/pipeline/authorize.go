@@ -32,6 +32,9 @@ type Authorizer interface {
 	DefaultWorkspace(who registry.Principal) string
 }
 
+// DefaultWorkspace is the workspace of who's calls that name none.
+func (p *Pipeline) DefaultWorkspace(who registry.Principal) string { return p.defaultWorkspace(who) }
+
 // defaultWorkspace is the workspace of who's calls that name none.
 func (p *Pipeline) defaultWorkspace(who registry.Principal) string {
 	if p.authz != nil {
