@@ -20,6 +20,10 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, token string) (*users.User, error)
 }
 
+// WebSocketPath is the chat's WebSocket endpoint, whose upgrade may come
+// without a token (the first frame carries it).
+const WebSocketPath = "/ws"
+
 // ResourceMetadataPath serves the protected resource metadata (RFC 9728)
 // that a 401's WWW-Authenticate names, as the MCP authorization
 // specification says.
@@ -64,6 +68,11 @@ func authenticate(o Options, w http.ResponseWriter, r *http.Request) (*http.Requ
 	if h == "" {
 		if o.Loopback {
 			return r.WithContext(users.WithUser(r.Context(), &users.Local)), true
+		}
+		if r.URL.Path == WebSocketPath && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+			// Browsers cannot set headers on a WebSocket: the chat surface
+			// authenticates the connection's first frame instead.
+			return r, true
 		}
 		challenge(w, r, "", "authentication required: send Authorization: Bearer TOKEN (nexus users add NAME prints one)")
 		return nil, false

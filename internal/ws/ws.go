@@ -1,0 +1,293 @@
+// Package ws is the WebSocket chat surface (SPEC section 2, seed 004): GET
+// /ws upgrades to a WebSocket on which the client sends
+//
+//	{"type":"message","conversation_id":"...","content":"..."}
+//	{"type":"cancel","conversation_id":"..."}   (conversation_id optional: every turn)
+//	{"type":"auth","token":"nxs_..."}           (first frame, when the upgrade carried no token)
+//
+// and the server streams each turn's events (internal/chat): token,
+// tool_start, tool_complete, complete and error, each with the
+// conversation_id it belongs to. It only translates: the turn is the chat
+// loop's, every tool call the pipeline's.
+//
+// The library is github.com/coder/websocket: maintained (the successor of
+// nhooyr.io/websocket), context-aware, small, and it handles the protocol's
+// control frames, compression and read limits.
+package ws
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/nexus-mcp/nexus/internal/chat"
+	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/users"
+)
+
+// Authenticator finds the user of a token sent in the first frame.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (*users.User, error)
+}
+
+// Options configure the surface.
+type Options struct {
+	Chat *chat.Chat
+	// Auth authenticates an auth frame; nil refuses them.
+	Auth Authenticator
+	// OriginPatterns are the origins (host patterns) whose pages may
+	// connect besides the server's own; the HTTP front checked Origin
+	// already, so the default accepts what reached the handler.
+	OriginPatterns []string
+	// MaxBuffered bounds the bytes of events waiting for a slow reader;
+	// beyond it the connection is closed (default 4 MiB). Tokens waiting
+	// are merged, so a slow reader costs no more than the text itself.
+	MaxBuffered int
+	// AuthTimeout bounds the wait for the auth frame (default 10 s).
+	AuthTimeout time.Duration
+	Logger      *slog.Logger
+}
+
+// Handler returns the WebSocket endpoint.
+func Handler(o Options) http.Handler {
+	if o.MaxBuffered <= 0 {
+		o.MaxBuffered = 4 << 20
+	}
+	if o.AuthTimeout <= 0 {
+		o.AuthTimeout = 10 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		patterns := o.OriginPatterns
+		if len(patterns) == 0 {
+			patterns = []string{"*"} // the HTTP front's guard decided Origin
+		}
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: patterns})
+		if err != nil {
+			return // Accept answered the client
+		}
+		c.SetReadLimit(1 << 20)
+		s := &conn{o: o, c: c, log: o.Logger, turns: map[string]context.CancelFunc{}}
+		s.serve(r.Context(), r)
+	})
+}
+
+// inbound is a client's frame.
+type inbound struct {
+	Type           string `json:"type"`
+	ConversationID string `json:"conversation_id"`
+	Content        string `json:"content"`
+	Token          string `json:"token"`
+}
+
+// conn is one WebSocket connection.
+type conn struct {
+	o   Options
+	c   *websocket.Conn
+	log *slog.Logger
+
+	mu       sync.Mutex
+	turns    map[string]context.CancelFunc // running turns by conversation id
+	outbox   []chat.Event
+	buffered int
+	wake     chan struct{}
+	closed   bool
+}
+
+func (s *conn) serve(reqCtx context.Context, r *http.Request) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(reqCtx))
+	defer cancel()
+	s.wake = make(chan struct{}, 1)
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		s.writer(ctx)
+	}()
+	defer func() {
+		cancel()
+		<-writerDone
+		s.c.CloseNow()
+	}()
+	if _, ok := users.FromContext(ctx); !ok {
+		u, err := s.authenticate(ctx)
+		if err != nil {
+			s.c.Close(websocket.StatusPolicyViolation, err.Error())
+			return
+		}
+		ctx = users.WithUser(ctx, u)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer s.cancelTurns("")
+	for {
+		var in inbound
+		_, data, err := s.c.Read(ctx)
+		if err != nil {
+			return // the client went away, or closed
+		}
+		if err := json.Unmarshal(data, &in); err != nil {
+			s.push(chat.Event{Type: chat.Error, Code: string(errs.BadRequest), Message: "a frame must be a JSON object with a type: message, cancel or auth"})
+			continue
+		}
+		switch in.Type {
+		case "message":
+			s.startTurn(ctx, &wg, in)
+		case "cancel":
+			s.cancelTurns(in.ConversationID)
+		case "auth":
+			s.push(chat.Event{Type: chat.Error, Code: string(errs.BadRequest), Message: "already authenticated"})
+		default:
+			s.push(chat.Event{Type: chat.Error, Code: string(errs.BadRequest), Message: "unknown frame type " + quote(in.Type) + ": send message, cancel or auth"})
+		}
+	}
+}
+
+// authenticate waits for the auth frame of a connection whose upgrade
+// carried no token.
+func (s *conn) authenticate(ctx context.Context) (*users.User, error) {
+	if s.o.Auth == nil {
+		return nil, errors.New("authentication required")
+	}
+	actx, cancel := context.WithTimeout(ctx, s.o.AuthTimeout)
+	defer cancel()
+	_, data, err := s.c.Read(actx)
+	if err != nil {
+		return nil, errors.New("authentication required: send {\"type\":\"auth\",\"token\":\"TOKEN\"} first")
+	}
+	var in inbound
+	if json.Unmarshal(data, &in) != nil || in.Type != "auth" || in.Token == "" {
+		return nil, errors.New("authentication required: the first frame must be {\"type\":\"auth\",\"token\":\"TOKEN\"}")
+	}
+	u, err := s.o.Auth.Authenticate(ctx, in.Token)
+	if err != nil {
+		s.log.Info("websocket refused: token does not authenticate", "reason", err)
+		return nil, errors.New("the token does not authenticate a user of this server")
+	}
+	return u, nil
+}
+
+// startTurn runs a message's turn in the background; one turn at a time per
+// conversation.
+func (s *conn) startTurn(ctx context.Context, wg *sync.WaitGroup, in inbound) {
+	s.mu.Lock()
+	if in.ConversationID != "" && s.turns[in.ConversationID] != nil {
+		s.mu.Unlock()
+		s.push(chat.Event{Type: chat.Error, Code: string(errs.Conflict), ConversationID: in.ConversationID,
+			Message: "this conversation is answering a message already; wait for complete, or send cancel"})
+		return
+	}
+	tctx, cancel := context.WithCancel(ctx)
+	key := in.ConversationID
+	if key == "" {
+		key = "\x00new" + time.Now().String()
+	}
+	s.turns[key] = cancel
+	s.mu.Unlock()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer func() {
+			s.mu.Lock()
+			delete(s.turns, key)
+			s.mu.Unlock()
+			cancel()
+		}()
+		conv := in.ConversationID
+		s.o.Chat.Run(tctx, chat.Turn{ConversationID: in.ConversationID, Content: in.Content}, func(e chat.Event) {
+			if e.ConversationID != "" {
+				conv = e.ConversationID
+			}
+			e.ConversationID = conv
+			s.push(e)
+		})
+	}()
+}
+
+// cancelTurns cancels the turn of conversation id, or every turn.
+func (s *conn) cancelTurns(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, cancel := range s.turns {
+		if id == "" || k == id {
+			cancel()
+		}
+	}
+}
+
+// push queues an event for the writer without blocking: a token following a
+// queued token of the same conversation is merged into it; past MaxBuffered
+// bytes the connection is closed.
+func (s *conn) push(e chat.Event) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	n := len(e.Content) + len(e.ToolInput) + len(e.ToolResult) + len(e.Message) + 128
+	if k := len(s.outbox) - 1; e.Type == chat.Token && k >= 0 && s.outbox[k].Type == chat.Token && s.outbox[k].ConversationID == e.ConversationID {
+		s.outbox[k].Content += e.Content
+		n = len(e.Content)
+	} else {
+		s.outbox = append(s.outbox, e)
+	}
+	s.buffered += n
+	over := s.buffered > s.o.MaxBuffered
+	if over {
+		s.closed = true
+		s.outbox = nil
+	}
+	s.mu.Unlock()
+	if over {
+		s.log.Warn("websocket closed: the client reads too slowly", "buffered_max", s.o.MaxBuffered)
+		s.cancelTurns("")
+		go s.c.Close(websocket.StatusPolicyViolation, "the client reads too slowly")
+		return
+	}
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// writer sends queued events in order until ctx ends.
+func (s *conn) writer(ctx context.Context) {
+	for {
+		s.mu.Lock()
+		batch := s.outbox
+		s.outbox, s.buffered = nil, 0
+		s.mu.Unlock()
+		for _, e := range batch {
+			b, err := json.Marshal(e)
+			if err != nil {
+				continue
+			}
+			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			err = s.c.Write(wctx, websocket.MessageText, b)
+			cancel()
+			if err != nil {
+				return
+			}
+		}
+		if len(batch) > 0 {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+		}
+	}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
