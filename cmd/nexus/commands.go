@@ -26,6 +26,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/rest"
 	"github.com/nexus-mcp/nexus/internal/stdio"
 	"github.com/nexus-mcp/nexus/internal/users"
+	"github.com/nexus-mcp/nexus/internal/ws"
 )
 
 // DefaultAddr is where nexus serve listens by default.
@@ -199,7 +200,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer px.Close()
 	h := httpapi.Handler(httpapi.Options{
 		MCP: a.Surfaces.Flat, Agents: a.Surfaces.Agents, Bounded: a.Surfaces.Bounded,
-		Routes:        map[string]http.Handler{"/api/": api, "/openapi.json": api},
+		Routes: map[string]http.Handler{"/api/": api, "/openapi.json": api,
+			httpapi.WebSocketPath: ws.Handler(ws.Options{Chat: a.Chat, Auth: accounts, Logger: log})},
 		SessionRoutes: map[string]http.Handler{"/mcp/servers/": px},
 		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log, Auth: accounts, TokenLimit: tokenLimit(*tokenRate),
 		AllowedHosts: hosts, AllowedOrigins: origins, MaxSessions: *maxSessions, Metrics: a.Metrics.Handler,

@@ -16,13 +16,16 @@ import (
 	"github.com/nexus-mcp/nexus/internal/access"
 	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/bounded"
+	"github.com/nexus-mcp/nexus/internal/chat"
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/demo"
 	"github.com/nexus-mcp/nexus/internal/flat"
+	"github.com/nexus-mcp/nexus/internal/llm"
 	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/metrics"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/quota"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/secrets"
 	"github.com/nexus-mcp/nexus/internal/store"
@@ -53,6 +56,9 @@ type Config struct {
 	// "stdio"), for the surface names in traces; empty means none is served.
 	Transport string
 	Logger    *slog.Logger
+	// Model is the server's language model for the chat and
+	// tn_session_ask (nil: none configured; users may bring their own).
+	Model llm.Provider
 }
 
 // Surfaces are the MCP surfaces of an App, built in one place
@@ -104,6 +110,9 @@ type App struct {
 	// Access decides which tools and workspaces each user may use (the
 	// pipeline's authorize step); nexus workspaces manages its workspaces.
 	Access *access.Authorizer
+	// Chat runs the bounded tool loop of the WebSocket chat and
+	// tn_session_ask.
+	Chat *chat.Chat
 	// Config is the loaded configuration (nil without --config) and
 	// Workbench its downstream servers.
 	Config    *config.Config
@@ -183,6 +192,16 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: conv, Logger: log,
 		Tracer: tel.Tracer("github.com/nexus-mcp/nexus/internal/pipeline"), Resolve: a.resolve, Observer: a.Metrics,
 		Principal: principal, Authorizer: a.Access})
+	promptQuotas, err := quota.New(st, quota.DefaultLimits())
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	server := cfg.Model
+	a.Chat = chat.New(chat.Options{Pipeline: a.Pipeline, Conversations: conv, Quotas: promptQuotas, Logger: log,
+		Model: func(ctx context.Context, who registry.Principal) (llm.Provider, bool, error) {
+			return server, false, nil
+		}})
 	a.Catalog = &mcpkit.Catalog{Registry: reg}
 	if conf != nil {
 		a.Config = conf
