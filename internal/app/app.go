@@ -171,7 +171,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		st.Close()
 		return nil, err
 	}
-	tutOpts := tutor.Options{CursorKey: tutorKey, Logger: log,
+	// tn_session_ask runs the chat loop, built once the pipeline is.
+	var loop *chat.Chat
+	tutOpts := tutor.Options{CursorKey: tutorKey, Logger: log, Ask: func(ctx context.Context, id, message, system string, tools []string) (string, []string, error) {
+		return askLoop(ctx, loop, id, message, system, tools)
+	},
 		Keyring: keys, AllowLoopbackModelURLs: os.Getenv("NEXUS_ALLOW_LOOPBACK_MODEL_URLS") == "1"}
 	if keysPath != "" { // nexus keys rotate rewrites the file while Nexus runs
 		tutOpts.ReloadKeyring = func() (*secrets.Keyring, error) { return secrets.Load(keysPath) }
@@ -202,6 +206,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		Model: func(ctx context.Context, who registry.Principal) (llm.Provider, bool, error) {
 			return server, false, nil
 		}})
+	loop = a.Chat
 	a.Catalog = &mcpkit.Catalog{Registry: reg}
 	if conf != nil {
 		a.Config = conf
@@ -357,6 +362,22 @@ func (a *App) buildSurfaces(transport string) error {
 		return fmt.Errorf("agents surface: %w", err)
 	}
 	return nil
+}
+
+// askLoop answers a tutoring session's message with the chat loop
+// (tn_session_ask): the answer and the events it emitted, as ADR-012's
+// eventsEmitted names them.
+func askLoop(ctx context.Context, loop *chat.Chat, id, message, system string, tools []string) (string, []string, error) {
+	events := []string{"message.received"}
+	res, err := loop.Run(ctx, chat.Turn{ConversationID: id, Content: message, System: system, Tools: tools, Platform: tutor.Platform}, func(e chat.Event) {
+		if e.Type == chat.ToolComplete {
+			events = append(events, "tool.called:"+e.ToolName)
+		}
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return res.Text, append(events, "message.answered"), nil
 }
 
 // principal is who a call acts as: the user the HTTP front authenticated,

@@ -27,7 +27,7 @@ func (s *Server) sessionTools() []registry.Def {
 	}
 	return []registry.Def{
 		d("tn_session_start", "Create a new tutoring session; returns its sessionId (a ULID) for the other tn_session_* tools, and when it expires without activity.", false, registry.Handle(s.sessionStart)),
-		d("tn_session_ask", "Send a student's message within a session. With draft: true the message is saved as pending (not sent; tn_session_cancel_pending removes it). Answering needs a language model configured on the server; without one the answer is UNPROCESSABLE_ENTITY saying so.", false, registry.Handle(s.sessionAsk)),
+		d("tn_session_ask", "Send a student's message within a session. With draft: true the message is saved as pending (not sent; tn_session_cancel_pending removes it). The answer comes from the tutor's model (the user's own key from tn_user_byok_add, else the server's), which looks courses and transfer rules up with the tn_course_* and tn_transfer_* tools and cites them; one prompt against the daily quota (none on the user's own key). A retried clientEventId gets the first answer again. Without any model configured the answer is UNPROCESSABLE_ENTITY saying how to configure one.", false, registry.Handle(s.sessionAsk)),
 		d("tn_session_end", "Close a session gracefully, with an optional summary.", false, registry.Handle(s.sessionEnd)),
 		d("tn_session_history", "Retrieve a session's transcript in order, paginated (limit, cursor).", true, registry.Handle(s.sessionHistory)),
 		d("tn_session_resume", "Reconnect to an existing session: its status, the most recent messages and the pending ones, to continue where it left off.", true, registry.Handle(s.sessionResume)),
@@ -94,9 +94,10 @@ func (s *Server) sessionStart(ctx context.Context, c *registry.Call, in sessionS
 }
 
 type sessionAskIn struct {
-	SessionID string `json:"sessionId"`
-	Message   string `json:"message"`
-	Draft     bool   `json:"draft,omitempty"`
+	SessionID     string `json:"sessionId"`
+	Message       string `json:"message"`
+	Draft         bool   `json:"draft,omitempty"`
+	ClientEventID string `json:"clientEventId,omitempty"`
 }
 
 type sessionAskOut struct {
@@ -122,11 +123,7 @@ func (s *Server) sessionAsk(ctx context.Context, c *registry.Call, in sessionAsk
 		}
 		return sessionAskOut{Response: "", EventsEmitted: []string{"message.pending"}, EventID: id}, nil
 	}
-	e := errs.E(errs.UnprocessableEntity, "tn_session_ask needs a language model, and this version of Nexus cannot be configured with one yet "+
-		"(model providers come with the chat front end; the README's \"Model providers\" section will say how to set one). "+
-		"Meanwhile the course and transfer tools answer directly, and tn_session_ask with draft: true saves a message as pending")
-	e.Reason = "no model provider configured"
-	return sessionAskOut{}, e
+	return s.ask(ctx, conv.ID, in)
 }
 
 type sessionIDIn struct {

@@ -69,6 +69,8 @@ type Server struct {
 	keys          atomic.Pointer[secrets.Keyring]
 	reloadKeys    func() (*secrets.Keyring, error)
 	allowLoopback bool
+	// askFn runs the chat loop (Options.Ask).
+	askFn AskFunc
 	// resolve replaces the system resolver for base URLs' hosts (tests).
 	resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 }
@@ -88,7 +90,15 @@ type Options struct {
 	// ReloadKeyring reads the keyring again (its file); nil means it
 	// cannot change while Nexus runs.
 	ReloadKeyring func() (*secrets.Keyring, error)
+	// Ask answers a message of tutoring session id with the chat loop,
+	// starting the model with tools and the system prompt (tn_session_ask):
+	// the answer's text and the events the turn emitted. Nil: no loop, every
+	// ask is UNPROCESSABLE_ENTITY.
+	Ask AskFunc
 }
+
+// AskFunc runs the chat loop for tn_session_ask (see Options.Ask).
+type AskFunc func(ctx context.Context, sessionID, message, system string, tools []string) (response string, events []string, err error)
 
 // New returns a tutor server over st; tutoring sessions are conversations
 // of conv.
@@ -99,7 +109,7 @@ func New(st *store.Store, conv *conversation.Store, o Options) *Server {
 	}
 	s := &Server{st: st, conv: conv, log: log, now: store.Now, dir: catalog.NewDirectory(),
 		cursor:        cursor.Signer{Key: o.CursorKey, Label: "nexus/tutor-cursor"},
-		allowLoopback: o.AllowLoopbackModelURLs, reloadKeys: o.ReloadKeyring}
+		allowLoopback: o.AllowLoopbackModelURLs, reloadKeys: o.ReloadKeyring, askFn: o.Ask}
 	s.keys.Store(o.Keyring)
 	// The default limits are valid, so New cannot fail on them.
 	s.quotas, _ = quota.New(st, quota.DefaultLimits())
