@@ -29,6 +29,7 @@ var layers = map[string]int{
 	"internal/demo": 1, "internal/pipeline": 1, "internal/tutor": 1, "internal/users": 1,
 	"internal/quota":  1, // prompt quotas (store, errs) and the HTTP request rate limit
 	"internal/access": 1, // who may use which tools and workspaces (the pipeline's authorize step)
+	"internal/oauth":  1, // OAuth resource-server mode: JWT access tokens of an identity provider
 	// 2: downstream servers.
 	"internal/downstream": 2, "internal/workbench": 2,
 	// 3: what the surfaces share: the MCP surface kit, the HTTP front, the
@@ -54,6 +55,7 @@ var sameLayer = map[string][]string{
 	"internal/tutor/transfer": {"internal/tutor/catalog"},
 	"internal/tension":        {"internal/textsearch"},
 	"internal/users":          {"internal/quota"},
+	"internal/oauth":          {"internal/users"},
 	"internal/tutor":          {"internal/conversation", "internal/quota"},
 	"internal/pipeline":       {"internal/trace"},
 }
