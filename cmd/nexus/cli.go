@@ -29,6 +29,8 @@ import (
 var placeholders = map[string]string{
 	"addr": "HOST:PORT", "allow-hosts": "HOSTS", "allow-origins": "ORIGINS", "config": "FILE",
 	"data-dir": "DIR", "db": "URL|PATH", "log-level": "LEVEL", "surface": "NAME", "args": "JSON", "as": "USER", "user": "NAME",
+	"oauth-issuer": "URL", "oauth-audience": "URL", "oauth-jwks-url": "URL", "oauth-user-claim": "CLAIM", "oauth-role-claim": "CLAIM",
+	"oauth-admin-values": "VALUES", "oauth-tier-claim": "CLAIM", "oauth-tiers": "TIER=VALUE,...",
 }
 
 // printFlags prints fs's flags as --flag (the flag package would print

@@ -19,6 +19,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/app"
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/oauth"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/proxy"
 	"github.com/nexus-mcp/nexus/internal/quota"
@@ -127,15 +128,28 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tokenRate := fs.Float64("token-rate", envFloat("NEXUS_TOKEN_RATE", DefaultTokenRate), "requests a second each user's token may make (bursts of twice that, at least 10); 0 for no limit (env NEXUS_TOKEN_RATE)")
 	maxSessions := fs.Int("max-sessions", envInt("NEXUS_MAX_SESSIONS", httpapi.DefaultMaxSessions), "live MCP sessions over HTTP, at most; the one idle the longest is closed to make room (env NEXUS_MAX_SESSIONS)")
 	retention := retentionFlag(fs)
+	oauthConfig := oauthFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := checkAddr(*addr); err != nil {
 		return err
 	}
+	oc, err := oauthConfig()
+	if err != nil {
+		return err
+	}
 	keep, err := retention()
 	if err != nil {
 		return err
+	}
+	var verifier *oauth.Verifier
+	if oc != nil {
+		// Checked before anything is opened: a bad issuer or audience is
+		// a start-up error.
+		if _, err := oauth.New(*oc, nil); err != nil {
+			return fmt.Errorf("--oauth-* (env NEXUS_OAUTH_*): %w", err)
+		}
 	}
 	if *tokenRate < 0 {
 		return fmt.Errorf("--token-rate (env NEXUS_TOKEN_RATE) must be 0 (no limit) or more requests a second")
@@ -153,7 +167,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if !httpapi.IsLoopbackAddr(*addr) && len(hosts) == 0 {
 		// Refused before anything is opened or created.
 		return fmt.Errorf("serve on %s needs --allow-hosts (env NEXUS_ALLOW_HOSTS): the host names clients use to reach Nexus, "+
-			"e.g. --allow-hosts nexus.example.com; beyond loopback every request also needs a user's token (nexus users add NAME)", *addr)
+			"e.g. --allow-hosts nexus.example.com; beyond loopback every request also needs a user's token (nexus users add NAME) or an OAuth access token (--oauth-issuer)", *addr)
 	}
 	// Listen first: a busy port is reported before any database is created
 	// (and a --db Nexus cannot open is refused before it listens).
@@ -171,7 +185,19 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer closeServing(a, log, "serve")
 	accounts := users.New(a.Store)
-	if !httpapi.IsLoopbackAddr(*addr) {
+	var authn httpapi.Authenticator = accounts
+	var authServers []string
+	resource := ""
+	if oc != nil {
+		oc.Logger = log
+		if verifier, err = oauth.New(*oc, accounts); err != nil {
+			return err
+		}
+		authn = oauth.Either{Tokens: accounts, JWT: verifier}
+		authServers, resource = []string{oc.Issuer}, oc.Audience
+		log.Info("accepting OAuth access tokens", "issuer", oc.Issuer, "audience", oc.Audience)
+	}
+	if !httpapi.IsLoopbackAddr(*addr) && verifier == nil {
 		// Beyond loopback every request needs a token: refuse to serve
 		// when nobody could present one.
 		ok, err := accounts.HasActiveToken(ctx)
@@ -180,7 +206,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		if !ok {
 			return fmt.Errorf("serve on %s needs authentication, and no user has a token: run \"nexus users add NAME\" "+
-				"(with the same --data-dir or --db) and give clients the token it prints (Authorization: Bearer TOKEN)", *addr)
+				"(with the same --data-dir or --db) and give clients the token it prints (Authorization: Bearer TOKEN), or accept an identity provider's tokens (--oauth-issuer)", *addr)
 		}
 	}
 	cursorKey, err := a.Store.Secret(ctx, "trace-cursor")
@@ -201,9 +227,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	h := httpapi.Handler(httpapi.Options{
 		MCP: a.Surfaces.Flat, Agents: a.Surfaces.Agents, Bounded: a.Surfaces.Bounded,
 		Routes: map[string]http.Handler{"/api/": api, "/openapi.json": api,
-			httpapi.WebSocketPath: ws.Handler(ws.Options{Chat: a.Chat, Auth: accounts, Logger: log})},
+			httpapi.WebSocketPath: ws.Handler(ws.Options{Chat: a.Chat, Auth: authn, Logger: log})},
 		SessionRoutes: map[string]http.Handler{"/mcp/servers/": px},
-		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log, Auth: accounts, TokenLimit: tokenLimit(*tokenRate),
+		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log, Auth: authn, TokenLimit: tokenLimit(*tokenRate),
+		AuthorizationServers: authServers, Resource: resource,
 		AllowedHosts: hosts, AllowedOrigins: origins, MaxSessions: *maxSessions, Metrics: a.Metrics.Handler,
 		Endpoints: append(rest.Endpoints(), httpapi.Endpoint{Path: "/mcp/servers/{toolbox}/{server}", Description: "MCP, one downstream server proxied unchanged"}),
 	})

@@ -81,6 +81,19 @@ serve:
                          idle the longest is closed to make room; env NEXUS_MAX_SESSIONS
   --trace-retention AGE  how long call traces are kept: 30d (default), 720h, or 0 to keep
                          them all; also for maintenance; env NEXUS_TRACE_RETENTION
+  --oauth-issuer URL     also accept this identity provider's JWT access tokens; env
+                         NEXUS_OAUTH_ISSUER (with --oauth-audience URL, this server's
+                         resource URL; env NEXUS_OAUTH_AUDIENCE)
+  --oauth-jwks-url URL   the issuer's keys (default: from its metadata); env
+                         NEXUS_OAUTH_JWKS_URL
+  --oauth-user-claim CLAIM  the claim naming the user (default sub); env
+                         NEXUS_OAUTH_USER_CLAIM
+  --oauth-role-claim CLAIM, --oauth-admin-values VALUES
+                         a claim whose values make an admin; env NEXUS_OAUTH_ROLE_CLAIM,
+                         NEXUS_OAUTH_ADMIN_VALUES
+  --oauth-tier-claim CLAIM, --oauth-tiers TIER=VALUE,...
+                         a claim whose values set the tier; env NEXUS_OAUTH_TIER_CLAIM,
+                         NEXUS_OAUTH_TIERS
 stdio:
   --surface NAME         flat (every tool by name), agents (one tool per server, with a
                          mode) or bounded (get_tools, open_toolbox, use_tool); default

@@ -2,6 +2,8 @@ package flat_test
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -15,8 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/nexus-mcp/nexus/internal/access"
 	"github.com/nexus-mcp/nexus/internal/config"
+	"github.com/nexus-mcp/nexus/internal/oauth"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -335,4 +340,42 @@ func nexusBenchServerAuth(b *testing.B, withMetrics func(*store.Store) (pipeline
 	ts := httptest.NewServer(httpapi.Handler(o))
 	b.Cleanup(ts.Close)
 	return ts, st, tw
+}
+
+// BenchmarkOverheadNexusJWT is BenchmarkOverheadNexusAuth with an identity
+// provider's JWT access token instead of an API token: verified once against
+// the provider's keys (an in-test issuer), then trusted from the cache, never
+// fetching the keys per request.
+func BenchmarkOverheadNexusJWT(b *testing.B) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var fetches atomic.Int32
+	var iss *httptest.Server
+	iss = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/.well-known/oauth-authorization-server":
+			json.NewEncoder(w).Encode(map[string]any{"issuer": iss.URL, "jwks_uri": iss.URL + "/jwks"})
+		case "/jwks":
+			fetches.Add(1)
+			json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k1", Use: "sig"}}})
+		}
+	}))
+	b.Cleanup(iss.Close)
+	signer, _ := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key}, (&jose.SignerOptions{}).WithHeader("kid", "k1"))
+	token, _ := jwt.Signed(signer).Claims(map[string]any{"iss": iss.URL, "aud": "https://nexus.test/mcp", "sub": "bench",
+		"exp": time.Now().Add(time.Hour).Unix()}).Serialize()
+	ts, _, tw := nexusBenchServerAuth(b, nil, func(st *store.Store) httpapi.Authenticator {
+		u := users.New(st)
+		v, err := oauth.New(oauth.Config{Issuer: iss.URL, Audience: "https://nexus.test/mcp"}, u)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return oauth.Either{Tokens: u, JWT: v}
+	})
+	benchEchoAs(b, ts.URL, tw.Flush, token)
+	if n := fetches.Load(); n != 1 {
+		b.Errorf("the keys were fetched %d times, want 1", n)
+	}
 }

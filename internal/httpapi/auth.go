@@ -123,13 +123,22 @@ func challenge(w http.ResponseWriter, r *http.Request, code, message string) {
 }
 
 // resourceMetadata serves RFC 9728 protected resource metadata: Nexus's MCP
-// endpoint is the resource, and bearer tokens go in the header.
-func resourceMetadata(w http.ResponseWriter, r *http.Request) {
-	auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource:               baseURL(r) + "/mcp",
-		BearerMethodsSupported: []string{"header"},
-		ResourceName:           "Nexus",
-	}).ServeHTTP(w, r)
+// endpoint is the resource (resource, when configured, else the URL the
+// request reached), bearer tokens go in the header, and the authorization
+// servers are those whose tokens Nexus accepts (OAuth mode).
+func resourceMetadata(resource string, servers []string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		res := resource
+		if res == "" {
+			res = baseURL(r) + "/mcp"
+		}
+		auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+			Resource:               res,
+			AuthorizationServers:   servers,
+			BearerMethodsSupported: []string{"header"},
+			ResourceName:           "Nexus",
+		}).ServeHTTP(w, r)
+	}
 }
 
 // adminsOnly serves h to admins (and the local user) alone: what it shows

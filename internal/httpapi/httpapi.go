@@ -120,6 +120,12 @@ type Options struct {
 	// one without acts as the local user. Nil turns authentication off: every
 	// request acts as the local user (serve allows that on loopback only).
 	Auth Authenticator
+	// AuthorizationServers are the OAuth authorization servers (issuers)
+	// whose access tokens Auth accepts, listed in the protected resource
+	// metadata; Resource is this resource's canonical URL there (default:
+	// the URL a request reached /mcp at).
+	AuthorizationServers []string
+	Resource             string
 	// TokenLimit, when set, bounds each authenticated user's request rate:
 	// a request over it gets 429 with Retry-After. Requests of the local
 	// user (no token on a loopback-only listener) are not limited.
@@ -182,8 +188,9 @@ func Handler(o Options) http.Handler {
 		index = append(index, Endpoint{"/metrics", "Prometheus metrics: tool calls, downstream servers, MCP sessions, store pool, Go runtime"})
 	}
 	index = append(index, Endpoint{"/healthz", "readiness: 200 when ready, 503 otherwise"})
-	mux.HandleFunc("GET "+ResourceMetadataPath, resourceMetadata)
-	mux.HandleFunc("GET "+ResourceMetadataPath+"/{resource...}", resourceMetadata)
+	meta := resourceMetadata(o.Resource, o.AuthorizationServers)
+	mux.HandleFunc("GET "+ResourceMetadataPath, meta)
+	mux.HandleFunc("GET "+ResourceMetadataPath+"/{resource...}", meta)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"name": "Nexus", "endpoints": index})
 	})
