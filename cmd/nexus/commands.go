@@ -19,6 +19,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/app"
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/llm"
 	"github.com/nexus-mcp/nexus/internal/oauth"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/proxy"
@@ -63,7 +64,17 @@ func (c *common) open(ctx context.Context, stderr io.Writer) (*app.App, *slog.Lo
 		return nil, nil, fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	a, err := app.Open(ctx, app.Config{DataDir: c.dataDir, DBURL: c.db, ConfigPath: c.config, Demo: !c.noDemo, Transport: c.transport, Logger: log})
+	// The server's model, for the chat and tn_session_ask (none: users may
+	// bring their own).
+	model, err := llm.FromEnv(os.Getenv, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := app.Open(ctx, app.Config{DataDir: c.dataDir, DBURL: c.db, ConfigPath: c.config, Demo: !c.noDemo, Transport: c.transport, Logger: log,
+		Model: model})
+	if err == nil && model != nil {
+		log.Info("language model", "model", model.Name())
+	}
 	return a, log, err
 }
 

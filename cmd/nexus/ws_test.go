@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/nexus-mcp/nexus/internal/llm/llmtest"
 )
 
 // wsDial opens a WebSocket to base's /ws, with a token when given.
@@ -71,5 +73,77 @@ func TestChatWithoutModel(t *testing.T) {
 	ev = wsEvents(t, c, map[string]any{"type": "bogus"}, "error")
 	if ev[0]["code"] != "BAD_REQUEST" {
 		t.Fatalf("a bogus frame: %v", ev)
+	}
+}
+
+// TestChatEndToEnd: with a model configured by the environment (a fake
+// OpenAI-compatible server speaking the real wire format), a WebSocket
+// message streams tool calls with their source and tokens, completes, and
+// the turn is stored; tn_session_ask answers through the same loop with the
+// tutor's tools, once per clientEventId.
+func TestChatEndToEnd(t *testing.T) {
+	fake := llmtest.NewOpenAI(t, func(n int, req *llmtest.Request) llmtest.Answer {
+		switch {
+		case slices.Contains(req.ToolNames(), "tn_transfer_resolve") && len(req.LastToolResults()) == 0:
+			return llmtest.Answer{Calls: []llmtest.Call{{ID: "t1", Name: "tn_course_institutions", Args: `{}`}}}
+		case slices.Contains(req.ToolNames(), "tn_transfer_resolve"):
+			return llmtest.Answer{Chunks: []string{"Per the BC Transfer Guide, ", "it transfers."}}
+		case len(req.LastToolResults()) == 0:
+			return llmtest.Answer{Chunks: []string{"Checking. "}, Calls: []llmtest.Call{{ID: "c1", Name: "get_tools", Args: `{}`}}}
+		default:
+			return llmtest.Answer{Chunks: []string{"Nexus has ", "**three** agents."}}
+		}
+	})
+	t.Setenv("NEXUS_LLM_PROVIDER", "openai")
+	t.Setenv("NEXUS_LLM_BASE_URL", fake.URL)
+	t.Setenv("NEXUS_LLM_MODEL", "fake-model")
+	t.Setenv("NEXUS_LLM_API_KEY", "sk-fake")
+	base := startServe(t)
+	c := wsDial(t, base, "")
+	ev := wsEvents(t, c, map[string]any{"type": "message", "conversation_id": "", "content": "What is here?"}, "complete")
+	var types []string
+	var tokens strings.Builder
+	for _, e := range ev {
+		types = append(types, e["type"].(string))
+		if e["type"] == "token" {
+			tokens.WriteString(e["content"].(string))
+		}
+		if e["type"] == "tool_start" && (e["tool_name"] != "get_tools" || e["source"] != "local" || e["tool_call_id"] != "c1" || e["tool_input"] != "{}") {
+			t.Errorf("tool_start: %v", e)
+		}
+		if e["type"] == "tool_complete" && (e["source"] != "local" || !strings.Contains(e["tool_result"].(string), "agents")) {
+			t.Errorf("tool_complete: %v", e)
+		}
+	}
+	last := ev[len(ev)-1]
+	if last["type"] != "complete" || last["message_id"] == "" || tokens.String() != "Checking. Nexus has **three** agents." {
+		t.Fatalf("events %v, tokens %q", types, tokens.String())
+	}
+	conv := last["conversation_id"].(string)
+	code, body := restDo(t, "POST", base+"/api/tools/exchange_list:call", "", `{"session_id":"`+conv+`"}`)
+	if code != 200 || !strings.Contains(body, "What is here?") || !strings.Contains(body, "**three** agents") || !strings.Contains(body, `"tool_uses":[{`) {
+		t.Fatalf("the stored turn: %d %s", code, body)
+	}
+	// tn_session_ask: the tutor's tools, the same loop, once per clientEventId.
+	_, body = restDo(t, "POST", base+"/api/tools/tn_session_start:call", "", `{}`)
+	var st struct{ SessionID string }
+	json.Unmarshal([]byte(body), &st)
+	ask := `{"sessionId":"` + st.SessionID + `","message":"Does CPSC 1150 transfer?","clientEventId":"e-1"}`
+	code, body = restDo(t, "POST", base+"/api/tools/tn_session_ask:call", "", ask)
+	if code != 200 || !strings.Contains(body, `"response":"Per the BC Transfer Guide, it transfers."`) || !strings.Contains(body, "tool.called:tn_course_institutions") {
+		t.Fatalf("tn_session_ask: %d %s", code, body)
+	}
+	before := len(fake.Requests())
+	code, again := restDo(t, "POST", base+"/api/tools/tn_session_ask:call", "", ask)
+	if code != 200 || again != body || len(fake.Requests()) != before {
+		t.Fatalf("a retried clientEventId asked again: %d %s (model requests %d -> %d)", code, again, before, len(fake.Requests()))
+	}
+	code, body = restDo(t, "POST", base+"/api/tools/tn_session_ask:call", "", `{"sessionId":"`+st.SessionID+`","message":"Something else","clientEventId":"e-1"}`)
+	if code != 409 || !strings.Contains(body, "CONFLICT") {
+		t.Fatalf("clientEventId reused for another message: %d %s", code, body)
+	}
+	_, body = restDo(t, "POST", base+"/api/tools/tn_session_history:call", "", `{"sessionId":"`+st.SessionID+`"}`)
+	if !strings.Contains(body, "Does CPSC 1150 transfer?") || !strings.Contains(body, "it transfers.") {
+		t.Fatalf("the tutoring transcript: %s", body)
 	}
 }

@@ -6,9 +6,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -204,7 +206,14 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	server := cfg.Model
 	a.Chat = chat.New(chat.Options{Pipeline: a.Pipeline, Conversations: conv, Quotas: promptQuotas, Logger: log,
 		Model: func(ctx context.Context, who registry.Principal) (llm.Provider, bool, error) {
-			return server, false, nil
+			// The user's own credentials first (not counted against the
+			// quota), else the server's model.
+			own, err := tut.UserModel(ctx, who.ID)
+			if err != nil || own == nil {
+				return server, false, err
+			}
+			p, err := userProvider(own, tut.ModelHTTPClient(0), cfg.Model)
+			return p, true, err
 		}})
 	loop = a.Chat
 	a.Catalog = &mcpkit.Catalog{Registry: reg}
@@ -362,6 +371,44 @@ func (a *App) buildSurfaces(transport string) error {
 		return fmt.Errorf("agents surface: %w", err)
 	}
 	return nil
+}
+
+// userProvider is the model of a user's credential, reached through client
+// (which refuses internal addresses). An ollama credential speaks the
+// OpenAI-compatible API at its base URL; its model is the server's model
+// name when there is one, else llama3.1.
+func userProvider(c *tutor.ModelCredential, client *http.Client, server llm.Provider) (llm.Provider, error) {
+	model := modelOf(server)
+	switch c.Provider {
+	case "anthropic":
+		if model == "" || !strings.HasPrefix(model, "claude") {
+			model = "claude-sonnet-4-5"
+		}
+		return llm.NewAnthropic(llm.AnthropicOptions{BaseURL: c.BaseURL, APIKey: string(c.Key), Model: model, HTTPClient: client})
+	case "ollama":
+		if model == "" {
+			model = "llama3.1"
+		}
+		base := strings.TrimSuffix(c.BaseURL, "/")
+		if !strings.HasSuffix(base, "/v1") {
+			base += "/v1"
+		}
+		return llm.NewOpenAI(llm.OpenAIOptions{BaseURL: base, Model: model, HTTPClient: client})
+	default:
+		if model == "" || strings.HasPrefix(model, "claude") {
+			model = "gpt-4o-mini"
+		}
+		return llm.NewOpenAI(llm.OpenAIOptions{BaseURL: c.BaseURL, APIKey: string(c.Key), Model: model, HTTPClient: client})
+	}
+}
+
+// modelOf is the model name of the server's provider ("" without one).
+func modelOf(p llm.Provider) string {
+	if p == nil {
+		return ""
+	}
+	_, model, _ := strings.Cut(p.Name(), " ")
+	return model
 }
 
 // askLoop answers a tutoring session's message with the chat loop
