@@ -10,6 +10,10 @@
 #   peers/        npm MCP servers (@modelcontextprotocol/server-memory) that
 #                 internal/workbench tests run as real downstream peers,
 #                 installed with `npm ci` from test/peers/package{,-lock}.json.
+#   browser/      playwright-core, from test/browser/package{,-lock}.json, for
+#                 the web UI's browser test; it drives Debian's Chromium
+#                 (/usr/bin/chromium), which the script installs with apt-get
+#                 when it is missing and it runs as root.
 #
 # Only the npm registry is used, through the machine's own npm (any Node +
 # npm will do to bootstrap, e.g. Debian's Node 20). The script is idempotent:
@@ -116,8 +120,27 @@ MEMORY_JS=$MEMORY_PKG/dist/index.js
 npm_ci_pinned "$PEERS_SRC" "$TOOLS/peers" @modelcontextprotocol/server-memory
 [[ -f $MEMORY_JS ]] || die "server-memory install has no $MEMORY_JS"
 
+# The web UI's browser test: playwright-core driving Debian's Chromium
+# (Playwright's own browser download cannot run here).
+BROWSER_SRC=$REPO/test/browser
+PLAYWRIGHT_PKG=$TOOLS/browser/node_modules/playwright-core
+npm_ci_pinned "$BROWSER_SRC" "$TOOLS/browser" playwright-core
+CHROMIUM=/usr/bin/chromium
+if [[ ! -x $CHROMIUM ]]; then
+	if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+		log "installing Debian's chromium (apt-get)"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null ||
+			{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; } ||
+			die "apt-get install chromium failed"
+	else
+		die "$CHROMIUM is missing: install Debian's chromium package (apt-get install chromium) as root"
+	fi
+fi
+
 cat <<EOF
 NEXUS_TOOLS_DIR=$TOOLS
+playwright-core=$PLAYWRIGHT_PKG ($(pkg_version "$PLAYWRIGHT_PKG"))
+chromium=$CHROMIUM ($("$CHROMIUM" --version 2>/dev/null | head -1))
 node=$NODE_BIN ($("$NODE_BIN" --version))
 conformance=$CONF_JS ($("$NODE_BIN" "$CONF_JS" --version))
 server-memory=$MEMORY_JS ($(pkg_version "$MEMORY_PKG"))

@@ -28,6 +28,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/rest"
 	"github.com/nexus-mcp/nexus/internal/stdio"
 	"github.com/nexus-mcp/nexus/internal/users"
+	"github.com/nexus-mcp/nexus/internal/webui"
 	"github.com/nexus-mcp/nexus/internal/ws"
 )
 
@@ -241,7 +242,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			httpapi.WebSocketPath: ws.Handler(ws.Options{Chat: a.Chat, Auth: authn, Logger: log})},
 		SessionRoutes: map[string]http.Handler{"/mcp/servers/": px},
 		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log, Auth: authn, TokenLimit: tokenLimit(*tokenRate),
-		AuthorizationServers: authServers, Resource: resource,
+		AuthorizationServers: authServers, Resource: resource, UI: webui.Handler(),
 		AllowedHosts: hosts, AllowedOrigins: origins, MaxSessions: *maxSessions, Metrics: a.Metrics.Handler,
 		Endpoints: append(rest.Endpoints(), httpapi.Endpoint{Path: "/mcp/servers/{toolbox}/{server}", Description: "MCP, one downstream server proxied unchanged"}),
 	})

@@ -37,7 +37,7 @@ var layers = map[string]int{
 	"internal/mcpkit": 3, "internal/httpapi": 3, "internal/stdio": 3,
 	"internal/chat": 3, // the bounded tool loop of the chat and tn_session_ask
 	// 4: the surfaces, siblings.
-	"internal/flat": 4, "internal/agents": 4, "internal/bounded": 4, "internal/rest": 4, "internal/ws": 4,
+	"internal/flat": 4, "internal/agents": 4, "internal/bounded": 4, "internal/rest": 4, "internal/ws": 4, "internal/webui": 4,
 	"internal/proxy": 4, "internal/metrics": 4,
 	// 5: wiring. 6: the binary.
 	"internal/app": 5, "cmd/nexus": 6,

@@ -130,6 +130,10 @@ type Options struct {
 	// a request over it gets 429 with Retry-After. Requests of the local
 	// user (no token on a loopback-only listener) are not limited.
 	TokenLimit *quota.Limiter
+	// UI, when set, serves the web UI: GET / for a browser (Accept:
+	// text/html; other clients get the JSON index) and its assets under
+	// /ui/.
+	UI http.Handler
 	// Health reports readiness for /healthz; nil means always healthy.
 	Health func(ctx context.Context) map[string]any
 	// Logger receives the front's and the MCP SDK HTTP handler's logs (the
@@ -191,7 +195,15 @@ func Handler(o Options) http.Handler {
 	meta := resourceMetadata(o.Resource, o.AuthorizationServers)
 	mux.HandleFunc("GET "+ResourceMetadataPath, meta)
 	mux.HandleFunc("GET "+ResourceMetadataPath+"/{resource...}", meta)
+	if o.UI != nil {
+		mux.Handle("GET /ui/", o.UI)
+	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		if o.UI != nil && strings.Contains(r.Header.Get("Accept"), "text/html") {
+			// A browser gets the web UI; any other client the index.
+			o.UI.ServeHTTP(w, r)
+			return
+		}
 		writeJSON(w, http.StatusOK, map[string]any{"name": "Nexus", "endpoints": index})
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {

@@ -117,6 +117,22 @@ func MemoryServer(tb testing.TB) (node, script string) {
 	return node, script
 }
 
+// Browser returns what the web UI's browser test needs: Node, the
+// directory of playwright-core's node_modules, and Debian's Chromium.
+func Browser(tb testing.TB) (node, modules, chromium string) {
+	tb.Helper()
+	node = Node(tb)
+	modules = filepath.Join(Dir(tb), "browser", "node_modules")
+	if _, err := os.Stat(filepath.Join(modules, "playwright-core", "package.json")); err != nil {
+		require(tb, fmt.Sprintf("playwright-core missing in %s: %v", modules, err))
+	}
+	chromium = "/usr/bin/chromium"
+	if _, err := os.Stat(chromium); err != nil {
+		require(tb, "Debian's chromium is missing (apt-get install chromium)")
+	}
+	return node, modules, chromium
+}
+
 // Suite is the MCP conformance suite's command-line interface.
 type Suite struct {
 	node, cli string
