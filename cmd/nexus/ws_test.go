@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/nexus-mcp/nexus/internal/llm/llmtest"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // wsDial opens a WebSocket to base's /ws, with a token when given.
@@ -145,5 +148,65 @@ func TestChatEndToEnd(t *testing.T) {
 	_, body = restDo(t, "POST", base+"/api/tools/tn_session_history:call", "", `{"sessionId":"`+st.SessionID+`"}`)
 	if !strings.Contains(body, "Does CPSC 1150 transfer?") || !strings.Contains(body, "it transfers.") {
 		t.Fatalf("the tutoring transcript: %s", body)
+	}
+}
+
+// TestChatAuthAndOwnership: beyond loopback a browser's upgrade carries no
+// token and authenticates with its first frame; a bad first frame closes
+// the socket; another user's conversation is FORBIDDEN; cancel stops a
+// turn.
+func TestChatAuthAndOwnership(t *testing.T) {
+	fake := llmtest.NewOpenAI(t, func(n int, req *llmtest.Request) llmtest.Answer {
+		if strings.Contains(fmt.Sprint(req.Messages[len(req.Messages)-1]["content"]), "slow") {
+			return llmtest.Answer{Chunks: []string{"a", "b", "c", "d", "e"}, Delay: time.Second}
+		}
+		return llmtest.Answer{Chunks: []string{"hello"}}
+	})
+	t.Setenv("NEXUS_LLM_PROVIDER", "openai")
+	t.Setenv("NEXUS_LLM_BASE_URL", fake.URL)
+	t.Setenv("NEXUS_LLM_MODEL", "fake")
+	t.Setenv("NEXUS_DB", "")
+	dir := t.TempDir()
+	tokens := map[string]string{}
+	for _, u := range []string{"alice", "bob"} {
+		out, errOut, code := runNexus(t, "", "users", "add", u, "--data-dir", dir)
+		if code != 0 {
+			t.Fatalf("users add: %s", errOut)
+		}
+		tokens[u] = strings.TrimSpace(out[strings.Index(out, "nxs_"):])
+	}
+	_, port, _ := net.SplitHostPort(testtools.FreeAddr(t))
+	base := startServeAt(t, dir, "0.0.0.0:"+port, "--allow-hosts", "nexus.test")
+
+	// No token and a bad first frame: closed with a policy violation.
+	c := wsDial(t, base, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c.Write(ctx, websocket.MessageText, []byte(`{"type":"auth","token":"nxs_wrong"}`))
+	if _, _, err := c.Read(ctx); websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+		t.Fatalf("a bad auth frame: %v", err)
+	}
+	// The first frame authenticates alice.
+	a := wsDial(t, base, "")
+	a.Write(ctx, websocket.MessageText, []byte(`{"type":"auth","token":"`+tokens["alice"]+`"}`))
+	ev := wsEvents(t, a, map[string]any{"type": "message", "content": "hi"}, "complete")
+	conv, _ := ev[len(ev)-1]["conversation_id"].(string)
+	if ev[len(ev)-1]["type"] != "complete" || conv == "" {
+		t.Fatalf("alice's turn: %v", ev)
+	}
+	// bob cannot write into alice's conversation.
+	b := wsDial(t, base, tokens["bob"])
+	ev = wsEvents(t, b, map[string]any{"type": "message", "conversation_id": conv, "content": "hi"}, "complete")
+	if last := ev[len(ev)-1]; last["type"] != "error" || last["code"] != "FORBIDDEN" || strings.Contains(fmt.Sprint(last), "hello") {
+		t.Fatalf("bob in alice's conversation: %v", ev)
+	}
+	// cancel stops alice's slow turn.
+	b2, _ := json.Marshal(map[string]any{"type": "message", "conversation_id": conv, "content": "slow please"})
+	a.Write(ctx, websocket.MessageText, b2)
+	time.Sleep(300 * time.Millisecond) // let the turn start streaming (not synchronisation: cancel works at any point)
+	start := time.Now()
+	ev = wsEvents(t, a, map[string]any{"type": "cancel", "conversation_id": conv}, "complete")
+	if last := ev[len(ev)-1]; last["type"] != "error" || last["code"] != "CANCELLED" || time.Since(start) > 3*time.Second {
+		t.Fatalf("cancel: %v after %s", ev, time.Since(start))
 	}
 }

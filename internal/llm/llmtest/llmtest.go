@@ -61,7 +61,9 @@ type Call struct {
 // chunk each), then the tool calls (their arguments split in two chunks, as
 // real servers stream them). Fail, when set, is an HTTP status answered
 // instead (with RetryAfter seconds for 429); CutAfter cuts the stream after
-// that many chunks; Delay waits before each chunk.
+// that many chunks; Delay waits before each chunk. Stamp, when set,
+// prefixes each chunk's text with the time it is written (Unix nanoseconds
+// and "|"), for measuring the relay from the model to a client.
 type Answer struct {
 	Chunks     []string
 	Calls      []Call
@@ -69,6 +71,7 @@ type Answer struct {
 	RetryAfter int
 	CutAfter   int
 	Delay      time.Duration
+	Stamp      bool
 }
 
 // Script answers each request; n counts from 1.
@@ -126,16 +129,22 @@ func NewOpenAI(tb testing.TB, script Script) *OpenAI {
 			}
 		}
 		sent := 0
-		write := func(delta map[string]any, finish any) bool {
-			if a.CutAfter > 0 && sent >= a.CutAfter {
-				return false
-			}
+		pause := func() bool {
 			if a.Delay > 0 {
 				select {
 				case <-time.After(a.Delay):
 				case <-r.Context().Done():
 					return false
 				}
+			}
+			return true
+		}
+		write := func(delta map[string]any, finish any) bool {
+			if a.CutAfter > 0 && sent >= a.CutAfter {
+				return false
+			}
+			if delta["content"] == nil && !pause() {
+				return false
 			}
 			chunk := map[string]any{"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion.chunk", "created": 1700000000,
 				"model": req.Model, "choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
@@ -149,6 +158,12 @@ func NewOpenAI(tb testing.TB, script Script) *OpenAI {
 			return
 		}
 		for _, c := range a.Chunks {
+			if !pause() {
+				return
+			}
+			if a.Stamp {
+				c = fmt.Sprintf("%d|%s", time.Now().UnixNano(), c)
+			}
 			if !write(map[string]any{"content": c}, nil) {
 				return
 			}
