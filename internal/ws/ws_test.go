@@ -113,7 +113,9 @@ func TestTokensInOrder(t *testing.T) {
 // reads: p50 and p99 per token.
 func BenchmarkRelay(b *testing.B) {
 	chunks := make([]string, 200)
-	url := serve(b, func(int, *llmtest.Request) llmtest.Answer { return llmtest.Answer{Chunks: chunks, Stamp: true, Delay: 2 * time.Millisecond} }, 0)
+	url := serve(b, func(int, *llmtest.Request) llmtest.Answer {
+		return llmtest.Answer{Chunks: chunks, Stamp: true, Delay: 2 * time.Millisecond}
+	}, 0)
 	ctx := context.Background()
 	c, _, err := websocket.Dial(ctx, url, nil)
 	if err != nil {
