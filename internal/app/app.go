@@ -204,6 +204,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	server := cfg.Model
+	// One client (one connection pool) for every user's own model: it
+	// refuses internal addresses at each connection.
+	modelClient := tut.ModelHTTPClient(0)
 	a.Chat = chat.New(chat.Options{Pipeline: a.Pipeline, Conversations: conv, Quotas: promptQuotas, Logger: log,
 		Model: func(ctx context.Context, who registry.Principal) (llm.Provider, bool, error) {
 			// The user's own credentials first (not counted against the
@@ -212,7 +215,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 			if err != nil || own == nil {
 				return server, false, err
 			}
-			p, err := userProvider(own, tut.ModelHTTPClient(0), cfg.Model)
+			p, err := userProvider(own, modelClient, cfg.Model)
 			return p, true, err
 		}})
 	loop = a.Chat

@@ -195,3 +195,33 @@ func TestTurnFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnKeyReusesConnections: a user's own credential runs their turns
+// (not counted against the quota) through one shared connection pool: five
+// turns open one connection to the provider, not one each (a pool per turn
+// held 1 GB at 1,000 concurrent conversations).
+func TestOwnKeyReusesConnections(t *testing.T) {
+	t.Setenv("NEXUS_ALLOW_LOOPBACK_MODEL_URLS", "1")
+	fake := llmtest.NewOpenAI(t, func(int, *llmtest.Request) llmtest.Answer { return llmtest.Answer{Chunks: []string{"ok"}} })
+	a, err := app.Open(context.Background(), app.Config{DataDir: t.TempDir()}) // no server model: only the user's own
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	o := a.Pipeline.Call(context.Background(), pipeline.Request{Tool: "tn_user_byok_add", Surface: "test",
+		Args: json.RawMessage(`{"provider":"openai","label":"mine","apiKey":"sk-mine-0123456789","baseUrl":"` + fake.URL + `"}`)})
+	if o.Err != nil {
+		t.Fatal(o.Err)
+	}
+	conv := ""
+	for range 5 {
+		_, res, err := collect(t, context.Background(), a.Chat, chat.Turn{ConversationID: conv, Content: "hi"})
+		if err != nil || res.Text != "ok" {
+			t.Fatalf("turn on the user's own key: %v %+v", err, res)
+		}
+		conv = res.ConversationID
+	}
+	if n := fake.Conns(); n != 1 {
+		t.Fatalf("five turns opened %d connections to the provider, want 1", n)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -83,6 +84,14 @@ type OpenAI struct {
 
 	mu       sync.Mutex
 	requests []*Request
+	conns    int
+}
+
+// Conns returns how many TCP connections clients opened to the server.
+func (o *OpenAI) Conns() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.conns
 }
 
 // Requests returns the requests received so far.
@@ -96,7 +105,7 @@ func (o *OpenAI) Requests() []*Request {
 // the test ends.
 func NewOpenAI(tb testing.TB, script Script) *OpenAI {
 	o := &OpenAI{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/chat/completions" || r.Method != http.MethodPost {
 			http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
 			return
@@ -188,6 +197,14 @@ func NewOpenAI(tb testing.TB, script Script) *OpenAI {
 		fmt.Fprint(w, "data: [DONE]\n\n")
 		flush()
 	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			o.mu.Lock()
+			o.conns++
+			o.mu.Unlock()
+		}
+	}
+	srv.Start()
 	tb.Cleanup(srv.Close)
 	o.URL = srv.URL + "/v1"
 	return o
