@@ -225,3 +225,40 @@ func TestOwnKeyReusesConnections(t *testing.T) {
 		t.Fatalf("five turns opened %d connections to the provider, want 1", n)
 	}
 }
+
+// TestTurnOnAnthropic: the same loop on Anthropic's Messages API (its
+// streaming events, tool_use blocks, tool_result blocks sent back).
+func TestTurnOnAnthropic(t *testing.T) {
+	fake := llmtest.NewAnthropic(t, func(n int, req *llmtest.AnthropicRequest) llmtest.Answer {
+		if n == 1 {
+			return llmtest.Answer{Calls: []llmtest.Call{{ID: "toolu_1", Name: "get_tools", Args: `{}`}, {ID: "toolu_2", Name: "get_tools", Args: `{"tools":["vkb_session_list"]}`}}}
+		}
+		last := req.Messages[len(req.Messages)-1]
+		if len(last.Content) != 2 || last.Content[0]["type"] != "tool_result" || last.Content[1]["tool_use_id"] != "toolu_2" {
+			return llmtest.Answer{Chunks: []string{"the tool results did not come back"}}
+		}
+		return llmtest.Answer{Chunks: []string{"Two ", "lookups done."}}
+	})
+	model, err := llm.NewAnthropic(llm.AnthropicOptions{BaseURL: fake.URL, APIKey: "sk-ant-x", Model: "claude-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.Open(context.Background(), app.Config{DataDir: t.TempDir(), Model: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	ev, res, err := collect(t, context.Background(), a.Chat, chat.Turn{Content: "look twice"})
+	if err != nil || res.Text != "Two lookups done." || res.ToolCalls != 2 {
+		t.Fatalf("turn: %v %+v %v", err, res, types(ev))
+	}
+	if n := len(fake.Requests()); n != 2 || !slices.Contains(func() []string {
+		var out []string
+		for _, tl := range fake.Requests()[1].Tools {
+			out = append(out, tl.Name)
+		}
+		return out
+	}(), "vkb_session_list") {
+		t.Fatalf("requests: %d; the discovered tool was not offered", n)
+	}
+}
