@@ -244,7 +244,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log, Auth: authn, TokenLimit: tokenLimit(*tokenRate),
 		AuthorizationServers: authServers, Resource: resource, UI: webui.Handler(),
 		AllowedHosts: hosts, AllowedOrigins: origins, MaxSessions: *maxSessions, Metrics: a.Metrics.Handler,
-		Endpoints: append(rest.Endpoints(), httpapi.Endpoint{Path: "/mcp/servers/{toolbox}/{server}", Description: "MCP, one downstream server proxied unchanged"}),
+		Endpoints: append(rest.Endpoints(), httpapi.Endpoint{Path: "/mcp/servers/{toolbox}/{server}", Description: "MCP, one downstream server proxied unchanged"},
+			httpapi.Endpoint{Path: httpapi.WebSocketPath, Description: "WebSocket chat: message in; token, tool_start, tool_complete, complete, error out"},
+			httpapi.Endpoint{Path: "/", Description: "the web UI, for a browser (Accept: text/html); this index otherwise"}),
 	})
 	// No ReadTimeout or WriteTimeout: they would cut SSE streams; the
 	// handler bounds request bodies (httpapi.DefaultBodyTimeout).
