@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -208,5 +210,22 @@ func TestChatAuthAndOwnership(t *testing.T) {
 	ev = wsEvents(t, a, map[string]any{"type": "cancel", "conversation_id": conv}, "complete")
 	if last := ev[len(ev)-1]; last["type"] != "error" || last["code"] != "CANCELLED" || time.Since(start) > 3*time.Second {
 		t.Fatalf("cancel: %v after %s", ev, time.Since(start))
+	}
+}
+
+// TestChatModelFromConfig: the configuration file's model section configures
+// the server's model (its key from the environment).
+func TestChatModelFromConfig(t *testing.T) {
+	for _, k := range []string{"NEXUS_LLM_PROVIDER", "NEXUS_LLM_MODEL", "NEXUS_LLM_API_KEY", "NEXUS_LLM_BASE_URL"} {
+		t.Setenv(k, "")
+	}
+	fake := llmtest.NewOpenAI(t, func(int, *llmtest.Request) llmtest.Answer { return llmtest.Answer{Chunks: []string{"from the file"}} })
+	t.Setenv("FAKE_KEY", "sk-from-env")
+	conf := filepath.Join(t.TempDir(), "nexus.yaml")
+	os.WriteFile(conf, []byte("toolboxes: {}\nmodel:\n  provider: openai\n  model: fake-model\n  apiKey: ${FAKE_KEY}\n  baseUrl: "+fake.URL+"\n"), 0o600)
+	base := startServe(t, "--config", conf)
+	ev := wsEvents(t, wsDial(t, base, ""), map[string]any{"type": "message", "content": "hi"}, "complete")
+	if last := ev[len(ev)-1]; last["type"] != "complete" || fake.Requests()[0].Model != "fake-model" {
+		t.Fatalf("events: %v", ev)
 	}
 }

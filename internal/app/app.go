@@ -204,6 +204,14 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	server := cfg.Model
+	if server == nil && conf != nil && conf.Model != nil {
+		// The configuration file's model (the environment's wins).
+		m := conf.Model
+		if server, err = llm.New(llm.Settings{Provider: m.Provider, BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model}, nil); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("%s: model: %w", conf.Path, err)
+		}
+	}
 	// One client (one connection pool) for every user's own model: it
 	// refuses internal addresses at each connection.
 	modelClient := tut.ModelHTTPClient(0)

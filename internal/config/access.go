@@ -134,3 +134,49 @@ func (l *loader) rule(f field, p string) (Rule, bool) {
 	}
 	return r, true
 }
+
+var modelKeys = []string{"provider", "baseUrl", "apiKey", "model"}
+
+// model reads the model section: provider (openai or anthropic) and model
+// are required; apiKey and baseUrl may come from ${VAR}.
+func (l *loader) model(f field) *Model {
+	fields, ok := l.mapping(f.val, "model", "a mapping with provider, model, apiKey and baseUrl")
+	if !ok {
+		return nil
+	}
+	m := &Model{}
+	n := len(l.errs) + l.dropped
+	for _, sf := range fields {
+		p := join("model", sf.name)
+		switch sf.name {
+		case "provider":
+			if v, ok := l.str(sf, p); ok {
+				if v != "openai" && v != "anthropic" {
+					l.fail(l.node(sf.val), p, "%q is not a provider: openai (or any OpenAI-compatible server, with baseUrl) or anthropic", v)
+				}
+				m.Provider = v
+			}
+		case "baseUrl":
+			if v, ok := l.str(sf, p); ok {
+				if reason := checkURL(v); reason != "" {
+					l.fail(l.node(sf.val), p, "%s", reason)
+				}
+				m.BaseURL = v
+			}
+		case "apiKey":
+			m.APIKey, _ = l.str(sf, p)
+		case "model":
+			m.Model, _ = l.str(sf, p)
+		default:
+			l.unknownKey(sf, "model", modelKeys, "")
+		}
+	}
+	if len(l.errs)+l.dropped > n {
+		return nil
+	}
+	if m.Provider == "" || m.Model == "" {
+		l.fail(l.node(f.val), "model", "needs provider (openai or anthropic) and model (e.g. gpt-4o-mini)")
+		return nil
+	}
+	return m
+}

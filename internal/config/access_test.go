@@ -52,3 +52,24 @@ func TestAccess(t *testing.T) {
 		})
 	}
 }
+
+func TestModel(t *testing.T) {
+	env := envOf(map[string]string{"KEY": "sk-secret"})
+	cfg, err := Parse("c.yaml", []byte("toolboxes: {}\nmodel:\n  provider: openai\n  model: gpt-4o-mini\n  apiKey: ${KEY}\n  baseUrl: http://127.0.0.1:11434/v1\n"), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := cfg.Model; m == nil || m.Provider != "openai" || m.Model != "gpt-4o-mini" || m.APIKey != "sk-secret" || m.BaseURL != "http://127.0.0.1:11434/v1" {
+		t.Fatalf("model: %+v", cfg.Model)
+	}
+	for src, want := range map[string]string{
+		"toolboxes: {}\nmodel:\n  provider: gemini\n  model: x\n": `c.yaml:3:13: model.provider: "gemini" is not a provider`,
+		"toolboxes: {}\nmodel:\n  provider: openai\n":             "c.yaml:3:3: model: needs provider (openai or anthropic) and model",
+		"toolboxes: {}\nmodel:\n  provider: openai\n  modle: x\n": `c.yaml:4:3: model.modle: unknown key "modle"`,
+	} {
+		_, err := Parse("c.yaml", []byte(src), env)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", src, err, want)
+		}
+	}
+}

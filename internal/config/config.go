@@ -17,6 +17,19 @@ type Config struct {
 	// Access says who may use which toolboxes and tools (the Nexus format's
 	// access section); empty: everyone may use every tool.
 	Access Access
+	// Model is the server's language model (the Nexus format's model
+	// section); nil: none configured here.
+	Model *Model
+}
+
+// Model names the server's language model for the chat and
+// tn_session_ask.
+type Model struct {
+	// Provider is openai (or any OpenAI-compatible server) or anthropic.
+	Provider string
+	// BaseURL is the API's base (empty: the provider's); APIKey its key,
+	// usually ${VAR}; Model the model's name.
+	BaseURL, APIKey, Model string
 }
 
 // Toolbox is a named group of downstream MCP servers.

@@ -27,11 +27,26 @@ func FromEnv(getenv func(string) string, client *http.Client) (Provider, error) 
 	if model == "" {
 		return nil, fmt.Errorf("NEXUS_LLM_PROVIDER=%s needs NEXUS_LLM_MODEL: the model to use (e.g. gpt-4o-mini, claude-sonnet-4-5, llama3.1)", provider)
 	}
-	if provider == "anthropic" {
-		if key == "" {
-			return nil, fmt.Errorf("NEXUS_LLM_PROVIDER=anthropic needs NEXUS_LLM_API_KEY")
-		}
-		return NewAnthropic(AnthropicOptions{BaseURL: base, APIKey: key, Model: model, HTTPClient: client})
+	if provider == "anthropic" && key == "" {
+		return nil, fmt.Errorf("NEXUS_LLM_PROVIDER=anthropic needs NEXUS_LLM_API_KEY")
 	}
-	return NewOpenAI(OpenAIOptions{BaseURL: base, APIKey: key, Model: model, HTTPClient: client})
+	return New(Settings{Provider: provider, BaseURL: base, APIKey: key, Model: model}, client)
+}
+
+// Settings name a model: its provider (openai or anthropic), base URL
+// (empty: the provider's), API key and model.
+type Settings struct {
+	Provider, BaseURL, APIKey, Model string
+}
+
+// New returns the provider settings name, reached through client (nil: the
+// default client).
+func New(s Settings, client *http.Client) (Provider, error) {
+	switch s.Provider {
+	case "anthropic":
+		return NewAnthropic(AnthropicOptions{BaseURL: s.BaseURL, APIKey: s.APIKey, Model: s.Model, HTTPClient: client})
+	case "openai":
+		return NewOpenAI(OpenAIOptions{BaseURL: s.BaseURL, APIKey: s.APIKey, Model: s.Model, HTTPClient: client})
+	}
+	return nil, fmt.Errorf("model provider %q: want openai or anthropic", s.Provider)
 }
