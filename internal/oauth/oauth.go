@@ -90,10 +90,11 @@ var (
 )
 
 // maxCached bounds the verified tokens kept; cacheFor bounds how long one is
-// trusted without verifying it again.
+// trusted without verifying it again: as long as an API token
+// (users.CacheFor), so that disabling a user takes effect as soon.
 const (
 	maxCached = 100_000
-	cacheFor  = 5 * time.Minute
+	cacheFor  = users.CacheFor
 	// minKeyFetchGap is the least time between two fetches of the keys
 	// caused by unknown key ids, so that a flood of tokens naming bogus keys
 	// cannot make Nexus hammer the provider.
@@ -343,7 +344,9 @@ func (v *Verifier) key(ctx context.Context, kid string, alg string) (*jose.JSONW
 	v.mu.Lock()
 	keys, fetched, tried := v.keys, v.fetchedAt, v.tried
 	v.mu.Unlock()
-	if k := find(keys, kid, alg); k != nil && now.Sub(fetched) < v.cfg.Refresh {
+	if k := find(keys, kid, alg); k != nil && (now.Sub(fetched) < v.cfg.Refresh || now.Sub(tried) < minKeyFetchGap) {
+		// Fresh, or being (or just) refreshed by another request: the
+		// known key verifies meanwhile.
 		return k, nil
 	}
 	stale := keys == nil || now.Sub(fetched) >= v.cfg.Refresh

@@ -372,3 +372,30 @@ func FuzzClaims(f *testing.F) {
 		}
 	})
 }
+
+// TestDisabledWithinSeconds: a verified token is trusted for
+// users.CacheFor only, so disabling its user takes effect as soon as for an
+// API token.
+func TestDisabledWithinSeconds(t *testing.T) {
+	is := newIssuer(t)
+	st := storetest.OpenTestSQLite(t)
+	v := newVerifier(t, is, st, nil)
+	now := time.Now()
+	v.now = func() time.Time { return now }
+	ctx := context.Background()
+	tok := is.sign(t, "r1", map[string]any{"sub": "9", "preferred_username": "carol"})
+	if _, err := v.Authenticate(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	d := true
+	if _, err := users.New(st).Set(ctx, "carol", users.Change{Disabled: &d}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Authenticate(ctx, tok); err != nil {
+		t.Fatalf("within the cache time the token still works (as an API token's): %v", err)
+	}
+	now = now.Add(users.CacheFor)
+	if _, err := v.Authenticate(ctx, tok); !errors.Is(err, users.ErrDisabled) {
+		t.Fatalf("after %s the disabled user is refused: %v", users.CacheFor, err)
+	}
+}
