@@ -73,3 +73,14 @@ func TestModel(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxIdleConnections(t *testing.T) {
+	cfg, err := Parse("c.yaml", []byte("toolboxes:\n  t:\n    mcpServers:\n      s: {url: \"https://h/mcp\", maxIdleConnections: 16}\n"), envOf(nil))
+	if err != nil || cfg.Toolboxes["t"].Servers["s"].MaxIdleConnections != 16 {
+		t.Fatalf("maxIdleConnections: %v %+v", err, cfg)
+	}
+	_, err = Parse("c.yaml", []byte("toolboxes:\n  t:\n    mcpServers:\n      s: {url: \"https://h/mcp\", maxIdleConnections: 0}\n"), envOf(nil))
+	if err == nil || !strings.Contains(err.Error(), "maxIdleConnections: must be a whole number from 1 to 10000") {
+		t.Fatalf("maxIdleConnections 0: %v", err)
+	}
+}

@@ -67,6 +67,10 @@ type Server struct {
 	ToolFilters []string
 	// Eager connects at start instead of when the toolbox is first opened.
 	Eager bool
+	// MaxIdleConnections is how many keep-alive connections to an HTTP
+	// server are kept idle for the next requests (default
+	// DefaultMaxIdleConnections).
+	MaxIdleConnections int
 	// Timeout bounds one tool call (default 60 s).
 	Timeout time.Duration
 	// ConnectTimeout bounds connecting and listing tools (default 30 s).

@@ -20,7 +20,7 @@ var (
 	serverKeys     = []string{
 		"command", "args", "env", "cwd",
 		"url", "headers", "transport", "type",
-		"toolFilters", "eager", "timeout", "connectTimeout",
+		"toolFilters", "eager", "timeout", "connectTimeout", "maxIdleConnections",
 		"disabled", "alwaysAllow", "autoApprove", "description",
 	}
 )

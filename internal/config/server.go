@@ -4,6 +4,7 @@ package config
 // from command or url.
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
@@ -12,6 +13,9 @@ import (
 const (
 	DefaultTimeout        = 60 * time.Second
 	DefaultConnectTimeout = 30 * time.Second
+	// DefaultMaxIdleConnections is how many idle keep-alive connections to
+	// an HTTP server are kept.
+	DefaultMaxIdleConnections = 64
 )
 
 // server reads one server; nil when it is disabled or invalid.
@@ -78,6 +82,15 @@ func (l *loader) server(f field, p string) *Server {
 			s.ToolFilters = l.strList(sf, fp, checkFilter)
 		case "eager":
 			s.Eager, _ = l.boolean(sf, fp)
+		case "maxIdleConnections":
+			if v, ok := l.str(sf, fp); ok {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 1 || n > 10000 {
+					l.fail(l.node(sf.val), fp, "must be a whole number from 1 to 10000, not %q", v)
+				} else {
+					s.MaxIdleConnections = n
+				}
+			}
 		case "timeout":
 			if d, ok := l.duration(sf, fp); ok {
 				s.Timeout = d

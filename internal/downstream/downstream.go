@@ -34,18 +34,29 @@ func Transport(srv *config.Server, stderr *os.File) (mcp.Transport, error) {
 		endWithParent(cmd)
 		return &mcp.CommandTransport{Command: cmd}, nil
 	case config.StreamableHTTP:
-		return &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: headerClient(srv.Headers)}, nil
+		return &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: httpClient(srv)}, nil
 	case config.SSE:
-		return &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: headerClient(srv.Headers)}, nil
+		return &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: httpClient(srv)}, nil
 	}
 	return nil, fmt.Errorf("server %q: unknown transport %q", srv.Name, srv.Transport)
 }
 
-func headerClient(h map[string]string) *http.Client {
-	if len(h) == 0 {
-		return nil
+// httpClient is the client of one HTTP server's connection: its own pool of
+// keep-alive connections, keeping up to srv.MaxIdleConnections idle (Go's
+// default transport keeps 2 a host, so concurrent calls kept opening new
+// TCP connections), and srv.Headers on every request.
+func httpClient(srv *config.Server) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	idle := srv.MaxIdleConnections
+	if idle <= 0 {
+		idle = config.DefaultMaxIdleConnections
 	}
-	return &http.Client{Transport: headerTransport{h: h, next: http.DefaultTransport}}
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = idle, idle
+	var rt http.RoundTripper = tr
+	if len(srv.Headers) > 0 {
+		rt = headerTransport{h: srv.Headers, next: tr}
+	}
+	return &http.Client{Transport: rt}
 }
 
 type headerTransport struct {
