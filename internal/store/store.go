@@ -45,6 +45,13 @@ type Store struct {
 	dialect Dialect
 	// Created reports whether this Open created the schema from nothing.
 	Created bool
+	// writer queues SQLite's write transactions in process (a token of
+	// capacity one): SQLite runs one writer at a time, and its busy handler
+	// retries unfairly, so under enough concurrency a writer could wait past
+	// busy_timeout and fail with SQLITE_BUSY. Queued here, writers take
+	// turns in arrival order and wait as long as their context allows. Nil
+	// for PostgreSQL, whose row locks need no queue.
+	writer chan struct{}
 }
 
 // Options say which database to open.
@@ -96,7 +103,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		}
 		db.SetMaxOpenConns(8)
 		db.SetMaxIdleConns(8)
-		s = &Store{db: db, dialect: SQLite}
+		s = &Store{db: db, dialect: SQLite, writer: make(chan struct{}, 1)}
 	}
 	if err := s.db.PingContext(ctx); err != nil {
 		s.db.Close()
@@ -141,7 +148,18 @@ func (s *Store) Q(query string) string {
 
 // Tx runs fn in a transaction, committing when fn returns nil and rolling
 // back otherwise, so a failed write leaves nothing behind.
+//
+// On SQLite write transactions are queued in process (see Store.writer):
+// fn must not start another transaction of s, which would wait for itself.
 func (s *Store) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s.writer != nil {
+		select {
+		case s.writer <- struct{}{}:
+		case <-ctx.Done():
+			return fmt.Errorf("store: wait to write: %w", ctx.Err())
+		}
+		defer func() { <-s.writer }()
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
