@@ -16,7 +16,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
 )
 
-var localTools = []string{"belief_create", "belief_get", "belief_query", "belief_supersede", "entity_get", "entity_search", "tension_list", "tension_resolve",
+var localTools = []string{"belief_create", "belief_create_batch", "belief_get", "belief_query", "belief_supersede", "entity_get", "entity_search", "tension_list", "tension_resolve",
 	"session_start", "session_end", "session_get", "session_list", "session_find_by_room", "exchange_add", "exchange_list",
 	"pattern_record", "pattern_reinforce", "pattern_list", "pattern_search", "insight_extract", "insight_list",
 	"tn_session_start", "tn_session_ask", "tn_session_end", "tn_session_history", "tn_session_resume", "tn_session_export",

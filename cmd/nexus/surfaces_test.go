@@ -74,7 +74,7 @@ func TestAgentsSurface(t *testing.T) {
 	if req := schema["required"].([]any); len(req) != 2 || req[0] != "mode" || req[1] != "sessionId" {
 		t.Fatalf("agent schema must require mode and sessionId: %v", schema)
 	}
-	if modes := schema["properties"].(map[string]any)["mode"].(map[string]any)["enum"].([]any); len(modes) != 8 {
+	if modes := schema["properties"].(map[string]any)["mode"].(map[string]any)["enum"].([]any); len(modes) != 9 {
 		t.Fatalf("substrate modes: %v", modes)
 	}
 
