@@ -119,6 +119,8 @@ func placeholders(n int) string {
 
 // newBelief is what insertBelief stores.
 type newBelief struct {
+	id                          string // assigned before the write when empty
+	externalID                  string
 	content                     string
 	confidence                  Confidence
 	domainPath                  []string
@@ -145,23 +147,26 @@ func (s *Server) insertBelief(ctx context.Context, tx *sql.Tx, workspace string,
 	if nb.domainPath == nil {
 		nb.domainPath = []string{}
 	}
-	id, err := uuid.NewV7()
-	if err != nil {
-		return nil, fmt.Errorf("new belief id: %w", err)
+	if nb.id == "" {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return nil, fmt.Errorf("new belief id: %w", err)
+		}
+		nb.id = id.String()
 	}
 	now := s.now()
 	b := &Belief{
-		ID: id.String(), Content: nb.content, Confidence: nb.confidence, DomainPath: nb.domainPath,
+		ID: nb.id, Content: nb.content, Confidence: nb.confidence, DomainPath: nb.domainPath,
 		Source: nb.source, Status: StatusActive, ValidFrom: nb.validFrom, ValidUntil: nb.validUntil,
 		Supersedes: nb.supersedes, SupersedeReason: nb.supersedeReason, Workspace: workspace,
 		CreatedAt: now, UpdatedAt: now, Entities: []EntityLink{},
 	}
 	_, err = tx.ExecContext(ctx, s.st.Q(`INSERT INTO beliefs (id, workspace, content, confidence, confidence_overall,
 		domain_path, domain_key, source_type, source_ref, source_title, valid_from, valid_until, status,
-		supersedes, supersede_reason, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		supersedes, supersede_reason, created_at, updated_at, external_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		b.ID, workspace, b.Content, mustJSON(b.Confidence), b.Confidence.Overall, mustJSON(b.DomainPath), dk,
 		nullStr(b.Source.Type), nullStr(b.Source.Ref), nullStr(b.Source.Title), nullTime(b.ValidFrom), nullTime(b.ValidUntil),
-		b.Status, nullStr(b.Supersedes), nullStr(b.SupersedeReason), store.Micros(now), store.Micros(now))
+		b.Status, nullStr(b.Supersedes), nullStr(b.SupersedeReason), store.Micros(now), store.Micros(now), nullStr(nb.externalID))
 	if err != nil {
 		return nil, fmt.Errorf("insert belief: %w", err)
 	}
@@ -221,6 +226,15 @@ type CreateInput struct {
 	ValidUntil  string           `json:"valid_until,omitempty"`
 }
 
+// BatchInput is one belief of belief_create_batch and of nexus import
+// beliefs: belief_create's arguments and the caller's own id of the belief.
+type BatchInput struct {
+	CreateInput
+	// ExternalID, when set, makes the creation idempotent: a belief whose
+	// external_id the workspace already holds is not created again.
+	ExternalID string `json:"external_id,omitempty"`
+}
+
 // CreateResult is belief_create's response.
 type CreateResult struct {
 	Success  bool      `json:"success"`
@@ -228,46 +242,34 @@ type CreateResult struct {
 	Tensions []Tension `json:"tensions"`
 }
 
-// Create stores a belief in workspace and runs tension detection, in one
-// transaction. It is belief_create's implementation.
+// Create stores a belief in workspace and detects its tensions: the
+// candidates are found and judged before the write transaction, which then
+// only re-checks what changed meanwhile (see create.go). It is
+// belief_create's implementation.
 func (s *Server) Create(ctx context.Context, workspace string, in CreateInput) (*CreateResult, error) {
-	var res *CreateResult
-	err := s.st.Tx(ctx, func(tx *sql.Tx) error {
-		var err error
-		res, err = s.CreateTx(ctx, tx, workspace, in)
-		return err
-	})
-	return res, err
+	out, err := s.createMany(ctx, workspace, []BatchInput{{CreateInput: in}}, false)
+	if err != nil {
+		return nil, err
+	}
+	d := out[0]
+	if d.existing != "" {
+		b, err := s.Get(ctx, workspace, d.existing)
+		if err != nil {
+			return nil, err
+		}
+		return &CreateResult{Success: true, Belief: b, Tensions: []Tension{}}, nil
+	}
+	return &CreateResult{Success: true, Belief: d.stored, Tensions: d.tensions}, nil
 }
 
 // CreateTx is [Server.Create] inside the caller's transaction, so that other
 // local servers can create a belief together with their own records (vkb's
-// insight_extract).
+// insight_extract). Its tension candidates are found inside that
+// transaction.
 func (s *Server) CreateTx(ctx context.Context, tx *sql.Tx, workspace string, in CreateInput) (*CreateResult, error) {
-	content := strings.TrimSpace(in.Content)
-	if content == "" {
-		return nil, errs.Invalid("content", "must not be blank")
-	}
-	from, err := parseTime("valid_from", in.ValidFrom)
+	nb, err := validateCreate(BatchInput{CreateInput: in})
 	if err != nil {
 		return nil, err
-	}
-	until, err := parseTime("valid_until", in.ValidUntil)
-	if err != nil {
-		return nil, err
-	}
-	if from != nil && until != nil && !until.After(*from) {
-		return nil, errs.Invalid("valid_until", "must be after valid_from")
-	}
-	for i, e := range in.Entities {
-		if strings.TrimSpace(e.Name) == "" {
-			return nil, errs.Invalid(fmt.Sprintf("entities[%d].name", i), "must not be blank")
-		}
-	}
-	nb := newBelief{
-		content: content, confidence: in.Confidence.resolve(DefaultConfidence), domainPath: in.DomainPath,
-		source:   Source{Type: in.SourceType, Ref: in.SourceRef, Title: in.SourceTitle},
-		entities: in.Entities, validFrom: from, validUntil: until,
 	}
 	b, err := s.insertBelief(ctx, tx, workspace, nb)
 	if err != nil {
@@ -279,6 +281,46 @@ func (s *Server) CreateTx(ctx context.Context, tx *sql.Tx, workspace string, in 
 	}
 	return res, nil
 }
+
+// validateCreate checks belief_create's arguments and returns the belief to
+// store.
+func validateCreate(in BatchInput) (newBelief, error) {
+	content := strings.TrimSpace(in.Content)
+	if content == "" {
+		return newBelief{}, errs.Invalid("content", "must not be blank")
+	}
+	from, err := parseTime("valid_from", in.ValidFrom)
+	if err != nil {
+		return newBelief{}, err
+	}
+	until, err := parseTime("valid_until", in.ValidUntil)
+	if err != nil {
+		return newBelief{}, err
+	}
+	if from != nil && until != nil && !until.After(*from) {
+		return newBelief{}, errs.Invalid("valid_until", "must be after valid_from")
+	}
+	for i, e := range in.Entities {
+		if normalizeKey(e.Name) == "" {
+			return newBelief{}, errs.Invalid(fmt.Sprintf("entities[%d].name", i), "must not be blank")
+		}
+	}
+	if _, err := domainKey(in.DomainPath); err != nil {
+		return newBelief{}, err
+	}
+	ext := strings.TrimSpace(in.ExternalID)
+	if len(ext) > maxExternalID {
+		return newBelief{}, errs.Invalid("external_id", "is %d bytes; at most %d", len(ext), maxExternalID)
+	}
+	return newBelief{
+		content: content, confidence: in.Confidence.resolve(DefaultConfidence), domainPath: in.DomainPath,
+		source:   Source{Type: in.SourceType, Ref: in.SourceRef, Title: in.SourceTitle},
+		entities: in.Entities, validFrom: from, validUntil: until, externalID: ext,
+	}, nil
+}
+
+// maxExternalID bounds an external_id.
+const maxExternalID = 256
 
 func (s *Server) beliefCreate(ctx context.Context, c *registry.Call, in CreateInput) (*CreateResult, error) {
 	return s.Create(ctx, c.Workspace, in)

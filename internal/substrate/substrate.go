@@ -32,6 +32,9 @@ type Server struct {
 	log   *slog.Logger
 	now   func() time.Time
 	stats *textsearch.Stats
+	// judged, when set (tests), runs after a create has judged its
+	// candidates and before its write transaction.
+	judged func()
 }
 
 // New returns a substrate server over st.

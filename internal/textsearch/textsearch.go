@@ -186,7 +186,8 @@ func NewStats(ttl time.Duration, max int, log *slog.Logger) *Stats {
 	return &Stats{TTL: ttl, Max: max, Log: log, m: map[string]*statEntry{}}
 }
 
-// Get returns the statistic key: computed with fetch(ctx) on first use,
+// Get returns the statistic key: computed with fetch(ctx) on first use (and
+// while it is zero),
 // refreshed with refresh (a fetch that must not depend on ctx's
 // transaction) in the background once stale.
 func (s *Stats) Get(ctx context.Context, key string, fetch, refresh func(context.Context) (int, error)) (int, error) {
@@ -203,7 +204,10 @@ func (s *Stats) Get(ctx context.Context, key string, fetch, refresh func(context
 			s.put(key, n)
 		}()
 	}
-	if ok {
+	// A zero is not kept: a term no belief had a moment ago may be in the
+	// one just created, and counting a term nothing matches costs one index
+	// probe.
+	if ok && v > 0 {
 		return v, nil
 	}
 	n, err := fetch(ctx)

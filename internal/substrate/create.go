@@ -1,0 +1,729 @@
+package substrate
+
+// The write path of belief_create, belief_create_batch and `nexus import
+// beliefs` (issue 12): one path for one belief and for a thousand.
+//
+//  1. Validate every item; an item refused is reported and the others go on.
+//     Items whose external_id the workspace already holds are skipped.
+//  2. Outside any write transaction, mark what the store holds (SQLite: the
+//     highest belief sequence number; PostgreSQL: the current snapshot), then
+//     find and judge each item's tension candidates in the store, the items
+//     in parallel, and judge each item against the items before it in the
+//     batch, in memory.
+//  3. In one short write transaction: take the scopes the items touch
+//     (PostgreSQL advisory locks per domain and entity, so unrelated creates
+//     do not wait for each other; SQLite has one writer anyway), load the
+//     beliefs committed since the mark and judge the items against them,
+//     drop findings whose candidate is no longer active, insert the items
+//     and their tensions.
+//
+// A create that commits while another is between its steps 2 and 3 is
+// therefore still compared with it: whichever takes the shared scope second
+// finds the first among the beliefs committed since its mark.
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/store"
+	"github.com/nexus-mcp/nexus/internal/textsearch"
+)
+
+// draft is one item of a create on its way to the store.
+type draft struct {
+	index int
+	nb    newBelief
+	// b is the belief as it will be stored, as far as the store knew in
+	// step 2 (entities found by name or alias carry their ids).
+	b      *Belief
+	dk     string
+	scoped bool     // has a domain path or entities: candidates must share one
+	keys   []string // relation keys: "d:" domain, "e:" entity id, "n:" name or alias key
+	terms  []string
+	keyset map[string]bool // textsearch.Key of each token of the content
+	df     map[string]int
+	n      int
+	// cands are the store's candidates judged in step 2 (kept to judge
+	// again if the stored entities differ from the draft's).
+	cands    []*Belief
+	compared map[string]bool
+	findings []finding
+
+	fail     *errs.Error // why the item was left out
+	existing string      // the belief already holding the item's external_id
+	stored   *Belief
+	tensions []Tension
+}
+
+type finding struct {
+	a       *Belief
+	f       TensionFinding
+	inBatch bool
+}
+
+// createMany creates items in workspace along the path above. batch reports
+// an item's own fault (bad input) in its draft and goes on; otherwise the
+// single item's fault is returned as the error. A store error fails the
+// whole call and writes nothing.
+func (s *Server) createMany(ctx context.Context, workspace string, items []BatchInput, batch bool) ([]*draft, error) {
+	drafts := make([]*draft, len(items))
+	var live []*draft
+	for i, in := range items {
+		d := &draft{index: i}
+		drafts[i] = d
+		nb, err := validateCreate(in)
+		if err != nil {
+			var e *errs.Error
+			if !batch || !errors.As(err, &e) {
+				return nil, err
+			}
+			d.fail = e
+			continue
+		}
+		id, err := uuid.NewV7()
+		if err != nil {
+			return nil, fmt.Errorf("new belief id: %w", err)
+		}
+		nb.id = id.String()
+		d.nb = nb
+		live = append(live, d)
+	}
+	if err := s.skipExisting(ctx, s.st.DB(), workspace, live); err != nil {
+		return nil, err
+	}
+	live = slices.DeleteFunc(live, func(d *draft) bool { return d.existing != "" })
+
+	mark, err := s.mark(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.judgeInStore(ctx, workspace, live); err != nil {
+		return nil, err
+	}
+	judgeInBatch(live)
+	if s.judged != nil {
+		s.judged()
+	}
+
+	err = s.st.Tx(ctx, func(tx *sql.Tx) error {
+		return s.writeDrafts(ctx, tx, workspace, live, mark, batch)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return drafts, nil
+}
+
+// skipExisting marks the drafts whose external_id the workspace holds with
+// that belief's id, and a draft repeating an earlier draft's external_id
+// with the earlier one's.
+func (s *Server) skipExisting(ctx context.Context, q querier, workspace string, drafts []*draft) error {
+	first := map[string]*draft{}
+	var ids []string
+	for _, d := range drafts {
+		ext := d.nb.externalID
+		if ext == "" {
+			continue
+		}
+		if f := first[ext]; f != nil {
+			d.existing = f.nb.id
+			continue
+		}
+		first[ext] = d
+		ids = append(ids, ext)
+	}
+	found := map[string]string{}
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 500)]
+		ids = ids[len(chunk):]
+		args := []any{workspace}
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		rows, err := q.QueryContext(ctx, s.st.Q(`SELECT external_id, id FROM beliefs WHERE workspace = ? AND external_id IN (`+
+			placeholders(len(chunk))+`)`), args...)
+		if err != nil {
+			return fmt.Errorf("look up external ids: %w", err)
+		}
+		for rows.Next() {
+			var ext, id string
+			if err := rows.Scan(&ext, &id); err != nil {
+				rows.Close()
+				return fmt.Errorf("look up external ids: %w", err)
+			}
+			found[ext] = id
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("look up external ids: %w", err)
+		}
+	}
+	for _, d := range drafts {
+		if id, ok := found[d.nb.externalID]; ok && d.nb.externalID != "" {
+			d.existing = id
+		}
+	}
+	return nil
+}
+
+// mark records what the store holds before the candidates are read.
+func (s *Server) mark(ctx context.Context) (string, error) {
+	var m string
+	q := `SELECT CAST(COALESCE(MAX(seq), 0) AS TEXT) FROM beliefs`
+	if s.st.Dialect() == store.Postgres {
+		q = `SELECT pg_current_snapshot()::text`
+	}
+	if err := s.st.DB().QueryRowContext(ctx, q).Scan(&m); err != nil {
+		return "", fmt.Errorf("belief mark: %w", err)
+	}
+	return m, nil
+}
+
+// judgeInStore resolves each draft's entities, finds its tension candidates
+// in the store and judges them, the drafts in parallel.
+func (s *Server) judgeInStore(ctx context.Context, workspace string, drafts []*draft) error {
+	workers := min(len(drafts), runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for _, d := range drafts {
+			if err := s.judgeDraft(ctx, workspace, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		next int
+		fail error
+	)
+	for range workers {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				if next == len(drafts) || fail != nil {
+					mu.Unlock()
+					return
+				}
+				d := drafts[next]
+				next++
+				mu.Unlock()
+				if err := s.judgeDraft(ctx, workspace, d); err != nil {
+					mu.Lock()
+					if fail == nil {
+						fail = err
+						cancel()
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return fail
+}
+
+// judgeDraft fills d from the store (read only): the belief it will be, its
+// relation keys and terms, and its findings against the store.
+func (s *Server) judgeDraft(ctx context.Context, workspace string, d *draft) error {
+	db := s.st.DB()
+	d.dk, _ = domainKey(d.nb.domainPath)
+	d.scoped = d.dk != "" || len(d.nb.entities) > 0
+	if d.dk != "" {
+		d.keys = append(d.keys, "d:"+d.dk)
+	}
+	b := &Belief{ID: d.nb.id, Workspace: workspace, Content: d.nb.content, Confidence: d.nb.confidence,
+		DomainPath: d.nb.domainPath, ValidFrom: d.nb.validFrom, ValidUntil: d.nb.validUntil, Status: StatusActive}
+	f := searchFilter{workspace: workspace, requireTerms: true, maxCandidates: tensionSearchCap, domainExact: d.dk}
+	type linkKey struct{ entity, role string }
+	linked := map[linkKey]bool{}
+	for _, ein := range d.nb.entities {
+		name := strings.Join(strings.Fields(ein.Name), " ")
+		key := normalizeKey(name)
+		role := cmp.Or(ein.Role, "subject")
+		d.keys = append(d.keys, "n:"+key)
+		for _, a := range ein.Aliases {
+			if ak := normalizeKey(a); ak != "" {
+				d.keys = append(d.keys, "n:"+ak)
+			}
+		}
+		e, err := s.findEntity(ctx, db, workspace, key)
+		if err != nil {
+			return err
+		}
+		link := EntityLink{Name: name, Role: role}
+		ident := "n:" + key
+		if e != nil {
+			link.ID, link.Name, link.Type = e.ID, e.Name, e.Type
+			ident = "e:" + e.ID
+			d.keys = append(d.keys, ident)
+			f.entityIDs = append(f.entityIDs, e.ID)
+		}
+		if k := (linkKey{ident, role}); !linked[k] {
+			linked[k] = true
+			b.Entities = append(b.Entities, link)
+		}
+	}
+	slices.SortFunc(b.Entities, func(x, y EntityLink) int { return strings.Compare(x.Name+"\x00"+x.Role, y.Name+"\x00"+y.Role) })
+	slices.Sort(d.keys)
+	d.keys = slices.Compact(d.keys)
+	d.b = b
+	d.compared = map[string]bool{}
+	d.terms = textsearch.Terms(b.Content)
+	d.keyset = keySet(b.Content)
+	d.df = make(map[string]int, len(d.terms))
+	for _, t := range d.terms {
+		n, err := s.docFreq(ctx, db, t)
+		if err != nil {
+			return err
+		}
+		d.df[t] = n
+	}
+	n, err := s.corpusSize(ctx, db)
+	if err != nil {
+		return err
+	}
+	d.n = n
+	// A scoped belief whose domain and entities the store has never seen
+	// has no candidates there.
+	if d.scoped && f.domainExact == "" && len(f.entityIDs) == 0 {
+		return nil
+	}
+	res, err := s.search(ctx, db, b.Content, f)
+	if err != nil {
+		return fmt.Errorf("tension candidates: %w", err)
+	}
+	hits := res.hits
+	slices.SortStableFunc(hits, func(x, y hit) int { return cmp.Compare(y.lexical, x.lexical) })
+	if len(hits) > tensionCandidates {
+		hits = hits[:tensionCandidates]
+	}
+	seqs := make([]int64, len(hits))
+	for i, h := range hits {
+		seqs[i] = h.seq
+	}
+	if d.cands, err = s.loadBeliefsBySeq(ctx, db, seqs); err != nil {
+		return err
+	}
+	d.findings = judge(d.b, d.cands, d.compared, false)
+	return nil
+}
+
+// judge compares b with each candidate not yet compared and returns what
+// the detector reports.
+func judge(b *Belief, cands []*Belief, compared map[string]bool, inBatch bool) []finding {
+	var out []finding
+	in := tensionInput(b)
+	for _, a := range cands {
+		if compared[a.ID] {
+			continue
+		}
+		compared[a.ID] = true
+		if f, ok := DetectTension(tensionInput(a), in); ok {
+			out = append(out, finding{a: a, f: f, inBatch: inBatch})
+		}
+	}
+	return out
+}
+
+// keySet is the set of textsearch.Key of text's tokens.
+func keySet(text string) map[string]bool {
+	toks := textsearch.Tokens(text)
+	out := make(map[string]bool, len(toks))
+	for _, t := range toks {
+		out[textsearch.Key(t)] = true
+	}
+	return out
+}
+
+// related reports whether a belief with relation keys keys (and scoped as
+// given) would take other as a candidate: the same domain or a shared
+// entity, or anything when it has neither.
+func related(scoped bool, keys, other []string) bool {
+	if !scoped {
+		return true
+	}
+	for _, k := range keys {
+		if _, ok := slices.BinarySearch(other, k); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// selective returns d's rarest terms whose document frequencies add up to at
+// most tensionSearchCap (at least one), as the store search selects
+// candidates.
+func selective(d *draft) []string {
+	terms := slices.Clone(d.terms)
+	slices.SortStableFunc(terms, func(a, b string) int { return d.df[a] - d.df[b] })
+	var out []string
+	sum := 0
+	for i, t := range terms {
+		if sum += d.df[t]; i > 0 && sum > tensionSearchCap {
+			break
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// judgeInBatch judges each draft against the drafts before it in the call,
+// in memory, choosing at most tensionCandidates of them as the store search
+// would: related, sharing one of its selective terms, best by BM25.
+func judgeInBatch(drafts []*draft) {
+	if len(drafts) < 2 {
+		return
+	}
+	postings := map[string][]int{} // term key -> indices into drafts
+	for i, d := range drafts {
+		for k := range d.keyset {
+			postings[k] = append(postings[k], i)
+		}
+	}
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := range work {
+				d := drafts[i]
+				seen := map[int]bool{}
+				var pool []*Belief
+				for _, t := range selective(d) {
+					for _, j := range postings[textsearch.Key(t)] {
+						if j >= i {
+							break
+						}
+						if seen[j] || !related(d.scoped, d.keys, drafts[j].keys) {
+							continue
+						}
+						seen[j] = true
+						pool = append(pool, drafts[j].b)
+					}
+				}
+				d.findings = append(d.findings, judge(d.b, best(d, pool), d.compared, true)...)
+			}
+		})
+	}
+	for i := 1; i < len(drafts); i++ {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+}
+
+// best returns at most tensionCandidates beliefs of pool that match d's
+// terms, best by BM25 first.
+func best(d *draft, pool []*Belief) []*Belief {
+	if len(pool) == 0 {
+		return nil
+	}
+	texts := make([]string, len(pool))
+	for i, b := range pool {
+		texts[i] = b.Content
+	}
+	scores := textsearch.BM25(texts, d.terms, d.df, max(d.n, len(pool)))
+	idx := make([]int, 0, len(pool))
+	for i, sc := range scores {
+		if sc > 0 {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(scores[y], scores[x]) })
+	out := make([]*Belief, 0, min(len(idx), tensionCandidates))
+	for _, i := range idx[:min(len(idx), tensionCandidates)] {
+		out = append(out, pool[i])
+	}
+	return out
+}
+
+// writeDrafts is step 3: in tx, the drafts' scopes, the beliefs committed
+// since mark, the inserts and the tensions.
+func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, workspace string, drafts []*draft, mark string, batch bool) error {
+	if len(drafts) == 0 {
+		return nil
+	}
+	if err := s.lockScopes(ctx, tx, workspace, drafts); err != nil {
+		return err
+	}
+	// Another writer may have stored an external id since step 1.
+	var withExt []*draft
+	for _, d := range drafts {
+		if d.nb.externalID != "" {
+			withExt = append(withExt, d)
+		}
+	}
+	if err := s.skipExisting(ctx, tx, workspace, withExt); err != nil {
+		return err
+	}
+	since, err := s.committedSince(ctx, tx, workspace, mark)
+	if err != nil {
+		return err
+	}
+	gone, err := s.inactive(ctx, tx, workspace, drafts)
+	if err != nil {
+		return err
+	}
+	// An earlier item of the call that was not stored (left out, or its
+	// external id found meanwhile) is no tension's belief.
+	for _, d := range drafts {
+		if d.existing != "" {
+			gone[d.nb.id] = true
+		}
+	}
+	for _, d := range drafts {
+		if d.existing != "" {
+			continue
+		}
+		if batch {
+			if _, err := tx.ExecContext(ctx, "SAVEPOINT belief_item"); err != nil {
+				return fmt.Errorf("savepoint: %w", err)
+			}
+		}
+		b, err := s.insertBelief(ctx, tx, workspace, d.nb)
+		var e *errs.Error
+		switch {
+		case batch && errors.As(err, &e) && e.Code == errs.BadRequest:
+			if _, err := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT belief_item"); err != nil {
+				return fmt.Errorf("roll back beliefs[%d]: %w", d.index, err)
+			}
+			d.fail = e
+			gone[d.nb.id] = true
+		case err != nil:
+			return err
+		default:
+			if err := s.finish(ctx, tx, d, b, since, gone); err != nil {
+				return err
+			}
+		}
+		if batch {
+			if _, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT belief_item"); err != nil {
+				return fmt.Errorf("release savepoint: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// finish judges the stored belief b against the beliefs committed since the
+// mark, keeps the findings whose candidate is still there, and stores the
+// tensions.
+func (s *Server) finish(ctx context.Context, tx *sql.Tx, d *draft, b *Belief, since []*Belief, gone map[string]bool) error {
+	d.stored = b
+	if !sameEntities(d.b.Entities, b.Entities) {
+		// The store resolved an entity otherwise than step 2 saw it (created
+		// or renamed meanwhile): judge the store's candidates again.
+		var batchCands []*Belief
+		for _, f := range d.findings {
+			if f.inBatch {
+				batchCands = append(batchCands, f.a)
+			}
+		}
+		compared := map[string]bool{}
+		d.findings = append(judge(b, d.cands, compared, false), judge(b, batchCands, compared, true)...)
+		d.compared = compared
+	}
+	keys := slices.Clone(d.keys)
+	for _, e := range b.Entities {
+		keys = append(keys, "e:"+e.ID)
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	var pool []*Belief
+	for _, a := range since {
+		if !d.compared[a.ID] && related(d.scoped, keys, a.keys()) && matchesAny(d, a.Content) {
+			pool = append(pool, a)
+		}
+	}
+	d.findings = append(d.findings, judge(b, best(d, pool), d.compared, false)...)
+	d.tensions = []Tension{}
+	for _, f := range d.findings {
+		if gone[f.a.ID] {
+			continue
+		}
+		id, err := uuid.NewV7()
+		if err != nil {
+			return fmt.Errorf("new tension id: %w", err)
+		}
+		t := Tension{
+			ID: id.String(), Type: f.f.Type, Severity: f.f.Severity, Status: TensionDetected,
+			Description: f.f.Reason, BeliefAID: f.a.ID, BeliefBID: b.ID, Workspace: b.Workspace, CreatedAt: b.CreatedAt,
+		}
+		if _, err := tx.ExecContext(ctx, s.st.Q(`INSERT INTO tensions (id, workspace, belief_a, belief_b, type, severity,
+			severity_rank, status, description, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			t.ID, t.Workspace, t.BeliefAID, t.BeliefBID, t.Type, t.Severity, severityRank[t.Severity], t.Status,
+			t.Description, store.Micros(t.CreatedAt)); err != nil {
+			return fmt.Errorf("store tension: %w", err)
+		}
+		d.tensions = append(d.tensions, t)
+	}
+	return nil
+}
+
+// matchesAny reports whether text has a token of d's terms.
+func matchesAny(d *draft, text string) bool {
+	ks := keySet(text)
+	for _, t := range d.terms {
+		if ks[textsearch.Key(t)] {
+			return true
+		}
+	}
+	return false
+}
+
+func sameEntities(a, b []EntityLink) bool {
+	return slices.EqualFunc(a, b, func(x, y EntityLink) bool { return x.Name == y.Name && x.Role == y.Role })
+}
+
+// keys are a stored belief's relation keys.
+func (b *Belief) keys() []string {
+	var out []string
+	if dk, _ := domainKey(b.DomainPath); dk != "" {
+		out = append(out, "d:"+dk)
+	}
+	for _, e := range b.Entities {
+		out = append(out, "e:"+e.ID)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// committedSince returns the active beliefs of workspace committed after
+// mark, with their entities: on SQLite the sequence numbers above it (one
+// writer, so sequence numbers follow commits); on PostgreSQL the rows whose
+// creating transaction the marked snapshot did not see.
+func (s *Server) committedSince(ctx context.Context, q querier, workspace, mark string) ([]*Belief, error) {
+	query := `SELECT ` + beliefCols + ` FROM beliefs b WHERE b.seq > ? AND b.workspace = ? AND b.status = ?`
+	var m any = mark
+	if s.st.Dialect() == store.Postgres {
+		query = `SELECT ` + beliefCols + ` FROM beliefs b WHERE b.created_xid >= pg_snapshot_xmin(CAST(? AS pg_snapshot))
+			AND NOT pg_visible_in_snapshot(b.created_xid, CAST(? AS pg_snapshot)) AND b.workspace = ? AND b.status = ?`
+		rows, err := q.QueryContext(ctx, s.st.Q(query), mark, mark, workspace, StatusActive)
+		return s.scanSince(ctx, q, rows, err)
+	}
+	n, err := strconv.ParseInt(mark, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("belief mark %q: %w", mark, err)
+	}
+	m = n
+	rows, err := q.QueryContext(ctx, s.st.Q(query), m, workspace, StatusActive)
+	return s.scanSince(ctx, q, rows, err)
+}
+
+func (s *Server) scanSince(ctx context.Context, q querier, rows *sql.Rows, err error) ([]*Belief, error) {
+	if err != nil {
+		return nil, fmt.Errorf("beliefs committed meanwhile: %w", err)
+	}
+	var out []*Belief
+	for rows.Next() {
+		b, err := scanBelief(rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("beliefs committed meanwhile: %w", err)
+		}
+		out = append(out, b)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("beliefs committed meanwhile: %w", err)
+	}
+	return out, s.attachEntities(ctx, q, out)
+}
+
+// inactive returns which of the store candidates the drafts found tensions
+// with are no longer active (superseded or archived since step 2).
+func (s *Server) inactive(ctx context.Context, q querier, workspace string, drafts []*draft) (map[string]bool, error) {
+	var ids []string
+	for _, d := range drafts {
+		for _, f := range d.findings {
+			if !f.inBatch {
+				ids = append(ids, f.a.ID)
+			}
+		}
+	}
+	gone := map[string]bool{}
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 500)]
+		ids = ids[len(chunk):]
+		args := []any{workspace, StatusActive}
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		rows, err := q.QueryContext(ctx, s.st.Q(`SELECT id FROM beliefs WHERE workspace = ? AND status <> ? AND id IN (`+
+			placeholders(len(chunk))+`)`), args...)
+		if err != nil {
+			return nil, fmt.Errorf("re-check candidates: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("re-check candidates: %w", err)
+			}
+			gone[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("re-check candidates: %w", err)
+		}
+	}
+	return gone, nil
+}
+
+// lockScopes takes, on PostgreSQL, the advisory locks of the scopes the
+// drafts touch, until the transaction ends: the workspace shared (exclusive
+// when a draft has neither domain nor entities, since any belief is its
+// candidate), then each domain and entity key exclusive, in one order, so
+// that two creates that could be in tension take turns and unrelated ones do
+// not wait. SQLite needs none: its write transactions already take turns.
+func (s *Server) lockScopes(ctx context.Context, tx *sql.Tx, workspace string, drafts []*draft) error {
+	if s.st.Dialect() != store.Postgres {
+		return nil
+	}
+	exclusive := false
+	var keys []int64
+	for _, d := range drafts {
+		exclusive = exclusive || !d.scoped
+		for _, k := range d.keys {
+			keys = append(keys, lockKey(workspace, k))
+		}
+	}
+	fn := "pg_advisory_xact_lock_shared"
+	if exclusive {
+		fn = "pg_advisory_xact_lock"
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT `+fn+`($1)`, lockKey(workspace, "")); err != nil {
+		return fmt.Errorf("lock workspace: %w", err)
+	}
+	if exclusive || len(keys) == 0 {
+		return nil
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	if _, err := tx.ExecContext(ctx, `SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS u(k)`, keys); err != nil {
+		return fmt.Errorf("lock belief scopes: %w", err)
+	}
+	return nil
+}
+
+// lockKey is the advisory lock key of a relation key in workspace.
+func lockKey(workspace, key string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("belief-scope\x00" + workspace + "\x00" + key))
+	return int64(h.Sum64())
+}

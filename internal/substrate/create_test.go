@@ -1,0 +1,119 @@
+package substrate_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/pipeline/pipelinetest"
+	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/store"
+	"github.com/nexus-mcp/nexus/internal/store/storetest"
+	"github.com/nexus-mcp/nexus/internal/substrate"
+)
+
+// TestConcurrentCreatesFindEachOther: two creates that judge their
+// candidates at the same moment (neither sees the other in the store) still
+// find their tension, once: the second to write compares itself with what
+// was committed since it looked.
+func TestConcurrentCreatesFindEachOther(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		sub := substrate.New(st, nil)
+		reg := registry.New()
+		if err := sub.Register(reg); err != nil {
+			t.Fatal(err)
+		}
+		h := pipelinetest.Valence{T: t, St: st, P: pipeline.New(pipeline.Options{Registry: reg})}
+		const pairs = 6
+		// Both creates of a pair wait for each other after judging, so
+		// neither can have seen the other's belief.
+		var judged sync.WaitGroup
+		judged.Add(2 * pairs)
+		substrate.SetJudgedHook(sub, func() { judged.Done(); judged.Wait() })
+		var wg sync.WaitGroup
+		errc := make(chan error, 2*pairs)
+		for k := range pairs {
+			for _, port := range []int{7777, 8080} {
+				wg.Go(func() {
+					raw, _ := json.Marshal(map[string]any{
+						"content":  fmt.Sprintf("The default port of Service %c is %d", 'A'+k, port),
+						"entities": []map[string]any{{"name": fmt.Sprintf("Service %c", 'A'+k), "type": "service"}},
+					})
+					if o := h.P.Call(context.Background(), pipeline.Request{Tool: "belief_create", Args: raw}); o.Err != nil {
+						errc <- o.Err
+					}
+				})
+			}
+		}
+		wg.Wait()
+		close(errc)
+		for err := range errc {
+			t.Fatal(err)
+		}
+		if n := h.Count("tensions"); n != pairs {
+			t.Fatalf("%d tensions among %d concurrent contradicting pairs, want %d", n, pairs, pairs)
+		}
+		var cross int
+		st.DB().QueryRow(`SELECT COUNT(*) FROM tensions t JOIN beliefs a ON a.id = t.belief_a JOIN beliefs b ON b.id = t.belief_b
+			WHERE substr(a.content, 1, 32) <> substr(b.content, 1, 32)`).Scan(&cross)
+		if cross != 0 {
+			t.Fatalf("%d tensions between beliefs of different services", cross)
+		}
+	})
+}
+
+// TestFreshTermIsFound: a term that no belief had when it was first searched
+// for is found once a belief has it (a cached zero document frequency hid it
+// for the statistics' lifetime).
+func TestFreshTermIsFound(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		h := newHarness(t, st)
+		if got := arr(h.Call("belief_query", map[string]any{"query": "zanzibar"})["beliefs"]); len(got) != 0 {
+			t.Fatalf("empty store: %v", got)
+		}
+		h.Call("belief_create", map[string]any{"content": "The Zanzibar service stores access rules"})
+		if got := arr(h.Call("belief_query", map[string]any{"query": "zanzibar"})["beliefs"]); len(got) != 1 {
+			t.Fatalf("after the create: %d beliefs, want 1", len(got))
+		}
+	})
+}
+
+// TestBatchExternalIDs: an item whose external_id the workspace holds, or
+// that an earlier item of the call carries, is reported existing with the
+// stored belief's id and not created again.
+func TestBatchExternalIDs(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		h := newHarness(t, st)
+		items := []any{
+			map[string]any{"content": "Langara CPSC 1150 transfers to SFU as CMPT 120", "external_id": "t-1"},
+			map[string]any{"content": "Langara CPSC 1160 transfers to SFU as CMPT 125", "external_id": "t-2"},
+			map[string]any{"content": "Langara CPSC 1150 transfers to SFU as CMPT 120", "external_id": "t-1"},
+		}
+		first := h.Call("belief_create_batch", map[string]any{"beliefs": items})
+		if first["created"] != float64(2) || first["existing"] != float64(1) {
+			t.Fatalf("first call: %v", first)
+		}
+		r := arr(first["results"])
+		if obj(r[2])["existing"] != true || obj(r[2])["belief_id"] != obj(r[0])["belief_id"] {
+			t.Fatalf("a repeated external_id in one call: %v", r[2])
+		}
+		again := h.Call("belief_create_batch", map[string]any{"beliefs": items})
+		if again["created"] != float64(0) || again["existing"] != float64(3) {
+			t.Fatalf("second call: %v", again)
+		}
+		if id := obj(arr(again["results"])[1])["belief_id"]; id != obj(r[1])["belief_id"] {
+			t.Fatalf("existing item's id %v, want %v", id, obj(r[1])["belief_id"])
+		}
+		if n := h.Count("beliefs"); n != 2 {
+			t.Fatalf("%d beliefs stored, want 2", n)
+		}
+		// The same external id in another workspace is another belief.
+		other := h.In("elsewhere").Call("belief_create_batch", map[string]any{"beliefs": items[:1]})
+		if other["created"] != float64(1) {
+			t.Fatalf("another workspace: %v", other)
+		}
+	})
+}
