@@ -33,7 +33,11 @@ const importKinds = `Kinds:
   tutor-session       a tutoring session exported by tn_session_export (--workspace)
   tutor-materials     course materials (docs/tutor-data.md): past exams, notes, links
   tutor-grades        grade distributions (docs/tutor-data.md) by course, term, section
-  auto                each file as the kind its content shows
+  auto                each file as the kind its content shows (tutor data)
+  beliefs             JSON Lines: one belief_create_batch item per line (belief_create's
+                      arguments and an optional external_id: a line whose external_id the
+                      workspace holds is not imported again), into --workspace; tensions
+                      are detected; exit status 1 when a line was not imported
 `
 
 // cmdImport imports data files into the database: nexus import KIND
@@ -45,7 +49,7 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Usage = func() { usage(); fmt.Fprint(stderr, "\n"+importKinds) }
 	var c common
 	c.register(fs)
-	workspace := fs.String("workspace", pipeline.DefaultWorkspace, "the workspace a tutor-session snapshot is restored into")
+	workspace := fs.String("workspace", pipeline.DefaultWorkspace, "the workspace a tutor-session snapshot is restored into, or beliefs are imported into")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -83,6 +87,22 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	start := time.Now()
+	if kind == KindBeliefs {
+		sum, err := importBeliefs(ctx, a, files, *workspace, progress)
+		if bar != nil {
+			bar.Finish()
+		}
+		if sum != nil {
+			printBeliefSummary(stdout, sum, c.databaseLocation(), time.Since(start))
+		}
+		if err != nil {
+			return err
+		}
+		if len(sum.problems) > 0 {
+			return exitError{1}
+		}
+		return nil
+	}
 	sum, err := a.Tutor.Import(ctx, kind, files, progress, tutor.IntoWorkspace(*workspace))
 	if bar != nil {
 		bar.Finish()
@@ -95,6 +115,9 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func isKind(k string) bool {
+	if k == KindBeliefs {
+		return true
+	}
 	for _, x := range tutor.Kinds {
 		if x == k {
 			return true

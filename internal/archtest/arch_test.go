@@ -42,7 +42,7 @@ var layers = map[string]int{
 	// 5: wiring. 6: the binary.
 	"internal/app": 5, "cmd/nexus": 6,
 	// Test helpers: imported by tests only.
-	"internal/testtools": -1, "internal/logtest": -1, "internal/pipeline/pipelinetest": -1, "internal/store/storetest": -1,
+	"internal/testtools": -1, "internal/logtest": -1, "internal/pipeline/pipelinetest": -1, "internal/store/storetest": -1, "internal/substrate/substratetest": -1,
 	"internal/registry/registrytest": -1, "internal/archtest": -1, "internal/llm/llmtest": -1,
 }
 

@@ -52,6 +52,8 @@ type Store struct {
 	// turns in arrival order and wait as long as their context allows. Nil
 	// for PostgreSQL, whose row locks need no queue.
 	writer chan struct{}
+	// prepared caches the statements of hot read paths (Prepared).
+	prepared *Prepared
 }
 
 // Options say which database to open.
@@ -105,6 +107,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		db.SetMaxIdleConns(8)
 		s = &Store{db: db, dialect: SQLite, writer: make(chan struct{}, 1)}
 	}
+	s.prepared = &Prepared{db: s.db, stmts: map[string]*sql.Stmt{}}
 	if err := s.db.PingContext(ctx); err != nil {
 		s.db.Close()
 		return nil, fmt.Errorf("store: connect %s: %w", s.dialect, err)
@@ -123,7 +126,10 @@ func (s *Store) DB() *sql.DB { return s.db }
 func (s *Store) Dialect() Dialect { return s.dialect }
 
 // Close closes the pool.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.prepared.close()
+	return s.db.Close()
+}
 
 // Q rewrites a query written with "?" placeholders for the store's dialect
 // (PostgreSQL wants $1, $2, ...). Queries must not contain literal '?'.

@@ -502,7 +502,7 @@ func (s *Server) beliefQuery(ctx context.Context, c *registry.Call, in beliefQue
 		}
 		f.entityIDs = []string{in.EntityID}
 	}
-	res, err := s.search(ctx, s.st.DB(), in.Query, f)
+	res, err := s.search(ctx, s.st.Prepared(), in.Query, f)
 	if err != nil {
 		return nil, err
 	}
@@ -533,7 +533,7 @@ func (s *Server) beliefQuery(ctx context.Context, c *registry.Call, in beliefQue
 	for i, h := range hits {
 		seqs[i], scores[h.seq] = h.seq, h.score
 	}
-	out, err := s.loadBeliefsBySeq(ctx, s.st.DB(), seqs)
+	out, err := s.loadBeliefsBySeq(ctx, s.st.Prepared(), seqs)
 	if err != nil {
 		return nil, err
 	}

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
+	"github.com/nexus-mcp/nexus/internal/substrate/substratetest"
 )
 
 // Benchmarks of belief_query and belief_create on a knowledge base built from
@@ -27,118 +29,19 @@ import (
 //	NEXUS_TEST_POSTGRES_URL  enables the PostgreSQL variants
 //	NEXUS_SHARED_DATA     the shared data directory (default ../../../shared/data)
 
-func sharedData() string {
-	if d := os.Getenv("NEXUS_SHARED_DATA"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "..", "shared", "data")
-}
+func sharedData() string { return substratetest.SharedData("../../..") }
 
-// corpus returns belief inputs made from the shared data: transfer
-// agreements, catalogue and outline sentences and term sections. Records are
-// cycled with an observation year to reach n.
+// corpus returns belief inputs made from the shared data
+// (substratetest.Corpus).
 func corpus(tb testing.TB, n int) []CreateInput {
-	tb.Helper()
-	var base []CreateInput
-	read := func(name string, v any) {
-		b, err := os.ReadFile(filepath.Join(sharedData(), name))
-		if err != nil {
-			tb.Fatalf("read shared data (set NEXUS_SHARED_DATA): %v", err)
+	items := substratetest.Corpus(tb, sharedData(), n)
+	out := make([]CreateInput, len(items))
+	for i, it := range items {
+		in := CreateInput{Content: it.Content, DomainPath: it.DomainPath, SourceType: it.SourceType, SourceRef: it.SourceRef}
+		for _, e := range it.Entities {
+			in.Entities = append(in.Entities, EntityInput{Name: e.Name, Type: e.Type, Role: e.Role})
 		}
-		if err := json.Unmarshal(b, v); err != nil {
-			tb.Fatalf("%s: %v", name, err)
-		}
-	}
-	var transfers struct {
-		Courses []struct {
-			Subject             string
-			CourseCode          int `json:"course_code"`
-			Destination, Credit string
-			EffectiveStart      string `json:"effective_start"`
-		}
-	}
-	read("langara/transfers.json", &transfers)
-	for _, t := range transfers.Courses {
-		base = append(base, CreateInput{
-			Content:    fmt.Sprintf("Langara %s %d transfers to %s as %s, effective %s.", t.Subject, t.CourseCode, t.Destination, t.Credit, t.EffectiveStart),
-			DomainPath: []string{"transfer", strings.ToLower(t.Destination)},
-			SourceType: "document", SourceRef: "https://www.bctransferguide.ca",
-			Entities: []EntityInput{{Name: fmt.Sprintf("LANG %s %d", t.Subject, t.CourseCode), Type: "concept"}, {Name: t.Destination, Type: "organization", Role: "object"}},
-		})
-	}
-	var catalogue struct {
-		Courses []struct {
-			Subject, Title, Description string
-			CourseCode                  int `json:"course_code"`
-		}
-	}
-	read("langara/catalogue.json", &catalogue)
-	for _, c := range catalogue.Courses {
-		for _, s := range sentences(c.Description) {
-			base = append(base, CreateInput{
-				Content:    fmt.Sprintf("Langara %s %d (%s): %s", c.Subject, c.CourseCode, c.Title, s),
-				DomainPath: []string{"courses", "langara", strings.ToLower(c.Subject)},
-				SourceType: "document", Entities: []EntityInput{{Name: fmt.Sprintf("LANG %s %d", c.Subject, c.CourseCode), Type: "concept"}},
-			})
-		}
-	}
-	var outlines struct {
-		Data []struct{ Dept, Number, Title, Description, Prerequisites string }
-	}
-	read("sfu/outlines.json", &outlines)
-	for _, o := range outlines.Data {
-		text := o.Description
-		if o.Prerequisites != "" {
-			text += " Prerequisites: " + o.Prerequisites
-		}
-		for _, s := range sentences(text) {
-			base = append(base, CreateInput{
-				Content:    fmt.Sprintf("SFU %s %s (%s): %s", o.Dept, o.Number, o.Title, s),
-				DomainPath: []string{"courses", "sfu", strings.ToLower(o.Dept)},
-				SourceType: "document", Entities: []EntityInput{{Name: fmt.Sprintf("SFU %s %s", o.Dept, o.Number), Type: "concept"}},
-			})
-		}
-	}
-	for _, term := range []string{"202310", "202320", "202330"} {
-		var sections struct {
-			Courses []struct {
-				Subject, Section, Title string
-				CourseCode              int `json:"course_code"`
-				Seats                   any
-				Waitlist                any
-				Schedule                []struct{ Type, Days, Time, Room, Instructor string }
-			}
-		}
-		read("langara/"+term+".json", &sections)
-		for _, s := range sections.Courses {
-			who, room := "TBA", "TBA"
-			if len(s.Schedule) > 0 {
-				who, room = strings.TrimSpace(strings.TrimPrefix(s.Schedule[0].Instructor, ".")), s.Schedule[0].Room
-			}
-			base = append(base, CreateInput{
-				Content:    fmt.Sprintf("In term %s Langara %s %d section %s (%s) has %v seats and %v waitlisted, taught by %s in room %s.", term, s.Subject, s.CourseCode, s.Section, s.Title, s.Seats, s.Waitlist, who, room),
-				DomainPath: []string{"sections", "langara", term},
-				SourceType: "observation", Entities: []EntityInput{{Name: fmt.Sprintf("LANG %s %d", s.Subject, s.CourseCode), Type: "concept"}},
-			})
-		}
-	}
-	out := make([]CreateInput, 0, n)
-	for i := 0; len(out) < n; i++ {
-		in := base[i%len(base)]
-		if round := i / len(base); round > 0 {
-			in.Content = fmt.Sprintf("%s (observed %d)", in.Content, 2000+round)
-		}
-		out = append(out, in)
-	}
-	return out
-}
-
-func sentences(text string) []string {
-	var out []string
-	for _, s := range strings.SplitAfter(strings.Join(strings.Fields(text), " "), ". ") {
-		if s = strings.TrimSpace(s); len(s) > 20 {
-			out = append(out, s)
-		}
+		out[i] = in
 	}
 	return out
 }
@@ -267,6 +170,75 @@ func BenchmarkBeliefCreate(b *testing.B) {
 			b.StopTimer()
 			storetest.ReportLatencies(b, ds)
 			b.ReportMetric(float64(tensions)/float64(b.N), "tensions/op")
+		})
+	}
+}
+
+// BenchmarkCreateBatch loads NEXUS_BENCH_BATCH_BELIEFS (default 20,000)
+// corpus beliefs into an empty store through CreateBatch, 1,000 a call, with
+// tension detection (the path of nexus import beliefs, in process).
+func BenchmarkCreateBatch(b *testing.B) {
+	n := 20_000
+	if v, err := strconv.Atoi(os.Getenv("NEXUS_BENCH_BATCH_BELIEFS")); err == nil && v > 0 {
+		n = v
+	}
+	items := corpus(b, n)
+	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
+		b.Run(string(d), func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				var st *store.Store
+				if d == store.Postgres {
+					st = storetest.OpenTestPostgres(b)
+				} else {
+					st = storetest.OpenTestSQLite(b)
+				}
+				s := New(st, nil)
+				b.StartTimer()
+				start, tensions := time.Now(), 0
+				for i := 0; i < len(items); i += MaxBatch {
+					batch := make([]BatchInput, 0, MaxBatch)
+					for _, in := range items[i:min(i+MaxBatch, len(items))] {
+						batch = append(batch, BatchInput{CreateInput: in})
+					}
+					res, err := s.CreateBatch(context.Background(), pipeline.DefaultWorkspace, batch)
+					if err != nil {
+						b.Fatal(err)
+					}
+					tensions += res.TensionsFound
+				}
+				b.ReportMetric(float64(n)/time.Since(start).Seconds(), "beliefs/s")
+				b.ReportMetric(float64(tensions), "tensions")
+			}
+		})
+	}
+}
+
+// BenchmarkBeliefCreateParallel is BenchmarkBeliefCreate from 8 goroutines
+// (4 per core) through the pipeline, the writers queued on SQLite.
+func BenchmarkBeliefCreateParallel(b *testing.B) {
+	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
+		b.Run(string(d), func(b *testing.B) {
+			n := benchSize()
+			st := benchStore(b, d, n)
+			p := benchPipeline(b, st)
+			src := corpus(b, min(n, 50_000))
+			var seed atomic.Uint64
+			b.SetParallelism(8 / runtime.GOMAXPROCS(0))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				rng := rand.New(rand.NewPCG(seed.Add(1), 2))
+				for pb.Next() {
+					in := src[rng.IntN(len(src))]
+					in.Content = strings.Replace(in.Content, "3", "4", 1)
+					raw, _ := json.Marshal(in)
+					if o := p.Call(context.Background(), pipeline.Request{Tool: "belief_create", Args: raw}); o.Err != nil {
+						b.Error(o.Err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "creates/s")
 		})
 	}
 }

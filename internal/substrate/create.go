@@ -38,6 +38,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/store"
+	"github.com/nexus-mcp/nexus/internal/tension"
 	"github.com/nexus-mcp/nexus/internal/textsearch"
 )
 
@@ -100,7 +101,7 @@ func (s *Server) createMany(ctx context.Context, workspace string, items []Batch
 		d.nb = nb
 		live = append(live, d)
 	}
-	if err := s.skipExisting(ctx, s.st.DB(), workspace, live); err != nil {
+	if err := s.skipExisting(ctx, s.st.Prepared(), workspace, live); err != nil {
 		return nil, err
 	}
 	live = slices.DeleteFunc(live, func(d *draft) bool { return d.existing != "" })
@@ -109,16 +110,17 @@ func (s *Server) createMany(ctx context.Context, workspace string, items []Batch
 	if err != nil {
 		return nil, err
 	}
-	if err := s.judgeInStore(ctx, workspace, live); err != nil {
+	an := &analyses{}
+	if err := s.judgeInStore(ctx, an, workspace, live); err != nil {
 		return nil, err
 	}
-	judgeInBatch(live)
+	judgeInBatch(an, live)
 	if s.judged != nil {
 		s.judged()
 	}
 
 	err = s.st.Tx(ctx, func(tx *sql.Tx) error {
-		return s.writeDrafts(ctx, tx, workspace, live, mark, batch)
+		return s.writeDrafts(ctx, tx, an, workspace, live, mark, batch)
 	})
 	if err != nil {
 		return nil, err
@@ -193,11 +195,11 @@ func (s *Server) mark(ctx context.Context) (string, error) {
 
 // judgeInStore resolves each draft's entities, finds its tension candidates
 // in the store and judges them, the drafts in parallel.
-func (s *Server) judgeInStore(ctx context.Context, workspace string, drafts []*draft) error {
+func (s *Server) judgeInStore(ctx context.Context, an *analyses, workspace string, drafts []*draft) error {
 	workers := min(len(drafts), runtime.GOMAXPROCS(0))
 	if workers <= 1 {
 		for _, d := range drafts {
-			if err := s.judgeDraft(ctx, workspace, d); err != nil {
+			if err := s.judgeDraft(ctx, an, workspace, d); err != nil {
 				return err
 			}
 		}
@@ -222,7 +224,7 @@ func (s *Server) judgeInStore(ctx context.Context, workspace string, drafts []*d
 				d := drafts[next]
 				next++
 				mu.Unlock()
-				if err := s.judgeDraft(ctx, workspace, d); err != nil {
+				if err := s.judgeDraft(ctx, an, workspace, d); err != nil {
 					mu.Lock()
 					if fail == nil {
 						fail = err
@@ -240,8 +242,8 @@ func (s *Server) judgeInStore(ctx context.Context, workspace string, drafts []*d
 
 // judgeDraft fills d from the store (read only): the belief it will be, its
 // relation keys and terms, and its findings against the store.
-func (s *Server) judgeDraft(ctx context.Context, workspace string, d *draft) error {
-	db := s.st.DB()
+func (s *Server) judgeDraft(ctx context.Context, an *analyses, workspace string, d *draft) error {
+	db := s.st.Prepared()
 	d.dk, _ = domainKey(d.nb.domainPath)
 	d.scoped = d.dk != "" || len(d.nb.entities) > 0
 	if d.dk != "" {
@@ -320,25 +322,38 @@ func (s *Server) judgeDraft(ctx context.Context, workspace string, d *draft) err
 	if d.cands, err = s.loadBeliefsBySeq(ctx, db, seqs); err != nil {
 		return err
 	}
-	d.findings = judge(d.b, d.cands, d.compared, false)
+	d.findings = judge(an, an.of(d.b), d.cands, d.compared, false)
 	return nil
 }
 
-// judge compares b with each candidate not yet compared and returns what
-// the detector reports.
-func judge(b *Belief, cands []*Belief, compared map[string]bool, inBatch bool) []finding {
+// judge compares b (analysed) with each candidate not yet compared and
+// returns what the detector reports; an analyses the candidates.
+func judge(an *analyses, b *tension.Analyzed, cands []*Belief, compared map[string]bool, inBatch bool) []finding {
 	var out []finding
-	in := tensionInput(b)
 	for _, a := range cands {
 		if compared[a.ID] {
 			continue
 		}
 		compared[a.ID] = true
-		if f, ok := DetectTension(tensionInput(a), in); ok {
+		if f, ok := tension.DetectAnalyzed(an.of(a), b); ok {
 			out = append(out, finding{a: a, f: f, inBatch: inBatch})
 		}
 	}
 	return out
+}
+
+// analyses caches the detector's analysis of each belief a call compares,
+// by id, so that a belief that is a candidate of many items of a batch is
+// analysed once. Beliefs do not change, and a draft is analysed as the
+// belief it will be (finish analyses the stored one again if it differs).
+type analyses struct{ m sync.Map }
+
+func (c *analyses) of(b *Belief) *tension.Analyzed {
+	if v, ok := c.m.Load(b.ID); ok {
+		return v.(*tension.Analyzed)
+	}
+	v, _ := c.m.LoadOrStore(b.ID, tension.Analyze(tensionInput(b)))
+	return v.(*tension.Analyzed)
 }
 
 // keySet is the set of textsearch.Key of text's tokens.
@@ -383,40 +398,65 @@ func selective(d *draft) []string {
 	return out
 }
 
+// memIndex finds tension candidates among beliefs held in memory (the
+// items of a call, the beliefs committed since a mark) as the store search
+// would: related to the belief, sharing one of its selective terms.
+type memIndex struct {
+	beliefs  []*Belief
+	keys     [][]string       // relation keys of each belief, sorted
+	postings map[string][]int // term key -> indices, ascending
+}
+
+func newMemIndex(beliefs []*Belief, keys [][]string) *memIndex {
+	ix := &memIndex{beliefs: beliefs, keys: keys, postings: map[string][]int{}}
+	for i, b := range beliefs {
+		for k := range keySet(b.Content) {
+			ix.postings[k] = append(ix.postings[k], i)
+		}
+	}
+	return ix
+}
+
+// candidates returns the beliefs before index end that are related to d
+// (whose relation keys are keys) and share one of its selective terms.
+func (ix *memIndex) candidates(d *draft, keys []string, end int) []*Belief {
+	seen := map[int]bool{}
+	var pool []*Belief
+	for _, t := range selective(d) {
+		for _, j := range ix.postings[textsearch.Key(t)] {
+			if j >= end {
+				break
+			}
+			if seen[j] || !related(d.scoped, keys, ix.keys[j]) {
+				continue
+			}
+			seen[j] = true
+			pool = append(pool, ix.beliefs[j])
+		}
+	}
+	return pool
+}
+
 // judgeInBatch judges each draft against the drafts before it in the call,
 // in memory, choosing at most tensionCandidates of them as the store search
-// would: related, sharing one of its selective terms, best by BM25.
-func judgeInBatch(drafts []*draft) {
+// would.
+func judgeInBatch(an *analyses, drafts []*draft) {
 	if len(drafts) < 2 {
 		return
 	}
-	postings := map[string][]int{} // term key -> indices into drafts
+	beliefs := make([]*Belief, len(drafts))
+	keys := make([][]string, len(drafts))
 	for i, d := range drafts {
-		for k := range d.keyset {
-			postings[k] = append(postings[k], i)
-		}
+		beliefs[i], keys[i] = d.b, d.keys
 	}
+	ix := newMemIndex(beliefs, keys)
 	var wg sync.WaitGroup
 	work := make(chan int)
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range work {
 				d := drafts[i]
-				seen := map[int]bool{}
-				var pool []*Belief
-				for _, t := range selective(d) {
-					for _, j := range postings[textsearch.Key(t)] {
-						if j >= i {
-							break
-						}
-						if seen[j] || !related(d.scoped, d.keys, drafts[j].keys) {
-							continue
-						}
-						seen[j] = true
-						pool = append(pool, drafts[j].b)
-					}
-				}
-				d.findings = append(d.findings, judge(d.b, best(d, pool), d.compared, true)...)
+				d.findings = append(d.findings, judge(an, an.of(d.b), best(d, ix.candidates(d, d.keys, i)), d.compared, true)...)
 			}
 		})
 	}
@@ -454,7 +494,7 @@ func best(d *draft, pool []*Belief) []*Belief {
 
 // writeDrafts is step 3: in tx, the drafts' scopes, the beliefs committed
 // since mark, the inserts and the tensions.
-func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, workspace string, drafts []*draft, mark string, batch bool) error {
+func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *analyses, workspace string, drafts []*draft, mark string, batch bool) error {
 	if len(drafts) == 0 {
 		return nil
 	}
@@ -475,6 +515,11 @@ func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, workspace string, 
 	if err != nil {
 		return err
 	}
+	sinceKeys := make([][]string, len(since))
+	for i, b := range since {
+		sinceKeys[i] = b.keys()
+	}
+	sinceIx := newMemIndex(since, sinceKeys)
 	gone, err := s.inactive(ctx, tx, workspace, drafts)
 	if err != nil {
 		return err
@@ -507,7 +552,7 @@ func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, workspace string, 
 		case err != nil:
 			return err
 		default:
-			if err := s.finish(ctx, tx, d, b, since, gone); err != nil {
+			if err := s.finish(ctx, tx, an, d, b, sinceIx, gone); err != nil {
 				return err
 			}
 		}
@@ -523,7 +568,7 @@ func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, workspace string, 
 // finish judges the stored belief b against the beliefs committed since the
 // mark, keeps the findings whose candidate is still there, and stores the
 // tensions.
-func (s *Server) finish(ctx context.Context, tx *sql.Tx, d *draft, b *Belief, since []*Belief, gone map[string]bool) error {
+func (s *Server) finish(ctx context.Context, tx *sql.Tx, an *analyses, d *draft, b *Belief, since *memIndex, gone map[string]bool) error {
 	d.stored = b
 	if !sameEntities(d.b.Entities, b.Entities) {
 		// The store resolved an entity otherwise than step 2 saw it (created
@@ -535,7 +580,8 @@ func (s *Server) finish(ctx context.Context, tx *sql.Tx, d *draft, b *Belief, si
 			}
 		}
 		compared := map[string]bool{}
-		d.findings = append(judge(b, d.cands, compared, false), judge(b, batchCands, compared, true)...)
+		in := tension.Analyze(tensionInput(b))
+		d.findings = append(judge(an, in, d.cands, compared, false), judge(an, in, batchCands, compared, true)...)
 		d.compared = compared
 	}
 	keys := slices.Clone(d.keys)
@@ -544,13 +590,8 @@ func (s *Server) finish(ctx context.Context, tx *sql.Tx, d *draft, b *Belief, si
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
-	var pool []*Belief
-	for _, a := range since {
-		if !d.compared[a.ID] && related(d.scoped, keys, a.keys()) && matchesAny(d, a.Content) {
-			pool = append(pool, a)
-		}
-	}
-	d.findings = append(d.findings, judge(b, best(d, pool), d.compared, false)...)
+	pool := slices.DeleteFunc(since.candidates(d, keys, len(since.beliefs)), func(a *Belief) bool { return d.compared[a.ID] })
+	d.findings = append(d.findings, judge(an, an.of(d.b), best(d, pool), d.compared, false)...)
 	d.tensions = []Tension{}
 	for _, f := range d.findings {
 		if gone[f.a.ID] {
@@ -575,17 +616,6 @@ func (s *Server) finish(ctx context.Context, tx *sql.Tx, d *draft, b *Belief, si
 	return nil
 }
 
-// matchesAny reports whether text has a token of d's terms.
-func matchesAny(d *draft, text string) bool {
-	ks := keySet(text)
-	for _, t := range d.terms {
-		if ks[textsearch.Key(t)] {
-			return true
-		}
-	}
-	return false
-}
-
 func sameEntities(a, b []EntityLink) bool {
 	return slices.EqualFunc(a, b, func(x, y EntityLink) bool { return x.Name == y.Name && x.Role == y.Role })
 }
@@ -608,22 +638,28 @@ func (b *Belief) keys() []string {
 // writer, so sequence numbers follow commits); on PostgreSQL the rows whose
 // creating transaction the marked snapshot did not see.
 func (s *Server) committedSince(ctx context.Context, q querier, workspace, mark string) ([]*Belief, error) {
-	query := `SELECT ` + beliefCols + ` FROM beliefs b WHERE b.seq > ? AND b.workspace = ? AND b.status = ?`
-	var m any = mark
 	if s.st.Dialect() == store.Postgres {
-		query = `SELECT ` + beliefCols + ` FROM beliefs b WHERE b.created_xid >= pg_snapshot_xmin(CAST(? AS pg_snapshot))
-			AND NOT pg_visible_in_snapshot(b.created_xid, CAST(? AS pg_snapshot)) AND b.workspace = ? AND b.status = ?`
-		rows, err := q.QueryContext(ctx, s.st.Q(query), mark, mark, workspace, StatusActive)
+		rows, err := q.QueryContext(ctx, s.st.Q(sincePostgres), mark, mark, workspace, StatusActive)
 		return s.scanSince(ctx, q, rows, err)
 	}
 	n, err := strconv.ParseInt(mark, 10, 64)
 	if err != nil {
 		return nil, fmt.Errorf("belief mark %q: %w", mark, err)
 	}
-	m = n
-	rows, err := q.QueryContext(ctx, s.st.Q(query), m, workspace, StatusActive)
+	rows, err := q.QueryContext(ctx, sinceSQLite, n, workspace, StatusActive)
 	return s.scanSince(ctx, q, rows, err)
 }
+
+// The beliefs committed since a mark. On SQLite, NOT INDEXED keeps the
+// planner on the sequence number's range (the rowid) instead of the
+// (workspace, status) index, which would read every active belief of the
+// workspace; on PostgreSQL beliefs_created_xid holds only rows of recent
+// transactions in range. TestWritePathPlans checks both plans.
+const (
+	sinceSQLite   = `SELECT ` + beliefCols + ` FROM beliefs b NOT INDEXED WHERE b.seq > ? AND b.workspace = ? AND b.status = ?`
+	sincePostgres = `SELECT ` + beliefCols + ` FROM beliefs b WHERE b.created_xid >= pg_snapshot_xmin(CAST(? AS pg_snapshot))
+		AND NOT pg_visible_in_snapshot(b.created_xid, CAST(? AS pg_snapshot)) AND b.workspace = ? AND b.status = ?`
+)
 
 func (s *Server) scanSince(ctx context.Context, q querier, rows *sql.Rows, err error) ([]*Belief, error) {
 	if err != nil {
@@ -660,22 +696,25 @@ func (s *Server) inactive(ctx context.Context, q querier, workspace string, draf
 	for len(ids) > 0 {
 		chunk := ids[:min(len(ids), 500)]
 		ids = ids[len(chunk):]
-		args := []any{workspace, StatusActive}
-		for _, id := range chunk {
-			args = append(args, id)
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
 		}
-		rows, err := q.QueryContext(ctx, s.st.Q(`SELECT id FROM beliefs WHERE workspace = ? AND status <> ? AND id IN (`+
-			placeholders(len(chunk))+`)`), args...)
+		// By id alone: the unique index on id is the plan, whatever the
+		// planner would make of the workspace and status.
+		rows, err := q.QueryContext(ctx, s.st.Q(inactiveQuery(len(chunk))), args...)
 		if err != nil {
 			return nil, fmt.Errorf("re-check candidates: %w", err)
 		}
 		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
+			var id, ws, status string
+			if err := rows.Scan(&id, &ws, &status); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("re-check candidates: %w", err)
 			}
-			gone[id] = true
+			if ws == workspace && status != StatusActive {
+				gone[id] = true
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -683,6 +722,11 @@ func (s *Server) inactive(ctx context.Context, q querier, workspace string, draf
 		}
 	}
 	return gone, nil
+}
+
+// inactiveQuery reads the workspace and status of n beliefs by id.
+func inactiveQuery(n int) string {
+	return `SELECT id, workspace, status FROM beliefs WHERE id IN (` + placeholders(n) + `)`
 }
 
 // lockScopes takes, on PostgreSQL, the advisory locks of the scopes the

@@ -29,7 +29,7 @@ const (
 const tensionCandidates = 20
 
 // tensionSearchCap bounds the related beliefs read and scored to choose them.
-const tensionSearchCap = 500
+const tensionSearchCap = 100
 
 // detectTensions compares b with the active beliefs of its workspace that
 // share an entity or its domain path and match it lexically (or, when b has

@@ -468,3 +468,43 @@ func TestRulesTable(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzedOnceServesManyPairs: one analysis compared with many others
+// (in both roles) answers exactly as Detect does pair by pair, so no rule
+// changes an analysis it reads.
+func TestAnalyzedOnceServesManyPairs(t *testing.T) {
+	texts := []string{
+		"The default port of Nexus is 7777", "The default port of Nexus is 8080", "Nexus never listens on port 7777",
+		"Langara CPSC 1150 transfers to SFU as CMPT 120 (3), effective Sep/03.",
+		"Langara CPSC 1150 transfers to SFU as CMPT 125 (3), effective Sep/03.",
+		"Langara CPSC 1150 transfers to SFU as No credit, effective Sep/03.",
+		"SFU CMPT 120 requires MATH 100", "SFU CMPT 120 does not require MATH 100",
+	}
+	ins := make([]Input, len(texts))
+	an := make([]*Analyzed, len(texts))
+	for i, s := range texts {
+		ins[i] = Input{Content: s, Entities: []string{"Nexus"}, Confidence: 0.9}
+		an[i] = Analyze(ins[i])
+	}
+	found := 0
+	for round := range 2 {
+		for i := range ins {
+			for j := range ins {
+				if i == j {
+					continue
+				}
+				want, wok := Detect(ins[i], ins[j])
+				got, ok := DetectAnalyzed(an[i], an[j])
+				if ok != wok || got != want {
+					t.Fatalf("round %d, %q vs %q: analysed once %v %v, Detect %v %v", round, texts[i], texts[j], got, ok, want, wok)
+				}
+				if ok {
+					found++
+				}
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no pair in tension: the test compares nothing")
+	}
+}

@@ -268,7 +268,14 @@ func partialOverlap(p *pair) bool {
 // rule or check that decided (for no tension: the veto, check or excuse, or
 // "" when no rule applied) and whether there is a tension.
 func decide(a, b Input) (Finding, string, bool) {
-	x, y := analyze(a), analyze(b)
+	return decideAnalyzed(Analyze(a), Analyze(b))
+}
+
+// decideAnalyzed is decide on inputs analysed beforehand. The rules only
+// read the analyses, so one analysis serves any number of pairs.
+func decideAnalyzed(pa, pb *Analyzed) (Finding, string, bool) {
+	a, b := pa.in, pb.in
+	x, y := pa.x, pb.x
 	p := &pair{a: a, b: b, x: &x, y: &y}
 	excused := ""
 	for i := range rules {

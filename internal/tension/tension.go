@@ -86,3 +86,20 @@ func Detect(a, b Input) (Finding, bool) {
 	f, _, ok := decide(a, b)
 	return f, ok
 }
+
+// Analyzed is a belief analysed once, to be compared with any number of
+// others by [DetectAnalyzed] without analysing it again (most of a
+// comparison's cost). It is read only, safe for concurrent use.
+type Analyzed struct {
+	in Input
+	x  belief
+}
+
+// Analyze analyses in for [DetectAnalyzed].
+func Analyze(in Input) *Analyzed { return &Analyzed{in: in, x: analyze(in)} }
+
+// DetectAnalyzed is [Detect] on analysed beliefs: the same answer.
+func DetectAnalyzed(a, b *Analyzed) (Finding, bool) {
+	f, _, ok := decideAnalyzed(a, b)
+	return f, ok
+}

@@ -1,0 +1,91 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+)
+
+// maxPrepared bounds the statements a Prepared keeps; past it, queries run
+// unprepared.
+const maxPrepared = 512
+
+// Prepared runs queries on the pool through statements prepared once and
+// reused (database/sql prepares each on a connection the first time it runs
+// there). Parsing a query costs about as much as running a small one on
+// SQLite, so hot read paths use this instead of the pool. It is safe for
+// concurrent use and lives as long as the Store.
+type Prepared struct {
+	db    *sql.DB
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
+}
+
+// Prepared returns the store's statement cache.
+func (s *Store) Prepared() *Prepared { return s.prepared }
+
+func (p *Prepared) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	p.mu.Lock()
+	st, ok := p.stmts[query]
+	full := len(p.stmts) >= maxPrepared
+	p.mu.Unlock()
+	if ok || full {
+		return st, nil
+	}
+	st, err := p.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if prev, ok := p.stmts[query]; ok {
+		st.Close()
+		return prev, nil
+	}
+	p.stmts[query] = st
+	return st, nil
+}
+
+// QueryContext is [sql.DB.QueryContext] through a prepared statement.
+func (p *Prepared) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := p.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		return p.db.QueryContext(ctx, query, args...)
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// QueryRowContext is [sql.DB.QueryRowContext] through a prepared statement.
+func (p *Prepared) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := p.stmt(ctx, query)
+	if err != nil || st == nil {
+		// The pool reports the same error (or runs the query unprepared).
+		return p.db.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// ExecContext is [sql.DB.ExecContext] through a prepared statement.
+func (p *Prepared) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := p.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		return p.db.ExecContext(ctx, query, args...)
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (p *Prepared) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, st := range p.stmts {
+		st.Close()
+	}
+	clear(p.stmts)
+}
