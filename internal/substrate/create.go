@@ -154,8 +154,7 @@ func (s *Server) skipExisting(ctx context.Context, q querier, workspace string, 
 		for _, id := range chunk {
 			args = append(args, id)
 		}
-		rows, err := q.QueryContext(ctx, s.st.Q(`SELECT external_id, id FROM beliefs WHERE workspace = ? AND external_id IN (`+
-			placeholders(len(chunk))+`)`), args...)
+		rows, err := q.QueryContext(ctx, s.st.Q(externalQuery(len(chunk))), args...)
 		if err != nil {
 			return fmt.Errorf("look up external ids: %w", err)
 		}
@@ -722,6 +721,11 @@ func (s *Server) inactive(ctx context.Context, q querier, workspace string, draf
 		}
 	}
 	return gone, nil
+}
+
+// externalQuery finds the beliefs of a workspace holding n external ids.
+func externalQuery(n int) string {
+	return `SELECT external_id, id FROM beliefs WHERE workspace = ? AND external_id IN (` + placeholders(n) + `)`
 }
 
 // inactiveQuery reads the workspace and status of n beliefs by id.

@@ -117,3 +117,46 @@ func TestBatchExternalIDs(t *testing.T) {
 		}
 	})
 }
+
+// TestManyConcurrentWriters: 32 writers creating beliefs at once (single
+// creates and batches, sharing entities and domains so their scopes
+// collide) all succeed: no caller sees SQLITE_BUSY or a lock error, and
+// every belief is stored.
+func TestManyConcurrentWriters(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		h := newHarness(t, st)
+		const writers, each = 32, 5
+		var wg sync.WaitGroup
+		errc := make(chan error, writers*each)
+		for w := range writers {
+			wg.Go(func() {
+				for i := range each {
+					ents := []map[string]any{{"name": fmt.Sprintf("Service %d", (w+i)%4)}}
+					var o *pipeline.Outcome
+					if w%4 == 0 {
+						raw, _ := json.Marshal(map[string]any{"beliefs": []any{
+							map[string]any{"content": fmt.Sprintf("Writer %d batch %d first listens on port %d", w, i, 7000+i), "entities": ents, "domain_path": []string{"ops"}},
+							map[string]any{"content": fmt.Sprintf("Writer %d batch %d second listens on port %d", w, i, 8000+i), "entities": ents},
+						}})
+						o = h.P.Call(context.Background(), pipeline.Request{Tool: "belief_create_batch", Args: raw})
+					} else {
+						raw, _ := json.Marshal(map[string]any{"content": fmt.Sprintf("Writer %d says service %d listens on port %d", w, (w+i)%4, 7000+w), "entities": ents, "domain_path": []string{"ops"}})
+						o = h.P.Call(context.Background(), pipeline.Request{Tool: "belief_create", Args: raw})
+					}
+					if o.Err != nil {
+						errc <- o.Err
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errc)
+		for err := range errc {
+			t.Error(err)
+		}
+		want := (writers/4)*each*2 + (writers-writers/4)*each
+		if n := h.Count("beliefs"); n != want {
+			t.Fatalf("%d beliefs stored, want %d", n, want)
+		}
+	})
+}

@@ -178,6 +178,39 @@ func (s *Server) search(ctx context.Context, q querier, query string, f searchFi
 // candidates reads up to candidateCap beliefs under f that match any of
 // terms (all beliefs under f when terms is empty), newest first.
 func (s *Server) candidates(ctx context.Context, q querier, terms []string, f searchFilter) (*searchResult, error) {
+	query, args := s.candidatesSQL(terms, f)
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search beliefs: %w", err)
+	}
+	defer rows.Close()
+	res := &searchResult{}
+	for rows.Next() {
+		var h hit
+		var created int64
+		var validFrom sql.NullInt64
+		if err := rows.Scan(&h.seq, &h.content, &h.overall, &created, &validFrom); err != nil {
+			return nil, fmt.Errorf("search beliefs: %w", err)
+		}
+		h.createdAt = store.FromMicros(created)
+		if validFrom.Valid {
+			t := store.FromMicros(validFrom.Int64)
+			h.validFrom = &t
+		}
+		res.hits = append(res.hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search beliefs: %w", err)
+	}
+	if len(res.hits) > f.cap() {
+		res.hits, res.capped = res.hits[:f.cap()], true
+	}
+	res.total = len(res.hits)
+	return res, nil
+}
+
+// candidatesSQL is the query of candidates (and its arguments).
+func (s *Server) candidatesSQL(terms []string, f searchFilter) (string, []any) {
 	var (
 		where []string
 		args  []any
@@ -231,35 +264,8 @@ func (s *Server) candidates(ctx context.Context, q querier, terms []string, f se
 		args = append(args, id)
 	}
 	args = append(args, f.cap()+1)
-	rows, err := q.QueryContext(ctx, s.st.Q(`SELECT b.seq, b.content, b.confidence_overall, b.created_at, b.valid_from FROM `+from+` WHERE `+strings.Join(where, " AND ")+
-		` ORDER BY `+order+` LIMIT ?`), args...)
-	if err != nil {
-		return nil, fmt.Errorf("search beliefs: %w", err)
-	}
-	defer rows.Close()
-	res := &searchResult{}
-	for rows.Next() {
-		var h hit
-		var created int64
-		var validFrom sql.NullInt64
-		if err := rows.Scan(&h.seq, &h.content, &h.overall, &created, &validFrom); err != nil {
-			return nil, fmt.Errorf("search beliefs: %w", err)
-		}
-		h.createdAt = store.FromMicros(created)
-		if validFrom.Valid {
-			t := store.FromMicros(validFrom.Int64)
-			h.validFrom = &t
-		}
-		res.hits = append(res.hits, h)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("search beliefs: %w", err)
-	}
-	if len(res.hits) > f.cap() {
-		res.hits, res.capped = res.hits[:f.cap()], true
-	}
-	res.total = len(res.hits)
-	return res, nil
+	return s.st.Q(`SELECT b.seq, b.content, b.confidence_overall, b.created_at, b.valid_from FROM ` + from + ` WHERE ` + strings.Join(where, " AND ") +
+		` ORDER BY ` + order + ` LIMIT ?`), args
 }
 
 // scoreBM25 sets each hit's lexical score (BM25 of all query terms).
