@@ -57,7 +57,7 @@ func (s *Server) tools() []registry.Def {
 			ReadOnly: true, Family: registry.Valence, Schema: schema("belief_query"), Handler: registry.Handle(s.beliefQuery)},
 		{Name: "belief_create", Description: "Create a new belief with optional entity links. Entities are created if they do not exist; tensions with existing beliefs are detected and returned.",
 			Family: registry.Valence, Schema: schema("belief_create"), Handler: registry.Handle(s.beliefCreate)},
-		{Name: "belief_create_batch", Description: "Create up to 1,000 beliefs in one transaction, each as belief_create's arguments: per-item results (the belief's id and its tensions, or why it was left out); each belief is checked for tensions with the store and with the beliefs before it in the batch.",
+		{Name: "belief_create_batch", Description: "Create up to 1,000 beliefs in one transaction, each as belief_create's arguments plus an optional external_id (a belief whose external_id the workspace already holds is not created again: its result says existing): per-item results (the belief's id and its tensions, or why it was left out); each belief is checked for tensions with the store and with the beliefs before it in the batch.",
 			Family: registry.Valence, Schema: schema("belief_create_batch"), Handler: registry.Handle(s.beliefCreateBatch)},
 		{Name: "belief_supersede", Description: "Replace an old belief with a new one, maintaining history.",
 			Family: registry.Valence, Schema: schema("belief_supersede"), Handler: registry.Handle(s.beliefSupersede)},
