@@ -32,6 +32,10 @@ const (
 	statsTTL = 5 * time.Minute
 	// maxStats bounds the term statistics cache.
 	maxStats = 20000
+	// pgIndexMatches: on PostgreSQL, candidates matching at most this many
+	// times the cap are read through the full-text index (see
+	// candidatesSQL).
+	pgIndexMatches = 10
 )
 
 // docFreq returns the number of beliefs (in all workspaces) whose content
@@ -86,6 +90,9 @@ type searchFilter struct {
 	// maxCandidates bounds the candidates read and scored; zero means
 	// candidateCap.
 	maxCandidates int
+	// matches estimates how many beliefs (in all workspaces) match the
+	// terms, from their document frequencies; PostgreSQL's plan follows it.
+	matches int
 }
 
 func (f *searchFilter) cap() int {
@@ -158,11 +165,16 @@ func (s *Server) search(ctx context.Context, q querier, query string, f searchFi
 		}
 		selective = append(selective, t)
 	}
+	f.matches = sum
 	res, err := s.candidates(ctx, q, selective, f)
 	if err != nil {
 		return nil, err
 	}
 	if len(selective) < len(matching) && !res.capped && len(res.hits) < f.want {
+		f.matches = 0
+		for _, t := range matching {
+			f.matches += df[t]
+		}
 		if res, err = s.candidates(ctx, q, matching, f); err != nil {
 			return nil, err
 		}
@@ -222,6 +234,13 @@ func (s *Server) candidatesSQL(terms []string, f searchFilter) (string, []any) {
 	case s.st.Dialect() == store.Postgres:
 		where = append(where, "b.tsv @@ to_tsquery('english', ?)")
 		args = append(args, textsearch.TSQuery(terms))
+		// Few matches: read them all from the full-text index and keep the
+		// newest ("seq + 0" keeps the planner off the primary key, whose
+		// backward walk would read every newer belief to find them). Many:
+		// walk newest first and stop at the cap.
+		if f.matches <= pgIndexMatches*f.cap() {
+			order = "b.seq + 0 DESC"
+		}
 	default:
 		from = "beliefs_fts JOIN beliefs b ON b.seq = beliefs_fts.rowid"
 		order = "beliefs_fts.rowid DESC"
