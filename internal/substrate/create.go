@@ -250,7 +250,7 @@ func (s *Server) judgeDraft(ctx context.Context, an *analyses, workspace string,
 	}
 	b := &Belief{ID: d.nb.id, Workspace: workspace, Content: d.nb.content, Confidence: d.nb.confidence,
 		DomainPath: d.nb.domainPath, ValidFrom: d.nb.validFrom, ValidUntil: d.nb.validUntil, Status: StatusActive}
-	f := searchFilter{workspace: workspace, requireTerms: true, maxCandidates: tensionSearchCap, domainExact: d.dk}
+	f := searchFilter{workspace: workspace, requireTerms: true, maxCandidates: tensionSearchCap, window: tensionWindow, domainExact: d.dk}
 	type linkKey struct{ entity, role string }
 	linked := map[linkKey]bool{}
 	for _, ein := range d.nb.entities {

@@ -93,6 +93,12 @@ type searchFilter struct {
 	// matches estimates how many beliefs (in all workspaces) match the
 	// terms, from their document frequencies; PostgreSQL's plan follows it.
 	matches int
+	// window, when set, bounds the full-text matches examined (newest
+	// first) before the filters: a search's work stays bounded even when
+	// the filters keep few of them or the term statistics are stale (a
+	// store growing fast under a bulk load). Tension candidates use it;
+	// belief_query does not, so that it finds old matches too.
+	window int
 }
 
 func (f *searchFilter) cap() int {
@@ -241,6 +247,11 @@ func (s *Server) candidatesSQL(terms []string, f searchFilter) (string, []any) {
 		if f.matches <= pgIndexMatches*f.cap() {
 			order = "b.seq + 0 DESC"
 		}
+	case f.window > 0:
+		// CROSS JOIN: SQLite keeps the matches as the outer loop.
+		from = "(SELECT rowid FROM beliefs_fts WHERE beliefs_fts MATCH ? ORDER BY rowid DESC LIMIT ?) m CROSS JOIN beliefs b ON b.seq = m.rowid"
+		order = "m.rowid DESC"
+		args = append(args, textsearch.FTS5Match(terms), f.window)
 	default:
 		from = "beliefs_fts JOIN beliefs b ON b.seq = beliefs_fts.rowid"
 		order = "beliefs_fts.rowid DESC"

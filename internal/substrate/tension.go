@@ -31,12 +31,16 @@ const tensionCandidates = 20
 // tensionSearchCap bounds the related beliefs read and scored to choose them.
 const tensionSearchCap = 100
 
+// tensionWindow bounds the full-text matches examined to find them (the
+// newest; see searchFilter.window).
+const tensionWindow = 3 * tensionSearchCap
+
 // detectTensions compares b with the active beliefs of its workspace that
 // share an entity or its domain path and match it lexically (or, when b has
 // neither, that match it lexically), stores a tension for each pair
 // [DetectTension] reports, and returns them.
 func (s *Server) detectTensions(ctx context.Context, tx *sql.Tx, b *Belief, exclude string) ([]Tension, error) {
-	f := searchFilter{workspace: b.Workspace, excludeIDs: []string{b.ID}, requireTerms: true, maxCandidates: tensionSearchCap}
+	f := searchFilter{workspace: b.Workspace, excludeIDs: []string{b.ID}, requireTerms: true, maxCandidates: tensionSearchCap, window: tensionWindow}
 	if exclude != "" {
 		f.excludeIDs = append(f.excludeIDs, exclude)
 	}
