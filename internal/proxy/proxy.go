@@ -111,6 +111,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/config"
+	"github.com/nexus-mcp/nexus/internal/downstream"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
@@ -278,7 +279,12 @@ type endpoint struct {
 	cfg     *config.Server
 	log     *slog.Logger
 	server  *mcp.Server
-	handler http.Handler // the SDK's Streamable HTTP handler, its errors made JSON-RPC
+	handler http.Handler // serve, its errors made JSON-RPC
+	sdk     http.Handler // the SDK's Streamable HTTP handler
+	// hc reaches a Streamable HTTP server for the raw passthrough (one
+	// pool of keep-alive connections for all sessions); nil for stdio and
+	// SSE servers, whose sessions take the SDK path.
+	hc *http.Client
 	// upSend is the SDK server's own sending method handler: it sends a
 	// request or notification on a server session as given, without the
 	// checks of the typed ServerSession methods.
@@ -287,6 +293,7 @@ type endpoint struct {
 	mu     sync.Mutex
 	closed bool
 	links  map[*mcp.ServerSession]*link
+	raw    map[string]*rawSession // by upstream session id
 }
 
 func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
@@ -300,6 +307,10 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 		cfg:     &c,
 		log:     p.log.With("toolbox", toolbox, "server", name),
 		links:   map[*mcp.ServerSession]*link{},
+		raw:     map[string]*rawSession{},
+	}
+	if c.Transport == config.StreamableHTTP {
+		ep.hc = downstream.HTTPClient(&c)
 	}
 	ep.server = mcp.NewServer(&mcp.Implementation{Name: "nexus-proxy", Version: "1"}, &mcp.ServerOptions{
 		Logger: sdklog.New(ep.log),
@@ -315,7 +326,7 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 		return next
 	})
 	ep.server.AddReceivingMiddleware(ep.receive)
-	ep.handler = httpapi.JSONRPCErrors(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ep.server }, &mcp.StreamableHTTPOptions{
+	ep.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ep.server }, &mcp.StreamableHTTPOptions{
 		Logger: sdklog.New(ep.log),
 		// Nexus's HTTP guard decides Host for every route (--allow-hosts);
 		// the SDK's own localhost check would refuse allowed hosts.
@@ -323,8 +334,25 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 		// Resumable streams: a client whose SSE stream breaks can resume it.
 		EventStore:     mcp.NewMemoryEventStore(nil),
 		SessionTimeout: p.sessionTimeout,
-	}))
+	})
+	ep.handler = httpapi.JSONRPCErrors(http.HandlerFunc(ep.serve))
 	return ep
+}
+
+// serve sends the requests of raw sessions, and initializes that open
+// them, to the raw passthrough, and everything else to the SDK's handler.
+func (ep *endpoint) serve(w http.ResponseWriter, r *http.Request) {
+	if ep.hc != nil {
+		if id := r.Header.Get(sessionHeader); id != "" {
+			if s := ep.rawSession(id); s != nil {
+				s.serve(w, r)
+				return
+			}
+		} else if r.Method == http.MethodPost && ep.rawInitialize(w, r) {
+			return
+		}
+	}
+	ep.sdk.ServeHTTP(w, r)
 }
 
 // receive is the receiving middleware of the endpoint's SDK server.
@@ -431,10 +459,17 @@ func (ep *endpoint) close() {
 	for _, l := range ep.links {
 		links = append(links, l)
 	}
+	raws := make([]*rawSession, 0, len(ep.raw))
+	for _, s := range ep.raw {
+		raws = append(raws, s)
+	}
 	ep.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, l := range links {
 		wg.Go(l.close)
+	}
+	for _, s := range raws {
+		wg.Go(func() { s.close(true) })
 	}
 	wg.Wait()
 	// Upstream sessions that never initialized have no link.
@@ -442,4 +477,7 @@ func (ep *endpoint) close() {
 		wg.Go(func() { ss.Close() })
 	}
 	wg.Wait()
+	if ep.hc != nil {
+		ep.hc.CloseIdleConnections()
+	}
 }
