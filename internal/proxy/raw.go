@@ -550,11 +550,7 @@ func (s *rawSession) servePOST(w http.ResponseWriter, r *http.Request) {
 	}
 	var m envelope
 	if err := json.Unmarshal(body, &m); err != nil {
-		writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "Invalid Request: "+err.Error())
-		return
-	}
-	if m.Method == "initialize" {
-		writeRPCError(w, http.StatusBadRequest, m.ID, codeInvalidRequest, "Invalid Request: the session is already initialized")
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpcmsg.CodeInvalidRequest, "Invalid Request: "+err.Error())
 		return
 	}
 	request := m.isRequest()
@@ -766,9 +762,8 @@ func (s *rawSession) cancelDown(m *envelope, reason string) {
 
 // JSON-RPC error codes of the proxy's own errors.
 const (
-	codeInvalidRequest = -32600
-	codeInvalidParams  = -32602
-	codeInternalError  = -32603
+	codeInvalidParams = -32602
+	codeInternalError = -32603
 )
 
 func rpcError(id json.RawMessage, code int, msg string) []byte {
