@@ -48,8 +48,8 @@ type benchVariant struct {
 
 // benchStats accumulates one variant's measurements over the rounds.
 type benchStats struct {
-	rates     []float64       // calls/s with 8 clients, per round
-	lat       []time.Duration // 1-client latencies, all rounds
+	rates []float64       // calls/s with 8 clients, per round
+	lat   []time.Duration // 1-client latencies, all rounds
 	// µs of CPU per call of Nexus, the downstream server and this process
 	// (the client), per run: [0] with 8 clients, [1] with 1.
 	nexusCPU, downCPU, clientCPU [2][]float64
