@@ -206,7 +206,14 @@ func versionHeaderOK(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
+// mediaType is the media type of a Content-Type (or Accept part), in lower
+// case; "" if it does not parse.
 func mediaType(contentType string) string {
+	// The common values, without the parser's allocations.
+	switch contentType {
+	case "application/json", "text/event-stream":
+		return contentType
+	}
 	mt, _, _ := mime.ParseMediaType(contentType)
 	return mt
 }
