@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -36,21 +37,29 @@ func benchEchoServer() *mcp.Server {
 	return s
 }
 
-func benchPassthrough(b *testing.B, direct bool) {
+// labeled starts ts with the pprof label proc=name, which the goroutines
+// of its connections (and the HTTP client connections their handlers
+// dial) inherit: a profile then tells the processes apart
+// (go tool pprof -tagfocus proc=nexus).
+func labeled(name string, ts *httptest.Server) *httptest.Server {
+	pprof.Do(context.Background(), pprof.Labels("proc", name), func(context.Context) { ts.Start() })
+	return ts
+}
+
+func benchPassthrough(b *testing.B, direct bool, clients int) {
 	s := benchEchoServer()
-	down := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	down := labeled("down", httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)))
 	b.Cleanup(down.Close)
 	url := down.URL
 	if !direct {
 		p := New(testConfig(&config.Server{Transport: config.StreamableHTTP, URL: down.URL}), Options{})
-		front := httptest.NewServer(httpapi.Handler(httpapi.Options{Loopback: true, SessionRoutes: map[string]http.Handler{"/mcp/servers/": p}}))
+		front := labeled("nexus", httptest.NewUnstartedServer(httpapi.Handler(httpapi.Options{Loopback: true, SessionRoutes: map[string]http.Handler{"/mcp/servers/": p}})))
 		b.Cleanup(func() {
 			p.Close()
 			front.Close()
 		})
 		url = front.URL + "/mcp/servers/tb/s"
 	}
-	const clients = 8
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: 4 * clients, MaxIdleConnsPerHost: 4 * clients}}
 	b.Cleanup(hc.CloseIdleConnections)
 	var sessions []*mcp.ClientSession
@@ -67,6 +76,7 @@ func benchPassthrough(b *testing.B, direct bool) {
 	b.ResetTimer()
 	for _, cs := range sessions {
 		wg.Go(func() {
+			pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("proc", "client")))
 			for n := next.Add(1); n <= int64(b.N); n = next.Add(1) {
 				want := fmt.Sprint(n)
 				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": want}})
@@ -80,6 +90,10 @@ func benchPassthrough(b *testing.B, direct bool) {
 	wg.Wait()
 }
 
-func BenchmarkPassthroughDirect(b *testing.B) { benchPassthrough(b, true) }
+func BenchmarkPassthroughDirect(b *testing.B) { benchPassthrough(b, true, 8) }
 
-func BenchmarkPassthroughRaw(b *testing.B) { benchPassthrough(b, false) }
+func BenchmarkPassthroughRaw(b *testing.B) { benchPassthrough(b, false, 8) }
+
+func BenchmarkPassthroughLatencyDirect(b *testing.B) { benchPassthrough(b, true, 1) }
+
+func BenchmarkPassthroughLatencyRaw(b *testing.B) { benchPassthrough(b, false, 1) }
