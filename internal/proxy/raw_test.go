@@ -309,3 +309,34 @@ func TestRawSessionEnds(t *testing.T) {
 		t.Errorf("a request in the idle session: %s, want 404", resp.Status)
 	}
 }
+
+// TestRawAllow checks that the access check (Options.Allow) applies to the
+// raw passthrough's every request, the initialize and those of a session.
+func TestRawAllow(t *testing.T) {
+	srv := downstreams[1].start(t)
+	var mu sync.Mutex
+	allowed := true
+	p := New(testConfig(srv), Options{Logger: testLogger(t), Stderr: devNull(t), Allow: func(*http.Request, string, string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return allowed
+	}})
+	ts := httptest.NewServer(p)
+	t.Cleanup(func() {
+		p.Close()
+		ts.Close()
+	})
+	url := ts.URL + "/mcp/servers/tb/s"
+	cs := connect(t, mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil), url)
+	call(t, cs, "echo", map[string]any{"text": "in"})
+	mu.Lock()
+	allowed = false
+	mu.Unlock()
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err == nil || !strings.Contains(err.Error(), "Forbidden") {
+		t.Errorf("a call once refused: %v, want 403 Forbidden", err)
+	}
+	resp, _ := post(t, url, initializeBody, nil)
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("an initialize once refused: %s, want 403", resp.Status)
+	}
+}
