@@ -34,7 +34,9 @@ import (
 //	NEXUS_BENCH_PROXY=1 go test ./cmd/nexus -run TestProxyCrossProcess -v -timeout 30m
 //
 // NEXUS_BENCH_ROUNDS (default 5) and NEXUS_BENCH_CALLS (calls per client per
-// run, default 1500) size it; NEXUS_BENCH_BASELINE names another nexus
+// run, default 1500) size it; NEXUS_BENCH_PROTOCOL is the protocol version
+// every client asks for (default 2025-11-25, the newest with the initialize
+// handshake, which the passthrough needs); NEXUS_BENCH_BASELINE names another nexus
 // binary (e.g. built from an older commit) whose passthrough and flat name
 // run as two more variants, against the same downstream server.
 
@@ -62,6 +64,14 @@ func TestProxyCrossProcess(t *testing.T) {
 	rounds := benchEnvInt(t, "NEXUS_BENCH_ROUNDS", 5)
 	calls := benchEnvInt(t, "NEXUS_BENCH_CALLS", 1500)
 	const clients = 8
+	// Every variant speaks the same protocol version: the passthrough's
+	// sessions are stateful, so a client asking for the sessionless
+	// protocol (the SDK's default) is told to use the handshake there but
+	// not directly, and would compare two protocols.
+	protocol := os.Getenv("NEXUS_BENCH_PROTOCOL")
+	if protocol == "" {
+		protocol = "2025-11-25"
+	}
 
 	echoBin := filepath.Join(t.TempDir(), "echoserver")
 	if out, err := exec.Command("go", "build", "-o", echoBin, "./testdata/echoserver").CombinedOutput(); err != nil {
@@ -99,7 +109,8 @@ func TestProxyCrossProcess(t *testing.T) {
 	for _, v := range variants {
 		for range clients {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: v.url, HTTPClient: hc}, nil)
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: v.url, HTTPClient: hc},
+				&mcp.ClientSessionOptions{ProtocolVersion: protocol})
 			cancel()
 			if err != nil {
 				t.Fatalf("%s: connect: %v", v.name, err)
@@ -153,7 +164,7 @@ func TestProxyCrossProcess(t *testing.T) {
 	var b strings.Builder
 	direct := stats["direct"]
 	dP50 := pct(direct.lat, 50)
-	fmt.Fprintf(&b, "%d rounds, %d calls per client per run; load average before %s, after %s\n", rounds, calls, load0, loadAvg())
+	fmt.Fprintf(&b, "%d rounds, %d calls per client per run, protocol %s; load average before %s, after %s\n", rounds, calls, protocol, load0, loadAvg())
 	// The ratio to direct is taken in each round (the variants of a round
 	// ran within a minute of each other), then its median.
 	ratio := func(s *benchStats) float64 {

@@ -64,7 +64,9 @@ func benchPassthrough(b *testing.B, direct bool, clients int) {
 	b.Cleanup(hc.CloseIdleConnections)
 	var sessions []*mcp.ClientSession
 	for range clients {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc},
+			// The protocol the passthrough speaks, directly too.
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			b.Fatal(err)
 		}
