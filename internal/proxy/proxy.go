@@ -5,7 +5,7 @@
 //
 // # Two paths
 //
-// A session on a Streamable HTTP server takes the raw passthrough (raw.go):
+// A session on a Streamable HTTP server takes the raw passthrough (raw.go, raw_wire.go):
 // the proxy forwards HTTP, not MCP messages. Each HTTP request of the
 // upstream session (POST, GET, DELETE) becomes one HTTP request to the
 // server, on the downstream session that the upstream initialize opened,
