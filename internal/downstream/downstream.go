@@ -34,18 +34,19 @@ func Transport(srv *config.Server, stderr *os.File) (mcp.Transport, error) {
 		endWithParent(cmd)
 		return &mcp.CommandTransport{Command: cmd}, nil
 	case config.StreamableHTTP:
-		return &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: httpClient(srv)}, nil
+		return &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: HTTPClient(srv)}, nil
 	case config.SSE:
-		return &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: httpClient(srv)}, nil
+		return &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: HTTPClient(srv)}, nil
 	}
 	return nil, fmt.Errorf("server %q: unknown transport %q", srv.Name, srv.Transport)
 }
 
-// httpClient is the client of one HTTP server's connection: its own pool of
+// HTTPClient is the client of one HTTP server's connection: its own pool of
 // keep-alive connections, keeping up to srv.MaxIdleConnections idle (Go's
 // default transport keeps 2 a host, so concurrent calls kept opening new
-// TCP connections), and srv.Headers on every request.
-func httpClient(srv *config.Server) *http.Client {
+// TCP connections), and srv.Headers on every request. The proxy's raw
+// passthrough shares one such client between all sessions of a server.
+func HTTPClient(srv *config.Server) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	idle := srv.MaxIdleConnections
 	if idle <= 0 {

@@ -22,8 +22,10 @@ import (
 // suite (npm @modelcontextprotocol/conformance, the version pinned in
 // test/conformance/package.json, installed by scripts/install-test-tools.sh)
 // against the Go SDK's conformance server ("everything-server") twice:
-// directly, and through the proxy, with the server as a stdio child of the
-// proxy. Every check that succeeds directly must succeed through the proxy.
+// directly, and through the proxy twice: with the server as a stdio child of
+// the proxy (the SDK path) and with the same server over Streamable HTTP (the
+// raw passthrough). Every check that succeeds directly must succeed through
+// the proxy.
 
 // everythingServer is the SDK's conformance server package.
 const everythingServer = "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"
@@ -97,8 +99,11 @@ func TestConformanceThroughProxy(t *testing.T) {
 
 	directURL := startDirect(t, bin)
 	p := New(&config.Config{Toolboxes: map[string]*config.Toolbox{"t": {
-		Name:    "t",
-		Servers: map[string]*config.Server{"s": {Transport: config.Stdio, Command: bin}},
+		Name: "t",
+		Servers: map[string]*config.Server{
+			"s": {Transport: config.Stdio, Command: bin},
+			"h": {Transport: config.StreamableHTTP, URL: directURL},
+		},
 	}}}, Options{Logger: testLogger(t), Stderr: devNull(t)})
 	// As "nexus serve" mounts it: behind the HTTP front, whose guard
 	// decides Host and Origin for every route.
@@ -107,16 +112,27 @@ func TestConformanceThroughProxy(t *testing.T) {
 		p.Close()
 		ts.Close()
 	}()
-	proxyURL := ts.URL + "/mcp/servers/t/s"
 
-	type run struct {
-		results map[string][]testtools.Check
-		out     string
-	}
-	var dr, pr run
+	var dr run
 	dr.results, dr.out = runSuite(t, suite, directURL)
-	pr.results, pr.out = runSuite(t, suite, proxyURL)
+	for _, server := range []string{"s", "h"} {
+		name := map[string]string{"s": "stdio (SDK path)", "h": "streamable-http (raw passthrough)"}[server]
+		t.Run(name, func(t *testing.T) {
+			var pr run
+			pr.results, pr.out = runSuite(t, suite, ts.URL+"/mcp/servers/t/"+server)
+			compareRuns(t, suite, dr, pr)
+		})
+	}
+}
 
+type run struct {
+	results map[string][]testtools.Check
+	out     string
+}
+
+// compareRuns checks that every check that succeeds directly (dr) succeeds
+// through the proxy (pr).
+func compareRuns(t *testing.T, suite *testtools.Suite, dr, pr run) {
 	ctx, cancel := context.WithTimeout(context.Background(), conformanceTimeout)
 	defer cancel()
 	scenarios, err := suite.ServerScenarios(ctx)

@@ -3,17 +3,47 @@
 // /mcp/servers/{toolbox}/{server} sees that downstream server as if it were
 // connected to it directly.
 //
+// # Two paths
+//
+// A session on a Streamable HTTP server takes the raw passthrough (raw.go, raw_wire.go):
+// the proxy forwards HTTP, not MCP messages. Each HTTP request of the
+// upstream session (POST, GET, DELETE) becomes one HTTP request to the
+// server, on the downstream session that the upstream initialize opened,
+// with the same body; the server's response (JSON, or an SSE stream, event
+// by event as it is read) is copied back. Only the envelope of a POSTed
+// message is decoded (id, method, and the tool name of a tools/call), and
+// only two responses are rewritten: the initialize result (MetaKey added to
+// its "_meta") and the tools/list result of a server with tool filters.
+// Nothing passes through the SDK's types, so fields and methods the SDK
+// does not model pass unchanged, and the proxy costs a fraction of what
+// decoding and re-encoding every message as an SDK server and an SDK client
+// did (docs/benchmarks.md, "Proxy hop, cross-process"). Downstream requests
+// share one pool of keep-alive connections per server
+// ([downstream.HTTPClient]).
+//
+// Sessions on stdio and legacy SSE servers take the SDK path: an SDK server
+// upstream, an SDK client session downstream, messages forwarded between
+// them (link.go). A raw forwarding of those transports would need a message
+// framing of their own (newline-delimited stdio, the SSE transport's POST
+// endpoint), which is not done. So do, on any server, the requests that
+// belong to no raw session: a client of the sessionless protocol
+// (2026-07-28 and later) initializing, which is told to use the handshake;
+// requests without a session or with an unknown one, which the SDK's
+// handler answers (or refuses) as before.
+//
 // # Sessions
 //
 // Every upstream session (one MCP client on the endpoint) gets a dedicated
-// downstream client session, dialed while the upstream "initialize" is being
+// downstream session, opened while the upstream "initialize" is being
 // answered and closed when the upstream session ends (DELETE, idle timeout,
 // Proxy.Close); a stdio server is therefore one child process per upstream
-// session. When the downstream session ends on its own (the process exits),
-// the upstream session is closed too, and the client gets 404 for it and can
-// initialize again. Requests, notifications and server-to-client requests
-// map 1:1 between the two sessions, so progress tokens, subscriptions, log
-// levels and list_changed notifications need no translation.
+// session. When the downstream session ends on its own (the process exits,
+// or an HTTP server answers 404 for it), the upstream session is closed too,
+// and the client gets 404 for it and can initialize again. Requests,
+// notifications and server-to-client requests map 1:1 between the two
+// sessions, so progress tokens, subscriptions, log levels and list_changed
+// notifications need no translation. Upstream session ids are the proxy's
+// own; a raw session maps its id to the server's.
 //
 // # Handshake
 //
@@ -25,27 +55,37 @@
 // instructions and serverInfo, unchanged: a client sees the real server's
 // identity. The only addition is the "_meta" entry [MetaKey] of the
 // initialize result, {"toolbox": ..., "server": ...}, for clients that want
-// to know they talk through Nexus. Capabilities are those the SDK models
-// (client: roots, sampling, elicitation, experimental, extensions; server:
-// tools, resources, prompts, completions, logging, experimental,
-// extensions), so a capability the proxy could not carry (e.g. "tasks") is
-// advertised to neither side.
+// to know they talk through Nexus. On the raw path the initialize request
+// and result are the client's and the server's as written. On the SDK path
+// capabilities are those the SDK models (client: roots, sampling,
+// elicitation, experimental, extensions; server: tools, resources, prompts,
+// completions, logging, experimental, extensions), so a capability the
+// proxy could not carry (e.g. "tasks") is advertised to neither side.
 //
 // # Messages
 //
-// Upstream to downstream: every request the SDK server accepts (tools/list
-// and tools/call, resources/list, resources/templates/list, resources/read,
-// resources/subscribe and unsubscribe, prompts/list and prompts/get,
-// completion/complete, logging/setLevel, ping) is forwarded with its params,
-// _meta and progress token included, and its result is returned byte for
-// byte as the downstream server wrote it; JSON-RPC errors keep their code,
-// message and data. Cursors pass through, so pagination is the server's.
-// Cancellation follows the request: when the upstream client cancels (or
-// the session ends), the downstream server gets notifications/cancelled.
-// Upstream notifications/progress and notifications/roots/list_changed are
+// On the raw path every message passes as written, in both directions, on
+// the HTTP request or stream it came on: requests of any method, their
+// results and errors, notifications (progress, log messages, list_changed,
+// cancellation) and server-to-client requests (sampling, elicitation,
+// roots, ping) with the client's answers. When the client goes away before
+// a response (or a tools/call passes its Timeout), the server gets
+// notifications/cancelled for the request.
+//
+// On the SDK path, upstream to downstream: every request the SDK server
+// accepts (tools/list and tools/call, resources/list,
+// resources/templates/list, resources/read, resources/subscribe and
+// unsubscribe, prompts/list and prompts/get, completion/complete,
+// logging/setLevel, ping) is forwarded with its params, _meta and progress
+// token included, and its result is returned byte for byte as the
+// downstream server wrote it; JSON-RPC errors keep their code, message and
+// data. Cursors pass through, so pagination is the server's. Cancellation
+// follows the request: when the upstream client cancels (or the session
+// ends), the downstream server gets notifications/cancelled. Upstream
+// notifications/progress and notifications/roots/list_changed are
 // forwarded.
 //
-// Downstream to upstream: notifications (log messages, progress,
+// Downstream to upstream (SDK path): notifications (log messages, progress,
 // tools/prompts/resources list_changed, resources/updated,
 // elicitation/complete) are forwarded with their params unchanged;
 // sampling/createMessage, elicitation/create and roots/list are forwarded to
@@ -55,13 +95,14 @@
 // upstream request in flight (the latest tools/call if several are); the
 // rest (list_changed, resources/updated) on the standalone stream. The
 // downstream connection is tapped (the jsonrpc connection for stdio and SSE
-// servers, the HTTP response bodies for Streamable HTTP ones) so that
-// notifications are forwarded as they are read: they keep their order and
-// reach the client before the response that followed them.
+// servers, the HTTP response bodies for a Streamable HTTP server reached on
+// this path) so that notifications are forwarded as they are read: they keep
+// their order and reach the client before the response that followed them.
 //
-// Tool filters of the server's configuration apply: filtered tools are left
-// out of tools/list and calling one fails as an unknown tool (-32602). A
-// configured Timeout bounds each tools/call.
+// On both paths, tool filters of the server's configuration apply: filtered
+// tools are left out of tools/list and calling one fails as an unknown tool
+// (-32602), without reaching the server. A configured Timeout bounds each
+// tools/call.
 //
 // # Errors: the one exception to the pipeline's renderers
 //
@@ -72,26 +113,38 @@
 // passthrough there is no tool result of Nexus's to render: a tools/call
 // past the server's Timeout is -32603 "tool call timed out after D", a
 // server that cannot be reached fails the initialize, and what the HTTP
-// front refuses is [httpapi.JSONRPCErrors]. docs/surfaces.md says so for
-// users.
+// front refuses is [httpapi.JSONRPCErrors]. On the raw path the proxy
+// checks a request as the SDK's handler does (HTTP method, Content-Type,
+// Accept, protocol version header, Last-Event-ID, an empty or malformed
+// body, batches: [jsonrpcmsg]) and answers with the same status and, behind
+// the HTTP front as "nexus serve" mounts it, the same JSON-RPC error (mounted
+// alone, a malformed body is refused in [jsonrpcmsg]'s words rather than the
+// SDK's); the server's own refusals (plain text from the SDK's
+// handler) are made JSON-RPC errors the same way. docs/surfaces.md says so
+// for users.
 //
 // # Limitations
 //
-//   - Only the methods the Go SDK knows are proxied: other JSON-RPC methods
-//     (custom, experimental such as tasks/*) are refused with "method not
-//     found" by the SDK server.
-//   - Params of forwarded requests, and the params and results of
-//     server-to-client requests, pass through the SDK's types: fields the
-//     SDK does not model are dropped. (Results of client requests and all
-//     notifications are passed as written.)
-//   - Over stdio nothing says which request a log message or a
+//   - SDK path: only the methods the Go SDK knows are proxied: other
+//     JSON-RPC methods (custom, experimental such as tasks/*) are refused
+//     with "method not found" by the SDK server. Params of forwarded
+//     requests, and the params and results of server-to-client requests,
+//     pass through the SDK's types: fields the SDK does not model are
+//     dropped. (Results of client requests and all notifications are passed
+//     as written.) Over stdio nothing says which request a log message or a
 //     server-to-client request belongs to; with several requests in flight
 //     it may travel on another one's stream (it still reaches the client).
-//   - Pings from the downstream server are answered by the proxy.
-//   - A server closing its SSE stream mid-call (SEP-1699) is not mirrored;
-//     upstream streams are resumable though (an in-memory event store).
+//     Pings from the downstream server are answered by the proxy.
+//   - SDK path: a server closing its SSE stream mid-call (SEP-1699) is not
+//     mirrored; upstream streams are resumable though (an in-memory event
+//     store).
+//   - Raw path: event ids and stream resumption (Last-Event-ID) are the
+//     server's: a stream can be resumed through the proxy when the server
+//     supports it.
 //   - Headers of the client's HTTP requests (Authorization...) are not
-//     passed on; HTTP servers get the headers of their configuration.
+//     passed on; HTTP servers get the headers of their configuration (and,
+//     on the raw path, the client's Accept, MCP-Protocol-Version and
+//     Last-Event-ID).
 //   - Each upstream session costs a downstream session (a process for
 //     stdio); sessions idle for Options.SessionTimeout are closed.
 package proxy
@@ -111,6 +164,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/config"
+	"github.com/nexus-mcp/nexus/internal/downstream"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
@@ -278,7 +332,12 @@ type endpoint struct {
 	cfg     *config.Server
 	log     *slog.Logger
 	server  *mcp.Server
-	handler http.Handler // the SDK's Streamable HTTP handler, its errors made JSON-RPC
+	handler http.Handler // serve, its errors made JSON-RPC
+	sdk     http.Handler // the SDK's Streamable HTTP handler
+	// hc reaches a Streamable HTTP server for the raw passthrough (one
+	// pool of keep-alive connections for all sessions); nil for stdio and
+	// SSE servers, whose sessions take the SDK path.
+	hc *http.Client
 	// upSend is the SDK server's own sending method handler: it sends a
 	// request or notification on a server session as given, without the
 	// checks of the typed ServerSession methods.
@@ -287,6 +346,7 @@ type endpoint struct {
 	mu     sync.Mutex
 	closed bool
 	links  map[*mcp.ServerSession]*link
+	raw    map[string]*rawSession // by upstream session id
 }
 
 func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
@@ -300,6 +360,10 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 		cfg:     &c,
 		log:     p.log.With("toolbox", toolbox, "server", name),
 		links:   map[*mcp.ServerSession]*link{},
+		raw:     map[string]*rawSession{},
+	}
+	if c.Transport == config.StreamableHTTP {
+		ep.hc = downstream.HTTPClient(&c)
 	}
 	ep.server = mcp.NewServer(&mcp.Implementation{Name: "nexus-proxy", Version: "1"}, &mcp.ServerOptions{
 		Logger: sdklog.New(ep.log),
@@ -315,7 +379,7 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 		return next
 	})
 	ep.server.AddReceivingMiddleware(ep.receive)
-	ep.handler = httpapi.JSONRPCErrors(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ep.server }, &mcp.StreamableHTTPOptions{
+	ep.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ep.server }, &mcp.StreamableHTTPOptions{
 		Logger: sdklog.New(ep.log),
 		// Nexus's HTTP guard decides Host for every route (--allow-hosts);
 		// the SDK's own localhost check would refuse allowed hosts.
@@ -323,8 +387,25 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 		// Resumable streams: a client whose SSE stream breaks can resume it.
 		EventStore:     mcp.NewMemoryEventStore(nil),
 		SessionTimeout: p.sessionTimeout,
-	}))
+	})
+	ep.handler = httpapi.JSONRPCErrors(http.HandlerFunc(ep.serve))
 	return ep
+}
+
+// serve sends the requests of raw sessions, and initializes that open
+// them, to the raw passthrough, and everything else to the SDK's handler.
+func (ep *endpoint) serve(w http.ResponseWriter, r *http.Request) {
+	if ep.hc != nil {
+		if id := r.Header.Get(sessionHeader); id != "" {
+			if s := ep.rawSession(id); s != nil {
+				s.serve(w, r)
+				return
+			}
+		} else if r.Method == http.MethodPost && ep.rawInitialize(w, r) {
+			return
+		}
+	}
+	ep.sdk.ServeHTTP(w, r)
 }
 
 // receive is the receiving middleware of the endpoint's SDK server.
@@ -431,10 +512,17 @@ func (ep *endpoint) close() {
 	for _, l := range ep.links {
 		links = append(links, l)
 	}
+	raws := make([]*rawSession, 0, len(ep.raw))
+	for _, s := range ep.raw {
+		raws = append(raws, s)
+	}
 	ep.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, l := range links {
 		wg.Go(l.close)
+	}
+	for _, s := range raws {
+		wg.Go(func() { s.close(true) })
 	}
 	wg.Wait()
 	// Upstream sessions that never initialized have no link.
@@ -442,4 +530,7 @@ func (ep *endpoint) close() {
 		wg.Go(func() { ss.Close() })
 	}
 	wg.Wait()
+	if ep.hc != nil {
+		ep.hc.CloseIdleConnections()
+	}
 }

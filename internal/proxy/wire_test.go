@@ -113,6 +113,13 @@ func (rc *rawClient) post(t *testing.T, body string) []rawMessage {
 		rc.session = id
 	}
 	var msgs []rawMessage
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		var m rawMessage
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+			t.Fatalf("bad JSON response: %v", err)
+		}
+		return []rawMessage{m}
+	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -382,17 +389,21 @@ func TestRawResults(t *testing.T) {
 // TestToolTimeout checks that a configured Timeout bounds tools/call and
 // cancels the downstream call.
 func TestToolTimeout(t *testing.T) {
-	srv := downstreams[0].start(t)
-	srv.Timeout = 200 * time.Millisecond
-	_, ts := startProxy(t, testConfig(srv))
-	cs := connect(t, mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil), ts.URL+"/mcp/servers/tb/s")
-	start := time.Now()
-	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow"})
-	if err == nil || !strings.Contains(err.Error(), "tool call timed out after 200ms") {
-		t.Fatalf("slow: %v, want a timeout", err)
+	for _, d := range downstreams[:2] { // the SDK path and the raw passthrough
+		t.Run(d.name, func(t *testing.T) {
+			srv := d.start(t)
+			srv.Timeout = 200 * time.Millisecond
+			_, ts := startProxy(t, testConfig(srv))
+			cs := connect(t, mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil), ts.URL+"/mcp/servers/tb/s")
+			start := time.Now()
+			_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow"})
+			if err == nil || !strings.Contains(err.Error(), "tool call timed out after 200ms") {
+				t.Fatalf("slow: %v, want a timeout", err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("the timeout took %v", d)
+			}
+			testtools.Eventually(t, 10*time.Second, "the downstream call to be cancelled", func() bool { return text(t, call(t, cs, "cancelled", nil)) == "true" })
+		})
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("the timeout took %v", d)
-	}
-	testtools.Eventually(t, 10*time.Second, "the downstream call to be cancelled", func() bool { return text(t, call(t, cs, "cancelled", nil)) == "true" })
 }

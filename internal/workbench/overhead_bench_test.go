@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -136,6 +137,20 @@ func BenchmarkProxyDirect(b *testing.B) {
 
 func BenchmarkProxyFlat(b *testing.B) {
 	run(b, proxyClients, nexus(b, downstream(b))+"/mcp", echo("bench__down__echo"))
+}
+
+// BenchmarkProxyFlatLabeled is BenchmarkProxyFlat with pprof labels: the
+// goroutines Nexus starts (its HTTP server's connections, the workbench's
+// SDK client session) carry proc=nexus, the downstream server's proc=down,
+// so that a profile tells Nexus's share apart:
+//
+//	go test ./internal/workbench -run '^$' -bench FlatLabeled -benchtime 20000x -cpuprofile cpu.out
+//	go tool pprof -top -cum -tagfocus proc=nexus workbench.test cpu.out
+func BenchmarkProxyFlatLabeled(b *testing.B) {
+	var down, url string
+	pprof.Do(context.Background(), pprof.Labels("proc", "down"), func(context.Context) { down = downstream(b) })
+	pprof.Do(context.Background(), pprof.Labels("proc", "nexus"), func(context.Context) { url = nexus(b, down) + "/mcp" })
+	run(b, proxyClients, url, echo("bench__down__echo"))
 }
 
 // The latency variants use one client, so that percentiles show the time
