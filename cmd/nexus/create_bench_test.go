@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -32,8 +33,9 @@ import (
 // used; schema nexus_bench_beliefs_100000 for PostgreSQL, from which the
 // beliefs created are deleted afterwards). New beliefs restate corpus
 // records with a changed detail, so tension detection has real candidates.
-// It reports creates/s, p50/p99 and the calls that failed (there must be
-// none).
+// It reports creates/s, p50/p99, the server's CPU per create and the calls
+// that failed (there must be none). NEXUS_BENCH_BINARY runs another nexus
+// binary (an older build, to compare).
 func BenchmarkCreateOverMCP(b *testing.B) {
 	sessions, seconds := envInt("NEXUS_BENCH_SESSIONS", 8), envInt("NEXUS_BENCH_SECONDS", 30)
 	src := substratetest.Corpus(b, substratetest.SharedData("../.."), 50_000)
@@ -72,7 +74,7 @@ func BenchmarkCreateOverMCP(b *testing.B) {
 			}
 			addr := testtools.FreeAddr(b)
 			srv := &serveProcess{
-				cmd:    exec.Command(binary, "serve", "--addr", addr, "--data-dir", b.TempDir(), "--db", dbArg, "--no-demo"),
+				cmd:    exec.Command(cmp.Or(os.Getenv("NEXUS_BENCH_BINARY"), binary), "serve", "--addr", addr, "--data-dir", b.TempDir(), "--db", dbArg, "--no-demo"),
 				base:   "http://" + addr,
 				stderr: &lockedBuffer{},
 			}
