@@ -89,3 +89,48 @@ func (p *Prepared) close() {
 	}
 	clear(p.stmts)
 }
+
+// InTx returns p's statements bound to tx: each runs in the transaction on a
+// statement prepared once per connection (database/sql re-prepares a
+// statement on the transaction's connection only the first time).
+func (p *Prepared) InTx(tx *sql.Tx) *TxPrepared { return &TxPrepared{p: p, tx: tx} }
+
+// TxPrepared runs prepared statements in one transaction. It has the
+// methods of [sql.Tx] that run a query, so it stands in for one.
+type TxPrepared struct {
+	p  *Prepared
+	tx *sql.Tx
+}
+
+func (t *TxPrepared) stmt(ctx context.Context, query string) *sql.Stmt {
+	st, err := t.p.stmt(ctx, query)
+	if err != nil || st == nil {
+		return nil
+	}
+	return t.tx.StmtContext(ctx, st)
+}
+
+// ExecContext is [sql.Tx.ExecContext] through a prepared statement.
+func (t *TxPrepared) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := t.stmt(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	// The transaction reports the same error (or runs the query unprepared).
+	return t.tx.ExecContext(ctx, query, args...)
+}
+
+// QueryContext is [sql.Tx.QueryContext] through a prepared statement.
+func (t *TxPrepared) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := t.stmt(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return t.tx.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext is [sql.Tx.QueryRowContext] through a prepared statement.
+func (t *TxPrepared) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := t.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return t.tx.QueryRowContext(ctx, query, args...)
+}

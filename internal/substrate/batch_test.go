@@ -45,6 +45,12 @@ func TestCreateBatch(t *testing.T) {
 		if n != 4 {
 			t.Fatalf("%d beliefs stored, want 4", n)
 		}
+		// The batch's beliefs are in the full-text index (SQLite indexes a
+		// batch at the end of its transaction).
+		q := h.Call("belief_query", map[string]any{"query": "SQLite stores beliefs"})
+		if got := len(arr(q["beliefs"])); got != 2 {
+			t.Fatalf("belief_query found %d of the batch's 2 beliefs on SQLite: %v", got, q)
+		}
 		// Over the limit: refused whole, nothing written.
 		many := make([]any, 1001)
 		for i := range many {

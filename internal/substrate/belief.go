@@ -139,7 +139,11 @@ type EntityInput struct {
 }
 
 // insertBelief stores a new active belief, creating and linking its entities.
-func (s *Server) insertBelief(ctx context.Context, tx *sql.Tx, workspace string, nb newBelief) (*Belief, error) {
+//
+// On SQLite the belief enters the full-text index at once, or, when pending
+// is not nil, when the caller indexes the pending beliefs at the end of its
+// transaction ([Server.indexPending]).
+func (s *Server) insertBelief(ctx context.Context, tx querier, workspace string, nb newBelief, pending *ftsPending) (*Belief, error) {
 	dk, err := domainKey(nb.domainPath)
 	if err != nil {
 		return nil, err
@@ -161,7 +165,7 @@ func (s *Server) insertBelief(ctx context.Context, tx *sql.Tx, workspace string,
 		Supersedes: nb.supersedes, SupersedeReason: nb.supersedeReason, Workspace: workspace,
 		CreatedAt: now, UpdatedAt: now, Entities: []EntityLink{},
 	}
-	_, err = tx.ExecContext(ctx, s.st.Q(`INSERT INTO beliefs (id, workspace, content, confidence, confidence_overall,
+	res, err := tx.ExecContext(ctx, s.st.Q(`INSERT INTO beliefs (id, workspace, content, confidence, confidence_overall,
 		domain_path, domain_key, source_type, source_ref, source_title, valid_from, valid_until, status,
 		supersedes, supersede_reason, created_at, updated_at, external_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		b.ID, workspace, b.Content, mustJSON(b.Confidence), b.Confidence.Overall, mustJSON(b.DomainPath), dk,
@@ -169,6 +173,9 @@ func (s *Server) insertBelief(ctx context.Context, tx *sql.Tx, workspace string,
 		b.Status, nullStr(b.Supersedes), nullStr(b.SupersedeReason), store.Micros(now), store.Micros(now), nullStr(nb.externalID))
 	if err != nil {
 		return nil, fmt.Errorf("insert belief: %w", err)
+	}
+	if err := s.indexBelief(ctx, tx, res, b.Content, pending); err != nil {
+		return nil, err
 	}
 	type linkKey struct{ entity, role string }
 	linked := map[linkKey]bool{}
@@ -271,7 +278,7 @@ func (s *Server) CreateTx(ctx context.Context, tx *sql.Tx, workspace string, in 
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.insertBelief(ctx, tx, workspace, nb)
+	b, err := s.insertBelief(ctx, tx, workspace, nb, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +382,7 @@ func (s *Server) beliefSupersede(ctx context.Context, c *registry.Call, in belie
 		if in.Confidence == nil {
 			nb.confidence = old.Confidence
 		}
-		nw, err := s.insertBelief(ctx, tx, c.Workspace, nb)
+		nw, err := s.insertBelief(ctx, tx, c.Workspace, nb, nil)
 		if err != nil {
 			return err
 		}

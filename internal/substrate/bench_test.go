@@ -29,7 +29,7 @@ import (
 //	NEXUS_TEST_POSTGRES_URL  enables the PostgreSQL variants
 //	NEXUS_SHARED_DATA     the shared data directory (default ../../../shared/data)
 
-func sharedData() string { return substratetest.SharedData("../../..") }
+func sharedData() string { return substratetest.SharedData("../..") }
 
 // corpus returns belief inputs made from the shared data
 // (substratetest.Corpus).
@@ -75,17 +75,18 @@ func benchStore(b *testing.B, dialect store.Dialect, n int) *store.Store {
 	for i := 0; i < len(items); i += batch {
 		end := min(i+batch, len(items))
 		err := st.Tx(ctx, func(tx *sql.Tx) error {
+			pending := &ftsPending{}
 			for j, in := range items[i:end] {
 				k := have + i + j
 				s.now = func() time.Time { return base.Add(time.Duration(k) * 2 * 365 * 24 * time.Hour / time.Duration(n)) }
 				if _, err := s.insertBelief(ctx, tx, pipeline.DefaultWorkspace, newBelief{
 					content: in.Content, confidence: Confidence{Overall: 0.5 + 0.5*float64(k%10)/10}, domainPath: in.DomainPath,
 					source: Source{Type: in.SourceType, Ref: in.SourceRef}, entities: in.Entities,
-				}); err != nil {
+				}, pending); err != nil {
 					return err
 				}
 			}
-			return nil
+			return s.indexPending(ctx, tx, pending)
 		})
 		if err != nil {
 			b.Fatal(err)

@@ -110,7 +110,7 @@ func (s *Server) createMany(ctx context.Context, workspace string, items []Batch
 	if err != nil {
 		return nil, err
 	}
-	an := &analyses{}
+	an := newMemo()
 	if err := s.judgeInStore(ctx, an, workspace, live); err != nil {
 		return nil, err
 	}
@@ -119,8 +119,11 @@ func (s *Server) createMany(ctx context.Context, workspace string, items []Batch
 		s.judged()
 	}
 
+	// Every item was validated in step 1, so the store refuses none for its
+	// input; if it does, the whole call fails and writes nothing. (No
+	// savepoint per item: they cost round trips on PostgreSQL.)
 	err = s.st.Tx(ctx, func(tx *sql.Tx) error {
-		return s.writeDrafts(ctx, tx, an, workspace, live, mark, batch)
+		return s.writeDrafts(ctx, tx, an, workspace, live, mark)
 	})
 	if err != nil {
 		return nil, err
@@ -194,7 +197,7 @@ func (s *Server) mark(ctx context.Context) (string, error) {
 
 // judgeInStore resolves each draft's entities, finds its tension candidates
 // in the store and judges them, the drafts in parallel.
-func (s *Server) judgeInStore(ctx context.Context, an *analyses, workspace string, drafts []*draft) error {
+func (s *Server) judgeInStore(ctx context.Context, an *memo, workspace string, drafts []*draft) error {
 	workers := min(len(drafts), runtime.GOMAXPROCS(0))
 	if workers <= 1 {
 		for _, d := range drafts {
@@ -241,7 +244,7 @@ func (s *Server) judgeInStore(ctx context.Context, an *analyses, workspace strin
 
 // judgeDraft fills d from the store (read only): the belief it will be, its
 // relation keys and terms, and its findings against the store.
-func (s *Server) judgeDraft(ctx context.Context, an *analyses, workspace string, d *draft) error {
+func (s *Server) judgeDraft(ctx context.Context, an *memo, workspace string, d *draft) error {
 	db := s.st.Prepared()
 	d.dk, _ = domainKey(d.nb.domainPath)
 	d.scoped = d.dk != "" || len(d.nb.entities) > 0
@@ -263,7 +266,7 @@ func (s *Server) judgeDraft(ctx context.Context, an *analyses, workspace string,
 				d.keys = append(d.keys, "n:"+ak)
 			}
 		}
-		e, err := s.findEntity(ctx, db, workspace, key)
+		e, err := an.findEntity(ctx, s, db, workspace, key)
 		if err != nil {
 			return err
 		}
@@ -289,7 +292,7 @@ func (s *Server) judgeDraft(ctx context.Context, an *analyses, workspace string,
 	d.keyset = keySet(b.Content)
 	d.df = make(map[string]int, len(d.terms))
 	for _, t := range d.terms {
-		n, err := s.docFreq(ctx, db, t)
+		n, err := an.docFreq(ctx, s, db, t)
 		if err != nil {
 			return err
 		}
@@ -305,6 +308,7 @@ func (s *Server) judgeDraft(ctx context.Context, an *analyses, workspace string,
 	if d.scoped && f.domainExact == "" && len(f.entityIDs) == 0 {
 		return nil
 	}
+	f.known = d.df
 	res, err := s.search(ctx, db, b.Content, f)
 	if err != nil {
 		return fmt.Errorf("tension candidates: %w", err)
@@ -318,7 +322,7 @@ func (s *Server) judgeDraft(ctx context.Context, an *analyses, workspace string,
 	for i, h := range hits {
 		seqs[i] = h.seq
 	}
-	if d.cands, err = s.loadBeliefsBySeq(ctx, db, seqs); err != nil {
+	if d.cands, err = an.loadBeliefsBySeq(ctx, s, db, seqs); err != nil {
 		return err
 	}
 	d.findings = judge(an, an.of(d.b), d.cands, d.compared, false)
@@ -326,8 +330,8 @@ func (s *Server) judgeDraft(ctx context.Context, an *analyses, workspace string,
 }
 
 // judge compares b (analysed) with each candidate not yet compared and
-// returns what the detector reports; an analyses the candidates.
-func judge(an *analyses, b *tension.Analyzed, cands []*Belief, compared map[string]bool, inBatch bool) []finding {
+// returns what the detector reports; an caches their analyses.
+func judge(an *memo, b *tension.Analyzed, cands []*Belief, compared map[string]bool, inBatch bool) []finding {
 	var out []finding
 	for _, a := range cands {
 		if compared[a.ID] {
@@ -339,20 +343,6 @@ func judge(an *analyses, b *tension.Analyzed, cands []*Belief, compared map[stri
 		}
 	}
 	return out
-}
-
-// analyses caches the detector's analysis of each belief a call compares,
-// by id, so that a belief that is a candidate of many items of a batch is
-// analysed once. Beliefs do not change, and a draft is analysed as the
-// belief it will be (finish analyses the stored one again if it differs).
-type analyses struct{ m sync.Map }
-
-func (c *analyses) of(b *Belief) *tension.Analyzed {
-	if v, ok := c.m.Load(b.ID); ok {
-		return v.(*tension.Analyzed)
-	}
-	v, _ := c.m.LoadOrStore(b.ID, tension.Analyze(tensionInput(b)))
-	return v.(*tension.Analyzed)
 }
 
 // keySet is the set of textsearch.Key of text's tokens.
@@ -439,7 +429,7 @@ func (ix *memIndex) candidates(d *draft, keys []string, end int) []*Belief {
 // judgeInBatch judges each draft against the drafts before it in the call,
 // in memory, choosing at most tensionCandidates of them as the store search
 // would.
-func judgeInBatch(an *analyses, drafts []*draft) {
+func judgeInBatch(an *memo, drafts []*draft) {
 	if len(drafts) < 2 {
 		return
 	}
@@ -493,7 +483,7 @@ func best(d *draft, pool []*Belief) []*Belief {
 
 // writeDrafts is step 3: in tx, the drafts' scopes, the beliefs committed
 // since mark, the inserts and the tensions.
-func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *analyses, workspace string, drafts []*draft, mark string, batch bool) error {
+func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *memo, workspace string, drafts []*draft, mark string) error {
 	if len(drafts) == 0 {
 		return nil
 	}
@@ -530,58 +520,42 @@ func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *analyses, work
 			gone[d.nb.id] = true
 		}
 	}
+	ptx := s.st.Prepared().InTx(tx)
+	pending := &ftsPending{}
 	for _, d := range drafts {
 		if d.existing != "" {
 			continue
 		}
-		if batch {
-			if _, err := tx.ExecContext(ctx, "SAVEPOINT belief_item"); err != nil {
-				return fmt.Errorf("savepoint: %w", err)
-			}
-		}
-		b, err := s.insertBelief(ctx, tx, workspace, d.nb)
-		var e *errs.Error
-		switch {
-		case batch && errors.As(err, &e) && e.Code == errs.BadRequest:
-			if _, err := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT belief_item"); err != nil {
-				return fmt.Errorf("roll back beliefs[%d]: %w", d.index, err)
-			}
-			d.fail = e
-			gone[d.nb.id] = true
-		case err != nil:
+		b, err := s.insertBelief(ctx, ptx, workspace, d.nb, pending)
+		if err != nil {
 			return err
-		default:
-			if err := s.finish(ctx, tx, an, d, b, sinceIx, gone); err != nil {
-				return err
-			}
 		}
-		if batch {
-			if _, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT belief_item"); err != nil {
-				return fmt.Errorf("release savepoint: %w", err)
-			}
+		if err := s.finish(ctx, ptx, an, d, b, sinceIx, gone); err != nil {
+			return err
 		}
 	}
-	return nil
+	// Last, so that no later statement flushes part of it (see ftsPending).
+	return s.indexPending(ctx, ptx, pending)
 }
 
 // finish judges the stored belief b against the beliefs committed since the
 // mark, keeps the findings whose candidate is still there, and stores the
 // tensions.
-func (s *Server) finish(ctx context.Context, tx *sql.Tx, an *analyses, d *draft, b *Belief, since *memIndex, gone map[string]bool) error {
+func (s *Server) finish(ctx context.Context, tx querier, an *memo, d *draft, b *Belief, since *memIndex, gone map[string]bool) error {
 	d.stored = b
+	findings, compared := d.findings, d.compared
 	if !sameEntities(d.b.Entities, b.Entities) {
 		// The store resolved an entity otherwise than step 2 saw it (created
 		// or renamed meanwhile): judge the store's candidates again.
 		var batchCands []*Belief
-		for _, f := range d.findings {
+		for _, f := range findings {
 			if f.inBatch {
 				batchCands = append(batchCands, f.a)
 			}
 		}
-		compared := map[string]bool{}
+		compared = map[string]bool{}
 		in := tension.Analyze(tensionInput(b))
-		d.findings = append(judge(an, in, d.cands, compared, false), judge(an, in, batchCands, compared, true)...)
-		d.compared = compared
+		findings = append(judge(an, in, d.cands, compared, false), judge(an, in, batchCands, compared, true)...)
 	}
 	keys := slices.Clone(d.keys)
 	for _, e := range b.Entities {
@@ -589,10 +563,10 @@ func (s *Server) finish(ctx context.Context, tx *sql.Tx, an *analyses, d *draft,
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
-	pool := slices.DeleteFunc(since.candidates(d, keys, len(since.beliefs)), func(a *Belief) bool { return d.compared[a.ID] })
-	d.findings = append(d.findings, judge(an, an.of(d.b), best(d, pool), d.compared, false)...)
+	pool := slices.DeleteFunc(since.candidates(d, keys, len(since.beliefs)), func(a *Belief) bool { return compared[a.ID] })
+	findings = append(findings, judge(an, an.of(d.b), best(d, pool), compared, false)...)
 	d.tensions = []Tension{}
-	for _, f := range d.findings {
+	for _, f := range findings {
 		if gone[f.a.ID] {
 			continue
 		}

@@ -64,7 +64,7 @@ func (s *Server) findEntity(ctx context.Context, q querier, workspace, key strin
 
 // upsertEntity returns the entity named (by name or alias) in ein, creating
 // it when missing and adding any new aliases it brings.
-func (s *Server) upsertEntity(ctx context.Context, tx *sql.Tx, workspace string, ein EntityInput, field string) (*Entity, error) {
+func (s *Server) upsertEntity(ctx context.Context, tx querier, workspace string, ein EntityInput, field string) (*Entity, error) {
 	name := strings.Join(strings.Fields(ein.Name), " ")
 	key := normalizeKey(name)
 	if key == "" {

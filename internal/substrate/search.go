@@ -99,6 +99,8 @@ type searchFilter struct {
 	// store growing fast under a bulk load). Tension candidates use it;
 	// belief_query does not, so that it finds old matches too.
 	window int
+	// known holds document frequencies the caller has already read.
+	known map[string]int
 }
 
 func (f *searchFilter) cap() int {
@@ -151,9 +153,12 @@ func (s *Server) search(ctx context.Context, q querier, query string, f searchFi
 	df := make(map[string]int, len(terms))
 	var matching []string
 	for _, t := range terms {
-		n, err := s.docFreq(ctx, q, t)
-		if err != nil {
-			return nil, err
+		n, ok := f.known[t]
+		if !ok {
+			var err error
+			if n, err = s.docFreq(ctx, q, t); err != nil {
+				return nil, err
+			}
 		}
 		df[t] = n
 		if n > 0 {
@@ -249,7 +254,7 @@ func (s *Server) candidatesSQL(terms []string, f searchFilter) (string, []any) {
 		}
 	case f.window > 0:
 		// CROSS JOIN: SQLite keeps the matches as the outer loop.
-		from = "(SELECT rowid FROM beliefs_fts WHERE beliefs_fts MATCH ? ORDER BY rowid DESC LIMIT ?) m CROSS JOIN beliefs b ON b.seq = m.rowid"
+		from = "(SELECT rowid FROM beliefs_fts WHERE beliefs_fts MATCH (SELECT ?) ORDER BY rowid DESC LIMIT ?) m CROSS JOIN beliefs b ON b.seq = m.rowid"
 		order = "m.rowid DESC"
 		args = append(args, textsearch.FTS5Match(terms), f.window)
 	default:

@@ -1,0 +1,62 @@
+package substrate
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/nexus-mcp/nexus/internal/store"
+)
+
+// SQLite's full-text index (FTS5) keeps the terms of the rows a transaction
+// writes in memory and flushes them as a new segment of the index whenever a
+// statement of the transaction opens a statement savepoint, which almost
+// every insert does. Indexed row by row, a batch of 1,000 beliefs made about
+// a dozen segments, and every search seeks each of its terms in every
+// segment (two thirds of a bulk load's CPU went there). A batch therefore
+// indexes its beliefs in one statement at the end of its transaction: one
+// segment per batch. PostgreSQL's index (the tsv column) needs none of this.
+
+// ftsPending is the range of belief sequence numbers a transaction inserted
+// and has not yet indexed.
+type ftsPending struct {
+	first, last int64
+}
+
+// indexBelief puts the belief just inserted (res) in the full-text index, or
+// adds it to pending.
+func (s *Server) indexBelief(ctx context.Context, q querier, res sql.Result, content string, pending *ftsPending) error {
+	if s.st.Dialect() != store.SQLite {
+		return nil
+	}
+	seq, err := res.LastInsertId()
+	if err != nil {
+		return fmt.Errorf("index belief: %w", err)
+	}
+	if pending == nil {
+		if _, err := q.ExecContext(ctx, `INSERT INTO beliefs_fts(rowid, content) VALUES (?, ?)`, seq, content); err != nil {
+			return fmt.Errorf("index belief: %w", err)
+		}
+		return nil
+	}
+	if pending.first == 0 || seq < pending.first {
+		pending.first = seq
+	}
+	pending.last = max(pending.last, seq)
+	return nil
+}
+
+// indexPending indexes the beliefs in pending; it must be the transaction's
+// last statement. SQLite has one writer, so the range holds only the
+// transaction's own beliefs (and gaps where an item was rolled back).
+func (s *Server) indexPending(ctx context.Context, q querier, pending *ftsPending) error {
+	if pending.first == 0 {
+		return nil
+	}
+	if _, err := q.ExecContext(ctx, `INSERT INTO beliefs_fts(rowid, content)
+		SELECT seq, content FROM beliefs WHERE seq BETWEEN ? AND ?`, pending.first, pending.last); err != nil {
+		return fmt.Errorf("index beliefs: %w", err)
+	}
+	*pending = ftsPending{}
+	return nil
+}

@@ -1,0 +1,110 @@
+package substrate
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/nexus-mcp/nexus/internal/tension"
+)
+
+// memo holds what one create call would otherwise compute or read from the
+// store more than once. The items of a batch are judged against one state of
+// the store (step 2 of create.go) and share much: the same terms, the same
+// entities ("UBC" in thousands of transfer rules), the same candidates (a
+// record restated year after year). Safe for concurrent use by the call's
+// workers; two workers missing the same key both read it, harmlessly.
+type memo struct {
+	analyzed sync.Map // belief id -> *tension.Analyzed
+
+	mu       sync.Mutex
+	df       map[string]int     // term -> document frequency
+	entities map[string]*Entity // name or alias key -> entity (nil: none)
+	beliefs  map[int64]*Belief  // seq -> candidate, with its entities
+}
+
+func newMemo() *memo {
+	return &memo{df: map[string]int{}, entities: map[string]*Entity{}, beliefs: map[int64]*Belief{}}
+}
+
+// of returns the detector's analysis of b, made once per call. Beliefs do
+// not change, and a draft is analysed as the belief it will be (finish
+// analyses the stored one again if it differs).
+func (m *memo) of(b *Belief) *tension.Analyzed {
+	if v, ok := m.analyzed.Load(b.ID); ok {
+		return v.(*tension.Analyzed)
+	}
+	v, _ := m.analyzed.LoadOrStore(b.ID, tension.Analyze(tensionInput(b)))
+	return v.(*tension.Analyzed)
+}
+
+// docFreq is [Server.docFreq], once per term and call (a term new to the
+// store is not cached by the server's statistics, and a batch's items
+// repeat their rare terms).
+func (m *memo) docFreq(ctx context.Context, s *Server, q querier, term string) (int, error) {
+	m.mu.Lock()
+	n, ok := m.df[term]
+	m.mu.Unlock()
+	if ok {
+		return n, nil
+	}
+	n, err := s.docFreq(ctx, q, term)
+	if err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	m.df[term] = n
+	m.mu.Unlock()
+	return n, nil
+}
+
+// findEntity is [Server.findEntity], once per key and call.
+func (m *memo) findEntity(ctx context.Context, s *Server, q querier, workspace, key string) (*Entity, error) {
+	m.mu.Lock()
+	e, ok := m.entities[key]
+	m.mu.Unlock()
+	if ok {
+		return e, nil
+	}
+	e, err := s.findEntity(ctx, q, workspace, key)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.entities[key] = e
+	m.mu.Unlock()
+	return e, nil
+}
+
+// loadBeliefsBySeq is [Server.loadBeliefsBySeq], reading only the beliefs
+// the call has not loaded yet. The beliefs returned are shared: read only.
+func (m *memo) loadBeliefsBySeq(ctx context.Context, s *Server, q querier, seqs []int64) ([]*Belief, error) {
+	m.mu.Lock()
+	var missing []int64
+	for _, v := range seqs {
+		if _, ok := m.beliefs[v]; !ok {
+			missing = append(missing, v)
+		}
+	}
+	m.mu.Unlock()
+	if len(missing) > 0 {
+		loaded, err := s.loadBeliefsBySeq(ctx, q, missing)
+		if err != nil {
+			return nil, err
+		}
+		m.mu.Lock()
+		for _, b := range loaded {
+			m.beliefs[b.seq] = b
+		}
+		m.mu.Unlock()
+	}
+	out := make([]*Belief, 0, len(seqs))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, v := range seqs {
+		if b := m.beliefs[v]; b != nil {
+			out = append(out, b)
+		}
+	}
+	return slices.Clip(out), nil
+}
