@@ -254,7 +254,7 @@ func (s *Server) candidatesSQL(terms []string, f searchFilter) (string, []any) {
 		}
 	case f.window > 0:
 		// CROSS JOIN: SQLite keeps the matches as the outer loop.
-		from = "(SELECT rowid FROM beliefs_fts WHERE beliefs_fts MATCH (SELECT ?) ORDER BY rowid DESC LIMIT ?) m CROSS JOIN beliefs b ON b.seq = m.rowid"
+		from = "(SELECT rowid FROM beliefs_fts WHERE beliefs_fts MATCH ? ORDER BY rowid DESC LIMIT ?) m CROSS JOIN beliefs b ON b.seq = m.rowid"
 		order = "m.rowid DESC"
 		args = append(args, textsearch.FTS5Match(terms), f.window)
 	default:
