@@ -110,6 +110,9 @@ func (s *Server) createMany(ctx context.Context, workspace string, items []Batch
 	if err != nil {
 		return nil, err
 	}
+	if err := s.observeSize(ctx, mark, batch); err != nil {
+		return nil, err
+	}
 	an := newMemo()
 	if err := s.judgeInStore(ctx, an, workspace, live); err != nil {
 		return nil, err
@@ -193,6 +196,30 @@ func (s *Server) mark(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("belief mark: %w", err)
 	}
 	return m, nil
+}
+
+// observeSize tells the term statistics how large the store is now, so
+// that those read when it was much smaller are read again (a bulk load).
+// On SQLite the mark is that size; PostgreSQL's costs a query, asked only
+// for a batch.
+func (s *Server) observeSize(ctx context.Context, mark string, batch bool) error {
+	if s.st.Dialect() == store.SQLite {
+		n, err := strconv.Atoi(mark)
+		if err != nil {
+			return fmt.Errorf("belief mark %q: %w", mark, err)
+		}
+		s.stats.Observe(n)
+		return nil
+	}
+	if !batch {
+		return nil
+	}
+	var n int
+	if err := s.st.DB().QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM beliefs`).Scan(&n); err != nil {
+		return fmt.Errorf("corpus size: %w", err)
+	}
+	s.stats.Observe(n)
+	return nil
 }
 
 // judgeInStore resolves each draft's entities, finds its tension candidates

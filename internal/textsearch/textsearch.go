@@ -168,14 +168,27 @@ type Stats struct {
 	Max int // entries kept; the cache is cleared when full
 	Log *slog.Logger
 
-	mu sync.Mutex
-	m  map[string]*statEntry
+	mu   sync.Mutex
+	m    map[string]*statEntry
+	size int // the corpus size last observed (Observe)
 }
 
 type statEntry struct {
 	v          int
 	at         time.Time
+	size       int // the corpus size observed when v was read
 	refreshing bool
+}
+
+// Observe records the corpus's current size. A value read when the corpus
+// was less than half as large is stale, whatever its age: under a bulk load
+// the corpus grows tenfold within a TTL, and a term counted rare at the
+// start is common by the end (a search that takes it for selective reads
+// its whole posting list).
+func (s *Stats) Observe(size int) {
+	s.mu.Lock()
+	s.size = max(s.size, size)
+	s.mu.Unlock()
 }
 
 // NewStats returns a cache with the given TTL holding at most max entries.
@@ -225,7 +238,7 @@ func (s *Stats) lookup(key string) (v int, ok, stale bool) {
 	if !ok {
 		return 0, false, false
 	}
-	if time.Since(e.at) > s.TTL && !e.refreshing {
+	if (time.Since(e.at) > s.TTL || s.size > 2*max(e.size, 1)) && !e.refreshing {
 		e.refreshing = true
 		return e.v, true, true
 	}
@@ -238,5 +251,5 @@ func (s *Stats) put(key string, v int) {
 	if len(s.m) >= s.Max {
 		clear(s.m)
 	}
-	s.m[key] = &statEntry{v: v, at: time.Now()}
+	s.m[key] = &statEntry{v: v, at: time.Now(), size: s.size}
 }

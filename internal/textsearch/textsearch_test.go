@@ -1,7 +1,10 @@
 package textsearch
 
 import (
+	"context"
 	"maps"
+	"sync/atomic"
+	"time"
 	"testing"
 )
 
@@ -37,5 +40,38 @@ func TestQueryTerms(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("queryTerms = %v, want %v", got, want)
 		}
+	}
+}
+
+// TestStatsStaleWhenCorpusGrows: a statistic read when the corpus was less
+// than half its present size is read again (in the background) even within
+// its TTL; one read at a similar size is kept.
+func TestStatsStaleWhenCorpusGrows(t *testing.T) {
+	s := NewStats(time.Hour, 100, nil)
+	ctx := context.Background()
+	var calls atomic.Int32
+	value := atomic.Int32{}
+	value.Store(3)
+	fetch := func(context.Context) (int, error) { calls.Add(1); return int(value.Load()), nil }
+	s.Observe(1000)
+	if v, _ := s.Get(ctx, "df:x", fetch, fetch); v != 3 {
+		t.Fatalf("first read: %d", v)
+	}
+	value.Store(40)
+	s.Observe(1900) // under twice: kept
+	if v, _ := s.Get(ctx, "df:x", fetch, fetch); v != 3 || calls.Load() != 1 {
+		t.Fatalf("at 1,900: %d after %d reads, want the cached 3 after 1", v, calls.Load())
+	}
+	s.Observe(2500) // over twice: returned once more, refreshed behind
+	s.Get(ctx, "df:x", fetch, fetch)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if v, _ := s.Get(ctx, "df:x", fetch, fetch); v == 40 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the statistic read at 1,000 was not refreshed at 2,500")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
