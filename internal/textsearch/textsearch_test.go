@@ -4,8 +4,8 @@ import (
 	"context"
 	"maps"
 	"sync/atomic"
-	"time"
 	"testing"
+	"time"
 )
 
 func TestCountTermsMatchesTokens(t *testing.T) {
