@@ -10,6 +10,8 @@ import (
 	"context"
 	"database/sql"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,6 +62,11 @@ type Writer struct {
 
 	mu      sync.Mutex
 	dropped int64
+
+	// Of the loop's goroutine alone: the INSERT statements by row count,
+	// and the arguments of one.
+	inserts [rowsPerInsert + 1]string
+	args    []any
 }
 
 // item is a record to store or, when ack is set, a flush request.
@@ -154,6 +161,15 @@ func (w *Writer) loop() {
 	}
 }
 
+// rowsPerInsert is how many records one INSERT statement carries: one
+// statement per row cost a statement's work per row (a database/sql round
+// trip, and in SQLite the AUTOINCREMENT sequence read and written again),
+// which was most of tracing's CPU per call.
+const rowsPerInsert = 64
+
+// traceColumns is the number of columns of a trace row.
+const traceColumns = 15
+
 func (w *Writer) write(batch []Record) {
 	if len(batch) == 0 {
 		return
@@ -161,26 +177,53 @@ func (w *Writer) write(batch []Record) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := w.st.Tx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, w.st.Q(`INSERT INTO traces
-			(request_id, surface, toolbox, server, tool, source, session_id, workspace,
-			 started_at, duration_us, outcome, error_code, args_bytes, result_bytes, user_id)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for _, r := range batch {
-			if _, err := stmt.ExecContext(ctx, r.RequestID, r.Surface, r.Toolbox, r.Server, r.Tool, r.Source,
-				nullable(r.SessionID), r.Workspace, store.Micros(r.StartedAt), r.Duration.Microseconds(),
-				r.Outcome, nullable(r.ErrorCode), r.ArgsBytes, r.ResultBytes, nullable(r.UserID)); err != nil {
+		for rows := range slices.Chunk(batch, rowsPerInsert) {
+			w.args = w.args[:0]
+			for _, r := range rows {
+				w.args = append(w.args, r.RequestID, r.Surface, r.Toolbox, r.Server, r.Tool, r.Source,
+					nullable(r.SessionID), r.Workspace, store.Micros(r.StartedAt), r.Duration.Microseconds(),
+					r.Outcome, nullable(r.ErrorCode), r.ArgsBytes, r.ResultBytes, nullable(r.UserID))
+			}
+			if _, err := tx.ExecContext(ctx, w.insert(len(rows)), w.args...); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	clear(w.args) // keep no record's strings alive until the next batch
 	if err != nil {
 		w.log.Error("write traces", "records", len(batch), "err", err)
 	}
+}
+
+// insert is the INSERT statement of n rows (1 <= n <= rowsPerInsert), made
+// once per n.
+func (w *Writer) insert(n int) string {
+	if q := w.inserts[n]; q != "" {
+		return q
+	}
+	var b strings.Builder
+	b.WriteString("INSERT ")
+	if w.st.Dialect() == store.SQLite {
+		// FAIL, not the default ABORT: a statement of many rows that may
+		// abort makes SQLite keep a statement journal of every page it
+		// changes, to undo the statement alone. Any error here fails the
+		// whole transaction, which rolls back as a whole either way.
+		b.WriteString("OR FAIL ")
+	}
+	b.WriteString(`INTO traces
+		(request_id, surface, toolbox, server, tool, source, session_id, workspace,
+		 started_at, duration_us, outcome, error_code, args_bytes, result_bytes, user_id)
+		VALUES `)
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", traceColumns), ", ") + ")"
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	w.inserts[n] = w.st.Q(b.String())
+	return w.inserts[n]
 }
 
 func nullable(s string) any {
