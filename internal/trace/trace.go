@@ -10,7 +10,7 @@ import (
 	"context"
 	"database/sql"
 	"log/slog"
-	"slices"
+	"math/bits"
 	"strings"
 	"sync"
 	"time"
@@ -63,11 +63,16 @@ type Writer struct {
 	mu      sync.Mutex
 	dropped int64
 
-	// Of the loop's goroutine alone: the INSERT statements by row count,
-	// and the arguments of one.
-	inserts [rowsPerInsert + 1]string
-	args    []any
+	// Of the loop's goroutine alone: the INSERT statement of 1<<k rows,
+	// prepared (or not preparable), and the arguments of one.
+	stmts      [insertSizes]*sql.Stmt
+	unprepared [insertSizes]bool
+	args       []any
 }
+
+// insertSizes is the number of INSERT statements, of 1, 2, 4, ...,
+// rowsPerInsert rows.
+const insertSizes = 7
 
 // item is a record to store or, when ack is set, a flush request.
 type item struct {
@@ -125,6 +130,13 @@ func (w *Writer) Close() {
 
 func (w *Writer) loop() {
 	defer close(w.done)
+	defer func() {
+		for _, stmt := range w.stmts {
+			if stmt != nil {
+				stmt.Close()
+			}
+		}
+	}()
 	batch := make([]Record, 0, batchSize)
 	var acks []chan struct{}
 	take := func(it item) {
@@ -161,10 +173,11 @@ func (w *Writer) loop() {
 	}
 }
 
-// rowsPerInsert is how many records one INSERT statement carries: one
-// statement per row cost a statement's work per row (a database/sql round
+// rowsPerInsert is how many records one INSERT statement carries at most:
+// one statement per row cost a statement's work per row (a database/sql round
 // trip, and in SQLite the AUTOINCREMENT sequence read and written again),
-// which was most of tracing's CPU per call.
+// which was most of tracing's CPU per call. A batch is inserted in
+// statements of 64, 32, ..., 1 rows, each prepared once.
 const rowsPerInsert = 64
 
 // traceColumns is the number of columns of a trace row.
@@ -177,14 +190,23 @@ func (w *Writer) write(batch []Record) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := w.st.Tx(ctx, func(tx *sql.Tx) error {
-		for rows := range slices.Chunk(batch, rowsPerInsert) {
+		for rest := batch; len(rest) > 0; {
+			k := bits.Len(uint(min(len(rest), rowsPerInsert))) - 1 // 1<<k rows
+			rows := rest[:1<<k]
+			rest = rest[1<<k:]
 			w.args = w.args[:0]
 			for _, r := range rows {
 				w.args = append(w.args, r.RequestID, r.Surface, r.Toolbox, r.Server, r.Tool, r.Source,
 					nullable(r.SessionID), r.Workspace, store.Micros(r.StartedAt), r.Duration.Microseconds(),
 					r.Outcome, nullable(r.ErrorCode), r.ArgsBytes, r.ResultBytes, nullable(r.UserID))
 			}
-			if _, err := tx.ExecContext(ctx, w.insert(len(rows)), w.args...); err != nil {
+			var err error
+			if stmt := w.prepared(ctx, k); stmt != nil {
+				_, err = tx.StmtContext(ctx, stmt).ExecContext(ctx, w.args...)
+			} else {
+				_, err = tx.ExecContext(ctx, w.insert(1<<k), w.args...)
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -196,12 +218,22 @@ func (w *Writer) write(batch []Record) {
 	}
 }
 
-// insert is the INSERT statement of n rows (1 <= n <= rowsPerInsert), made
-// once per n.
-func (w *Writer) insert(n int) string {
-	if q := w.inserts[n]; q != "" {
-		return q
+// prepared is the INSERT statement of 1<<k rows prepared on the store, nil
+// when it could not be prepared (the statement's text is executed then).
+func (w *Writer) prepared(ctx context.Context, k int) *sql.Stmt {
+	if w.stmts[k] == nil && !w.unprepared[k] {
+		stmt, err := w.st.DB().PrepareContext(ctx, w.insert(1<<k))
+		if err != nil {
+			w.unprepared[k] = true
+			return nil
+		}
+		w.stmts[k] = stmt
 	}
+	return w.stmts[k]
+}
+
+// insert is the INSERT statement of n rows.
+func (w *Writer) insert(n int) string {
 	var b strings.Builder
 	b.WriteString("INSERT ")
 	if w.st.Dialect() == store.SQLite {
@@ -222,8 +254,7 @@ func (w *Writer) insert(n int) string {
 		}
 		b.WriteString(row)
 	}
-	w.inserts[n] = w.st.Q(b.String())
-	return w.inserts[n]
+	return w.st.Q(b.String())
 }
 
 func nullable(s string) any {
