@@ -37,6 +37,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/jsonrpcmsg"
 	"github.com/nexus-mcp/nexus/internal/quota"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
@@ -428,6 +429,10 @@ func (p *policy) readBody(w http.ResponseWriter, r *http.Request) bool {
 type bufferedBody struct {
 	*bytes.Reader
 	data []byte
+	// checked: [JSONRPCErrors] found one valid JSON-RPC message in data,
+	// of which info says what the session limiter reads.
+	checked bool
+	info    jsonrpcmsg.Info
 }
 
 func (*bufferedBody) Close() error { return nil }

@@ -39,17 +39,21 @@ const (
 func JSONRPCErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body []byte
-		if b, ok := r.Body.(*bufferedBody); ok {
+		b, buffered := r.Body.(*bufferedBody)
+		if buffered {
 			body = b.data
 		}
 		// A message is checked here as on stdio (jsonrpcmsg), before the
 		// SDK, which lets some malformed ones through (a fractional id,
 		// a message with neither method nor result, a batch).
 		if r.Method == http.MethodPost && len(bytes.TrimSpace(body)) > 0 {
-			if _, id, code, reason := jsonrpcmsg.Validate(body, jsondepth.Max); code != 0 {
+			_, info, id, code, reason := jsonrpcmsg.Inspect(body, jsondepth.Max)
+			if code != 0 {
 				writeRPCErrorCode(w, http.StatusBadRequest, id, code, reason)
 				return
 			}
+			// What the session limiter reads of the message (peek).
+			b.info, b.checked = info, true
 		}
 		rw := &rpcErrorWriter{ResponseWriter: w}
 		next.ServeHTTP(rw, r)
@@ -98,6 +102,10 @@ func (w *rpcErrorWriter) Flush() {
 		return
 	}
 	w.passed = true // net/http sends 200 if nothing was written
+	if f, ok := w.ResponseWriter.(interface{ FlushError() error }); ok {
+		f.FlushError() // net/http's own writer: no controller per flush
+		return
+	}
 	http.NewResponseController(w.ResponseWriter).Flush()
 }
 

@@ -107,34 +107,48 @@ type message struct {
 	ID     json.RawMessage `json:"id"`
 }
 
-// peek reads r's body (already read whole by the guard), puts it back, and
-// decodes the message's method and id; ok is false when it is not one
-// JSON-RPC message.
-func peek(r *http.Request) (msg message, ok bool) {
+// peek returns the method of r's message and whether it has an id (not
+// null); ok is false when r's body is not one JSON-RPC message. A body the
+// guard read and [JSONRPCErrors] checked is not decoded again; any other is
+// read (and put back) and decoded.
+func peek(r *http.Request) (method string, hasID, ok bool) {
 	if r.Body == nil {
-		return msg, false
+		return "", false, false
 	}
-	body, err := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	if err != nil {
-		return msg, false
+	if b, isBuffered := r.Body.(*bufferedBody); isBuffered && b.checked {
+		return b.info.Method, b.info.HasID, true
 	}
-	return msg, json.Unmarshal(body, &msg) == nil
+	var body []byte
+	if b, isBuffered := r.Body.(*bufferedBody); isBuffered {
+		body = b.data
+	} else {
+		var err error
+		body, err = io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if err != nil {
+			return "", false, false
+		}
+	}
+	var msg message
+	if json.Unmarshal(body, &msg) != nil {
+		return "", false, false
+	}
+	return msg.Method, len(msg.ID) > 0 && string(msg.ID) != "null", true
 }
 
 // isInitialize reports whether r's body is an initialize request, the only
 // request that starts a session.
 func isInitialize(r *http.Request) bool {
-	msg, ok := peek(r)
-	return ok && msg.Method == "initialize"
+	method, _, ok := peek(r)
+	return ok && method == "initialize"
 }
 
 // isRequest reports whether r's body is a request, whose client waits for
 // its answer; notifications and responses are not. What is not a message
 // counts as a request: the SDK answers it, with an error.
 func isRequest(r *http.Request) bool {
-	msg, ok := peek(r)
-	return !ok || (msg.Method != "" && len(msg.ID) > 0 && string(msg.ID) != "null")
+	method, hasID, ok := peek(r)
+	return !ok || (method != "" && hasID)
 }
 
 // begin and end track a POST of session id in flight.

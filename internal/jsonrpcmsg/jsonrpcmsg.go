@@ -45,68 +45,77 @@ func Check(line []byte, maxDepth int) (_ jsonrpc.Message, id json.RawMessage, co
 // hands the bytes on (HTTP, to the MCP SDK): it returns the message trimmed
 // of white space, or the id to answer with, the error code and the reason.
 func Validate(line []byte, maxDepth int) (raw, id json.RawMessage, code int, reason string) {
+	raw, _, id, code, reason = Inspect(line, maxDepth)
+	return raw, id, code, reason
+}
+
+// Info is what a transport may want to know of a valid message without
+// decoding it.
+type Info struct {
+	// Method is the method of a request or notification, "" for a
+	// response.
+	Method string
+	// HasID reports that the message has an id: a request or a response.
+	HasID bool
+}
+
+// Inspect is [Validate], also returning what info says of a valid message.
+func Inspect(line []byte, maxDepth int) (raw json.RawMessage, info Info, id json.RawMessage, code int, reason string) {
 	if d := jsondepth.Of(line, maxDepth); d > maxDepth {
-		return nil, nil, CodeParseError, fmt.Sprintf("Parse error: nested deeper than %d levels", maxDepth)
+		return nil, info, nil, CodeParseError, fmt.Sprintf("Parse error: nested deeper than %d levels", maxDepth)
 	}
 	if !json.Valid(line) {
 		var v json.RawMessage
 		err := json.Unmarshal(line, &v) // says where and why
-		return nil, nil, CodeParseError, "Parse error: " + err.Error()
+		return nil, info, nil, CodeParseError, "Parse error: " + err.Error()
 	}
 	switch raw = bytes.TrimSpace(line); raw[0] {
 	case '{':
 	case '[':
-		return nil, nil, CodeInvalidRequest, "Invalid Request: batches are not supported; send one message per line"
+		return nil, info, nil, CodeInvalidRequest, "Invalid Request: batches are not supported; send one message per line"
 	default:
-		return nil, nil, CodeInvalidRequest, "Invalid Request: a message must be a JSON object"
+		return nil, info, nil, CodeInvalidRequest, "Invalid Request: a message must be a JSON object"
 	}
-	var m struct { // a member present (even as null) is non-empty
-		JSONRPC json.RawMessage `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  json.RawMessage `json:"method"`
-		Params  json.RawMessage `json:"params"`
-		Result  json.RawMessage `json:"result"`
-		Error   json.RawMessage `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, nil, CodeInvalidRequest, "Invalid Request: " + err.Error()
-	}
+	var m members // a member present (even as null) is non-empty
+	m.read(raw)
 	hasID := len(m.ID) > 0
 	if hasID {
 		if err := checkID(m.ID); err != nil {
-			return nil, nil, CodeInvalidRequest, "Invalid Request: " + err.Error()
+			return nil, info, nil, CodeInvalidRequest, "Invalid Request: " + err.Error()
 		}
 		id = m.ID
 	}
 	if len(m.JSONRPC) == 0 {
-		return nil, id, CodeInvalidRequest, `Invalid Request: "jsonrpc" is missing; it must be "2.0"`
+		return nil, info, id, CodeInvalidRequest, `Invalid Request: "jsonrpc" is missing; it must be "2.0"`
 	}
 	if string(m.JSONRPC) != `"2.0"` {
-		return nil, id, CodeInvalidRequest, fmt.Sprintf(`Invalid Request: "jsonrpc" is %s; it must be "2.0"`, clip(m.JSONRPC))
+		return nil, info, id, CodeInvalidRequest, fmt.Sprintf(`Invalid Request: "jsonrpc" is %s; it must be "2.0"`, clip(m.JSONRPC))
 	}
 	hasResult, hasError := len(m.Result) > 0, len(m.Error) > 0
 	if len(m.Method) > 0 {
 		if m.Method[0] != '"' {
-			return nil, id, CodeInvalidRequest, `Invalid Request: "method" must be a string`
+			return nil, info, id, CodeInvalidRequest, `Invalid Request: "method" must be a string`
 		}
 		if hasResult || hasError {
-			return nil, id, CodeInvalidRequest, `Invalid Request: a message has either "method" or "result"/"error", not both`
+			return nil, info, id, CodeInvalidRequest, `Invalid Request: a message has either "method" or "result"/"error", not both`
 		}
 		if p := m.Params; len(p) > 0 && p[0] != '{' && string(p) != "null" {
-			return nil, id, CodeInvalidRequest, `Invalid Request: "params" must be an object`
+			return nil, info, id, CodeInvalidRequest, `Invalid Request: "params" must be an object`
 		}
+		info.Method = unquote(m.Method)
 	} else {
 		switch {
 		case hasResult == hasError:
-			return nil, id, CodeInvalidRequest, `Invalid Request: a request needs "method"; a response needs "result" or "error" (one of them)`
+			return nil, info, id, CodeInvalidRequest, `Invalid Request: a request needs "method"; a response needs "result" or "error" (one of them)`
 		case !hasID:
-			return nil, id, CodeInvalidRequest, `Invalid Request: a response needs an "id"`
+			return nil, info, id, CodeInvalidRequest, `Invalid Request: a response needs an "id"`
 		}
 		if hasError && m.Error[0] != '{' {
-			return nil, id, CodeInvalidRequest, `Invalid Request: "error" must be an object`
+			return nil, info, id, CodeInvalidRequest, `Invalid Request: "error" must be an object`
 		}
 	}
-	return raw, nil, 0, ""
+	info.HasID = hasID
+	return raw, info, nil, 0, ""
 }
 
 // maxExactInt is the largest integer a float64 (the SDK's id type for

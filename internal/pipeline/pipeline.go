@@ -138,8 +138,9 @@ func New(o Options) *Pipeline {
 		p.maxArgs = DefaultMaxArgBytes
 	}
 	p.tracer = o.Tracer
-	if p.tracer == nil {
-		p.tracer = noop.NewTracerProvider().Tracer("")
+	if _, none := p.tracer.(noop.Tracer); none {
+		// Telemetry is off: no span, not even a no-op one, per call.
+		p.tracer = nil
 	}
 	return p
 }
@@ -210,24 +211,46 @@ type Outcome struct {
 	// Render is the tool whose family renders the outcome when it is not
 	// Tool: the tool a meta-tool (use_tool) ran on the caller's behalf.
 	Render *registry.Tool
+
+	// who is the caller, once known (whoKnown), for the trace.
+	who      registry.Principal
+	whoKnown bool
 }
 
 // Call runs one tool call through the pipeline.
 func (p *Pipeline) Call(ctx context.Context, req Request) *Outcome {
 	start := time.Now()
-	ctx, span := p.tracer.Start(ctx, "tools/call "+req.Tool, oteltrace.WithSpanKind(oteltrace.SpanKindServer))
-	defer span.End()
-	o := &Outcome{RequestID: ulid.Make().String(), Workspace: DefaultWorkspace}
-	o.Err = p.run(ctx, req, o)
-	defer p.annotate(span, req, o)
-	if o.Err != nil && o.Err.Code == errs.Internal {
-		level := slog.LevelError
-		if ctx.Err() != nil {
-			level = slog.LevelDebug // the caller went away: a normal disconnect
-		}
-		p.log.Log(ctx, level, "tool call failed", "tool", req.Tool, "request_id", o.RequestID, "err", o.Err)
-		o.Err = &errs.Error{Code: errs.Internal, Message: fmt.Sprintf("internal error (request %s)", o.RequestID), Err: o.Err.Err}
+	var span oteltrace.Span
+	if p.tracer != nil {
+		ctx, span = p.tracer.Start(ctx, "tools/call "+req.Tool, oteltrace.WithSpanKind(oteltrace.SpanKindServer))
+		defer span.End()
 	}
+	o := &Outcome{RequestID: ulid.Make().String(), Workspace: DefaultWorkspace}
+	o.Err = p.run(ctx, &req, o)
+	if span != nil {
+		defer p.annotate(span, &req, o)
+	}
+	if o.Err != nil && o.Err.Code == errs.Internal {
+		p.hideInternal(ctx, &req, o)
+	}
+	p.finish(ctx, &req, o, start)
+	return o
+}
+
+// hideInternal logs an internal error and replaces its message with one
+// that names the request and nothing of the cause.
+func (p *Pipeline) hideInternal(ctx context.Context, req *Request, o *Outcome) {
+	level := slog.LevelError
+	if ctx.Err() != nil {
+		level = slog.LevelDebug // the caller went away: a normal disconnect
+	}
+	p.log.Log(ctx, level, "tool call failed", "tool", req.Tool, "request_id", o.RequestID, "err", o.Err)
+	o.Err = &errs.Error{Code: errs.Internal, Message: fmt.Sprintf("internal error (request %s)", o.RequestID), Err: o.Err.Err}
+}
+
+// finish logs, observes and traces a call that has ended. (A function of
+// its own, out of Call's frame: see [Pipeline.run].)
+func (p *Pipeline) finish(ctx context.Context, req *Request, o *Outcome, start time.Time) {
 	d := time.Since(start)
 	p.logCall(ctx, req, o, d)
 	if p.observer != nil {
@@ -237,29 +260,32 @@ func (p *Pipeline) Call(ctx context.Context, req Request) *Outcome {
 		}
 		p.observer.ObserveCall(tool, req.Surface, outcomeOf(o), d)
 	}
-	if p.traces != nil {
-		rec := trace.Record{
-			RequestID: o.RequestID, Surface: req.Surface, Tool: req.Tool,
-			SessionID: o.SessionID, Workspace: o.Workspace, UserID: p.principal(ctx).ID, StartedAt: start,
-			Duration: time.Since(start), Outcome: trace.OK,
-			ArgsBytes: len(req.Args), ResultBytes: len(o.Result),
-		}
-		if t := o.Tool; t != nil {
-			rec.Toolbox, rec.Server, rec.Tool, rec.Source = t.ID.Toolbox, t.ID.Server, t.ID.Tool, string(t.Source)
-		}
-		if o.Err != nil {
-			rec.Outcome, rec.ErrorCode = trace.Error, string(o.Err.Code)
-		} else if o.MCP != nil && o.MCP.IsError {
-			rec.Outcome, rec.ErrorCode = trace.Error, "TOOL_ERROR"
-		}
-		p.traces.Record(rec)
+	if p.traces == nil {
+		return
 	}
-	return o
+	if !o.whoKnown {
+		o.who, o.whoKnown = p.principal(ctx), true
+	}
+	rec := trace.Record{
+		RequestID: o.RequestID, Surface: req.Surface, Tool: req.Tool,
+		SessionID: o.SessionID, Workspace: o.Workspace, UserID: o.who.ID, StartedAt: start,
+		Duration: d, Outcome: trace.OK,
+		ArgsBytes: len(req.Args), ResultBytes: len(o.Result),
+	}
+	if t := o.Tool; t != nil {
+		rec.Toolbox, rec.Server, rec.Tool, rec.Source = t.ID.Toolbox, t.ID.Server, t.ID.Tool, string(t.Source)
+	}
+	if o.Err != nil {
+		rec.Outcome, rec.ErrorCode = trace.Error, string(o.Err.Code)
+	} else if o.MCP != nil && o.MCP.IsError {
+		rec.Outcome, rec.ErrorCode = trace.Error, "TOOL_ERROR"
+	}
+	p.traces.Record(rec)
 }
 
 // logCall writes one debug line per call: the tool, the surface, the
 // outcome and the duration; never the arguments or the result.
-func (p *Pipeline) logCall(ctx context.Context, req Request, o *Outcome, d time.Duration) {
+func (p *Pipeline) logCall(ctx context.Context, req *Request, o *Outcome, d time.Duration) {
 	if !p.log.Enabled(ctx, slog.LevelDebug) {
 		return
 	}
@@ -281,7 +307,7 @@ func outcomeOf(o *Outcome) string {
 
 // annotate records the call on its span: the tool, where it runs, the
 // session and workspace, the outcome.
-func (p *Pipeline) annotate(span oteltrace.Span, req Request, o *Outcome) {
+func (p *Pipeline) annotate(span oteltrace.Span, req *Request, o *Outcome) {
 	if !span.IsRecording() {
 		return
 	}
@@ -312,7 +338,7 @@ func (p *Pipeline) annotate(span oteltrace.Span, req Request, o *Outcome) {
 	span.SetAttributes(attrs...)
 }
 
-func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.Error) {
+func (p *Pipeline) run(ctx context.Context, req *Request, o *Outcome) (err *errs.Error) {
 	if req.Refused != nil {
 		o.Render, _ = p.reg.Lookup(req.RenderAs)
 		o.SessionID, o.Workspace = p.transportSession(ctx, req.Transport, o.Workspace)
@@ -330,16 +356,18 @@ func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.
 	}
 	o.Tool = t
 	who := p.principal(ctx)
+	o.who, o.whoKnown = who, true
 	if p.authz != nil && !p.authz.Tool(who, t) {
 		return errs.E(errs.Forbidden, "tool %q is not available to user %q: this server's access rules do not allow it (an admin can change them in the configuration's access section)", req.Tool, who.Name)
 	}
-	args, e := p.decode(req.Args)
+	args, pruned, e := p.decode(req.Args)
 	if e != nil {
 		// The arguments are unreadable, so they name no session: the call
 		// reports its connection's, if it has one yet.
 		o.SessionID, o.Workspace = p.transportSession(ctx, req.Transport, o.Workspace)
 		return e
 	}
+	given := len(args)
 	explicitWS, e := p.resolveContext(ctx, who, t, req.Context, args, o)
 	if e != nil {
 		return e
@@ -375,9 +403,9 @@ func (p *Pipeline) run(ctx context.Context, req Request, o *Outcome) (err *errs.
 	if e := p.checkSessionArgs(ctx, who, t, args); e != nil {
 		return e
 	}
-	raw, merr := json.Marshal(args)
-	if merr != nil {
-		return errs.From(fmt.Errorf("re-encode arguments: %w", merr))
+	raw, e := p.handlerArgs(req.Args, args, t, pruned || len(args) != given)
+	if e != nil {
+		return e
 	}
 	call := &registry.Call{Args: raw, Workspace: o.Workspace, SessionID: o.SessionID, RequestID: o.RequestID, User: who}
 	value, herr := p.execute(ctx, t, call)
@@ -429,40 +457,60 @@ func (p *Pipeline) execute(ctx context.Context, t *registry.Tool, call *registry
 	return t.Handler(ctx, call)
 }
 
-// decode bounds and decodes the raw arguments into a JSON object.
-func (p *Pipeline) decode(raw json.RawMessage) (map[string]any, *errs.Error) {
+// handlerArgs are the arguments the handler gets: the caller's own bytes
+// when they say exactly what args (decoded from them, then checked) says,
+// else args encoded again. The caller's bytes do only for a local tool (whose
+// handler decodes them as the pipeline did, the last of duplicate names
+// winning) whose arguments the pipeline left as they were: it removed no null
+// and no context argument (changed is false) and the schema gives no default
+// to apply. Encoding again costs as much as decoding, per call.
+func (p *Pipeline) handlerArgs(raw json.RawMessage, args map[string]any, t *registry.Tool, changed bool) (json.RawMessage, *errs.Error) {
+	if !changed && t.Source == registry.Local && !t.Meta && !t.AppliesDefaults() && len(raw) > 0 && raw[0] == '{' {
+		return raw, nil
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil, errs.From(fmt.Errorf("re-encode arguments: %w", err))
+	}
+	return b, nil
+}
+
+// decode bounds and decodes the raw arguments into a JSON object; pruned
+// reports that top-level nulls were removed from it.
+func (p *Pipeline) decode(raw json.RawMessage) (_ map[string]any, pruned bool, _ *errs.Error) {
 	if len(raw) > p.maxArgs {
-		return nil, errs.E(errs.BadRequest, "arguments are %d bytes; the limit is %d bytes", len(raw), p.maxArgs)
+		return nil, false, errs.E(errs.BadRequest, "arguments are %d bytes; the limit is %d bytes", len(raw), p.maxArgs)
 	}
 	if !utf8.Valid(raw) {
-		return nil, errs.E(errs.BadRequest, "arguments are not valid UTF-8")
+		return nil, false, errs.E(errs.BadRequest, "arguments are not valid UTF-8")
 	}
 	if hasLoneSurrogate(raw) {
-		return nil, errs.E(errs.BadRequest, "arguments contain an unpaired UTF-16 surrogate escape, which is not valid Unicode")
+		return nil, false, errs.E(errs.BadRequest, "arguments contain an unpaired UTF-16 surrogate escape, which is not valid Unicode")
 	}
 	if jsondepth.Of(raw, jsondepth.Max) > jsondepth.Max {
-		return nil, errs.E(errs.BadRequest, "arguments are nested deeper than %d levels", jsondepth.Max)
+		return nil, false, errs.E(errs.BadRequest, "arguments are nested deeper than %d levels", jsondepth.Max)
 	}
 	args := map[string]any{}
 	if len(raw) == 0 || string(raw) == "null" {
-		return args, nil
+		return args, false, nil
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, errs.E(errs.BadRequest, "arguments are not valid JSON: %v", err)
+		return nil, false, errs.E(errs.BadRequest, "arguments are not valid JSON: %v", err)
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, errs.E(errs.BadRequest, "arguments must be a JSON object, got %s", jsonKind(v))
+		return nil, false, errs.E(errs.BadRequest, "arguments must be a JSON object, got %s", jsonKind(v))
 	}
 	// A top-level null means "not given": clients generated from schemas
 	// often send every optional property.
 	for k, v := range m {
 		if v == nil {
 			delete(m, k)
+			pruned = true
 		}
 	}
-	return m, nil
+	return m, pruned, nil
 }
 
 // hasLoneSurrogate reports whether raw JSON contains a \uD800-\uDFFF escape

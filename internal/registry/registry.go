@@ -190,6 +190,7 @@ type Tool struct {
 	SelfValidating bool
 
 	input    *jsonschema.Resolved // nil: the schema could not be compiled; only "object" is checked
+	quick    *quick               // the schema's quick check (quick.go), nil outside its subset
 	parsed   *jsonschema.Schema   // InputSchema already parsed (by Def.Tool), or nil
 	listed   map[string]any
 	declared map[string]bool // which of ContextNames the tool's own schema declares
@@ -223,11 +224,20 @@ func (t *Tool) Validate(args map[string]any) error {
 	if t.input == nil {
 		return nil
 	}
-	if err := t.input.ApplyDefaults(&args); err != nil {
-		return err
+	if t.quick == nil || t.quick.defaults {
+		if err := t.input.ApplyDefaults(&args); err != nil {
+			return err
+		}
+	}
+	if t.quick != nil && t.quick.accepts(args) {
+		return nil // what the full validator would say (quick.go)
 	}
 	return t.input.Validate(args)
 }
+
+// AppliesDefaults reports whether [Tool.Validate] may change the arguments it
+// checks, by applying defaults of the tool's schema.
+func (t *Tool) AppliesDefaults() bool { return t.input != nil && (t.quick == nil || t.quick.defaults) }
 
 // ListedSchema is the input schema as surfaces list it: the tool's own schema
 // plus seed 000's optional "context" and "workspaceContext" objects and the
@@ -306,6 +316,9 @@ func prepare(t *Tool) error {
 	}
 	if err == nil {
 		t.input, err = s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	}
+	if err == nil {
+		t.quick = compileQuick(s)
 	}
 	if err != nil {
 		if t.Source == Local {
