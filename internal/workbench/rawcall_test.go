@@ -79,6 +79,55 @@ func rawPeer(t *testing.T) (url string, cancelled chan string) {
 	return httpPeer(t, config.StreamableHTTP, srv), cancelled
 }
 
+// normalJSON is v's JSON with object keys sorted: a raw call's
+// structuredContent keeps the server's key order.
+func normalJSON(v any) string {
+	var x any
+	if err := json.Unmarshal(mustJSON(v), &x); err != nil {
+		panic(err)
+	}
+	return string(mustJSON(x))
+}
+
+// TestDecodeResult: a result decoded by decodeResult is what the SDK's
+// decoder makes of it, for text-only results (decoded here) and others
+// (left to the SDK).
+func TestDecodeResult(t *testing.T) {
+	for _, raw := range []string{
+		`{"content":[{"type":"text","text":"a"}]}`,
+		`{"content":[{"type":"text","text":"a","_meta":{"k":1},"annotations":{"audience":["user"],"priority":0.5}},{"type":"text","text":""}],"isError":true}`,
+		`{"content":[],"structuredContent":{"b":[1,2],"a":null},"_meta":{"x":"y"}}`,
+		`{"structuredContent":null}`,
+		`{}`,
+		`{"content":[{"type":"image","data":"AAAA","mimeType":"image/png"},{"type":"text","text":"t"}]}`,
+		`{"content":[{"type":"resource","resource":{"uri":"file:///x","text":"hi"}}]}`,
+		`{"content":[null]}`,
+		`{"content":[{"type":"bogus"}]}`,
+	} {
+		want := new(mcp.CallToolResult)
+		werr := json.Unmarshal([]byte(raw), want)
+		got, gerr := decodeResult(json.RawMessage(raw))
+		if (werr != nil) != (gerr != nil) {
+			t.Errorf("%s: error %v, the SDK's %v", raw, gerr, werr)
+			continue
+		}
+		if werr != nil {
+			continue
+		}
+		if g, w := normalJSON(got), normalJSON(want); g != w {
+			t.Errorf("%s: decoded as\n%s\nthe SDK decodes\n%s", raw, g, w)
+		}
+		if len(got.Content) != len(want.Content) || (got.Content == nil) != (want.Content == nil) {
+			t.Errorf("%s: content %#v, the SDK's %#v", raw, got.Content, want.Content)
+		}
+		for i := range got.Content {
+			if reflect.TypeOf(got.Content[i]) != reflect.TypeOf(want.Content[i]) {
+				t.Errorf("%s: content %d is a %T, the SDK's a %T", raw, i, got.Content[i], want.Content[i])
+			}
+		}
+	}
+}
+
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -140,7 +189,7 @@ func TestRawCallMatchesSDK(t *testing.T) {
 		if !reflect.DeepEqual(errView(errRaw), errView(errSDK)) {
 			t.Errorf("%s: error through the raw path %+v, through the SDK %+v", c.tool, errView(errRaw), errView(errSDK))
 		}
-		if rj, sj := string(mustJSON(gotRaw)), string(mustJSON(gotSDK)); rj != sj {
+		if rj, sj := normalJSON(gotRaw), normalJSON(gotSDK); rj != sj {
 			t.Errorf("%s: result through the raw path\n%s\nthrough the SDK\n%s", c.tool, rj, sj)
 		}
 		if c.tool == "tb__p__sleeps" {

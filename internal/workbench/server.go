@@ -336,27 +336,6 @@ func (s *server) connectError(step string, err error) error {
 	return fmt.Errorf("%s: %w", step, err)
 }
 
-// rawSession is the raw-call session of cs, when cs is a Streamable HTTP
-// session of the handshake protocol; nil otherwise.
-func (s *server) rawSession(cs *mcp.ClientSession) *downstream.HTTPSession {
-	if s.hc == nil || s.m.noRaw {
-		return nil
-	}
-	ir := cs.InitializeResult()
-	if ir == nil || !downstream.RawOK(ir.ProtocolVersion) {
-		return nil
-	}
-	return &downstream.HTTPSession{URL: s.cfg.URL, ID: cs.ID(), Version: ir.ProtocolVersion, Client: s.hc,
-		Notify: func(method string, _ json.RawMessage) {
-			if method == "notifications/tools/list_changed" {
-				select {
-				case s.refresh <- struct{}{}:
-				default: // a refresh is already pending
-				}
-			}
-		}}
-}
-
 // monitor follows a connected session until it ends or the manager closes:
 // it refreshes the tools on list_changed and, when the session ends on its
 // own, restarts the server.
@@ -606,7 +585,9 @@ func (s *server) session() (*session, error) {
 const endGrace = 250 * time.Millisecond
 
 // call proxies one tool call, bounded by the server's Timeout, and returns
-// the downstream result unmodified.
+// the downstream result unmodified: a *mcp.CallToolResult, or, from a raw
+// call (rawcall.go), a [registry.Encoded] holding it and its JSON as the
+// server sent it.
 func (s *server) call(ctx context.Context, tool string, args json.RawMessage) (any, error) {
 	sess, down := s.session()
 	if sess != nil {
@@ -623,10 +604,12 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage) (a
 	timeout := s.timeout()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var res *mcp.CallToolResult
 	var err error
 	if sess.raw != nil {
-		res, err = rawCall(cctx, sess.raw, tool, args)
+		var res *registry.Encoded
+		if res, err = rawCall(cctx, sess.raw, tool, args); err == nil {
+			return res, nil
+		}
 	}
 	if sess.raw == nil || errors.Is(err, downstream.ErrSessionGone) {
 		// The SDK client's path; after a 404 too, so that the SDK client
@@ -635,10 +618,10 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage) (a
 		if len(args) > 0 {
 			params.Arguments = args
 		}
-		res, err = sess.cs.CallTool(cctx, params)
-	}
-	if err == nil {
-		return res, nil
+		var res *mcp.CallToolResult
+		if res, err = sess.cs.CallTool(cctx, params); err == nil {
+			return res, nil
+		}
 	}
 	var wire *jsonrpc.Error
 	switch {
@@ -669,20 +652,6 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage) (a
 	}
 	return nil, &errs.Error{Code: errs.Unavailable, Err: err,
 		Message: fmt.Sprintf("Server '%s' (toolbox '%s') is unavailable: the call of tool '%s' failed: %v", s.name, s.toolbox, tool, err)}
-}
-
-// rawCall makes a tools/call as raw HTTP on sess and decodes its result as
-// the SDK client would.
-func rawCall(ctx context.Context, sess *downstream.HTTPSession, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	raw, err := sess.CallTool(ctx, tool, args)
-	if err != nil {
-		return nil, err
-	}
-	res := new(mcp.CallToolResult)
-	if err := json.Unmarshal(raw, res); err != nil {
-		return nil, fmt.Errorf("decoding the result of tool %q: %w", tool, err)
-	}
-	return res, nil
 }
 
 // formatDuration writes whole seconds as "60s" rather than "1m0s".
