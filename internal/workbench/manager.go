@@ -50,7 +50,8 @@ type Options struct {
 // A server is connected when its toolbox is opened ([Manager.Open]) or, when
 // it is marked Eager, at [Manager.Start]. Its tools are registered as
 // "toolbox__server__tool" with a handler that proxies the call and returns
-// the downstream *mcp.CallToolResult unmodified. The tool list follows the
+// the downstream *mcp.CallToolResult unmodified (on a Streamable HTTP server,
+// as a raw tools/call request on the SDK client's session: rawcall.go). The tool list follows the
 // server's notifications/tools/list_changed; a server whose session ends is
 // reconnected with exponential backoff (a stdio server is restarted) until
 // [Manager.Close]. Every server has its own session and its own timeouts, so

@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +19,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // rawPeer is an SDK server over Streamable HTTP whose tools cover what a
@@ -247,4 +252,52 @@ func errView(e *errs.Error) any {
 		Code    errs.Code
 		Message string
 	}{e.Code, e.Message}
+}
+
+// TestRawCallSessionGone: when the server forgets the session (it
+// restarted), a raw call's 404 hands the call to the SDK client, which
+// ends the session, and the server is reconnected: calls succeed again,
+// still raw.
+func TestRawCallSessionGone(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "forgetful", Version: "1"}, nil)
+	textTool(srv, "greet", "hello")
+	var h atomic.Pointer[http.Handler]
+	swap := func() {
+		var next http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+		h.Store(&next)
+	}
+	swap()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) }))
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() {
+		// The forgotten session's server side lives on in srv.
+		for ss := range srv.Sessions() {
+			ss.Close()
+		}
+	})
+	m, reg := newManager(t, toolboxConfig("tb", named{"p", urlServer(config.StreamableHTTP, ts.URL)}))
+	open(t, m, "tb")
+	if got := mustCall(t, reg, "tb__p__greet", nil); got != "hello" {
+		t.Fatalf("greet: %q", got)
+	}
+	s := m.toolboxes[0].servers[0]
+	first, _ := s.session()
+
+	swap() // a new handler knows no session: 404
+	if _, e := call(t, reg, "tb__p__greet", nil); e == nil || e.Code != errs.Unavailable {
+		t.Fatalf("call on a forgotten session: %+v, want UNAVAILABLE", e)
+	}
+	testtools.EventuallyErr(t, 10*time.Second, "the server to be reconnected", func() error {
+		res, e := call(t, reg, "tb__p__greet", nil)
+		if e != nil {
+			return e
+		}
+		if text(res) != "hello" {
+			return fmt.Errorf("greet: %q", text(res))
+		}
+		return nil
+	})
+	if sess, _ := s.session(); sess == first || sess == nil || sess.raw == nil {
+		t.Fatalf("after the reconnection: session %p (was %p), raw %v", sess, first, sess != nil && sess.raw != nil)
+	}
 }

@@ -281,6 +281,12 @@ func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.Ca
 	)
 	started := s.m.goroutine(func() {
 		cs, err := s.client.Connect(ctx, t, opts)
+		if err != nil && opts != nil && ctx.Err() == nil {
+			// A server that refuses the handshake protocol (one of the
+			// sessionless protocol only) is connected as the SDK
+			// chooses, and called through the SDK client.
+			cs, err = s.client.Connect(ctx, t, nil)
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		if abandoned {
