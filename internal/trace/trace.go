@@ -46,8 +46,11 @@ const (
 	bufferSize = 4096
 	batchSize  = 256
 	// lingerTime is how long the writer waits for more records before it
-	// commits a batch (a flush request commits at once).
-	lingerTime = 5 * time.Millisecond
+	// commits a batch (a flush request commits at once). The commit was a
+	// third of the writer's CPU at 5 ms (about 8 records a commit at 1,500
+	// calls/s, the writer a fifth of Nexus's CPU on a proxied flat call);
+	// 20 ms keeps a trace's delay well under what a reader notices.
+	lingerTime = 20 * time.Millisecond
 )
 
 // Writer batches records into the store. It is safe for concurrent use.
