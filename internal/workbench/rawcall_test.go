@@ -1,10 +1,12 @@
 package workbench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -16,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/config"
+	"github.com/nexus-mcp/nexus/internal/downstream"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -299,5 +302,66 @@ func TestRawCallSessionGone(t *testing.T) {
 	})
 	if sess, _ := s.session(); sess == first || sess == nil || sess.raw == nil {
 		t.Fatalf("after the reconnection: session %p (was %p), raw %v", sess, first, sess != nil && sess.raw != nil)
+	}
+}
+
+// TestSessionlessOnlyServer: a Streamable HTTP server that refuses the
+// handshake protocol is connected with the SDK's default (sessionless)
+// protocol, and its tools are called through the SDK client.
+func TestSessionlessOnlyServer(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "new-only", Version: "1"}, nil)
+	textTool(srv, "greet", "hello")
+	// Stateless: the SDK's handler answers server/discover.
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	var refused atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(body, &m) == nil && m.Method == "initialize" {
+				refused.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32600,"message":"use server/discover"}}`, m.ID)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	m, reg := newManager(t, toolboxConfig("tb", named{"p", urlServer(config.StreamableHTTP, ts.URL)}))
+	open(t, m, "tb")
+	if got := mustCall(t, reg, "tb__p__greet", nil); got != "hello" {
+		t.Fatalf("greet: %q", got)
+	}
+	sess, _ := m.toolboxes[0].servers[0].session()
+	if refused.Load() == 0 || sess == nil || sess.raw != nil {
+		t.Fatalf("initialize refused %d times; session %v, raw calls %v", refused.Load(), sess != nil, sess != nil && sess.raw != nil)
+	}
+	if v := sess.cs.InitializeResult().ProtocolVersion; downstream.RawOK(v) {
+		t.Fatalf("protocol %s, want the sessionless one", v)
+	}
+}
+
+// TestRawCallStateless: a stateless Streamable HTTP server (no session id)
+// is connected with the handshake protocol too, and takes raw calls.
+func TestRawCallStateless(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "stateless", Version: "1"}, nil)
+	textTool(srv, "greet", "hello")
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(ts.Close)
+	m, reg := newManager(t, toolboxConfig("tb", named{"p", urlServer(config.StreamableHTTP, ts.URL)}))
+	open(t, m, "tb")
+	sess, _ := m.toolboxes[0].servers[0].session()
+	if sess == nil || sess.raw == nil || sess.raw.ID != "" || sess.raw.Version != downstream.LegacyProtocol {
+		t.Fatalf("session %+v", sess)
+	}
+	for range 3 {
+		if got := mustCall(t, reg, "tb__p__greet", nil); got != "hello" {
+			t.Fatalf("greet: %q", got)
+		}
 	}
 }
