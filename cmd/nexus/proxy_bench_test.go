@@ -25,7 +25,9 @@ import (
 // process), "nexus serve" and the downstream echo server
 // (testdata/echoserver) are three OS processes. It compares calling the echo
 // tool directly, through the passthrough route /mcp/servers/bench/echo and
-// through the flat name bench__echo__echo on /mcp: throughput with 8
+// through the flat name bench__echo__echo on /mcp, and through a bare
+// httputil.ReverseProxy (testdata/revproxy, what any HTTP hop costs; its CPU
+// is reported as Nexus's): throughput with 8
 // clients, latency with 1, and the CPU time per call of Nexus and of the
 // downstream server (from /proc/PID/stat). Variants run interleaved in
 // rounds, the order rotated every round, because the machine is small and
@@ -88,6 +90,17 @@ func TestProxyCrossProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	variants := []benchVariant{{name: "direct", url: downURL, tool: "echo"}}
+	// Any HTTP hop: a bare standard library reverse proxy in its own
+	// process (testdata/revproxy), to read the proxies' added latency
+	// against.
+	rpBin := filepath.Join(t.TempDir(), "revproxy")
+	if out, err := exec.Command("go", "build", "-o", rpBin, "./testdata/revproxy").CombinedOutput(); err != nil {
+		t.Fatalf("build the reverse proxy: %v\n%s", err, out)
+	}
+	rpAddr := testtools.FreeAddr(t)
+	rp := startProcess(t, rpBin, "-addr", rpAddr, "-to", downURL)
+	waitListening(t, rpAddr)
+	variants = append(variants, benchVariant{name: "bare reverse proxy", url: "http://" + rpAddr + "/", tool: "echo", pid: rp.Process.Pid})
 	nexusAt := func(label, bin string) {
 		addr := testtools.FreeAddr(t)
 		cmd := startProcess(t, bin, "serve", "--addr", addr, "--data-dir", t.TempDir(), "--config", cfg)

@@ -19,6 +19,16 @@ import (
 // goes to stderr), Streamable HTTP or legacy SSE for a URL (with
 // srv.Headers on every request).
 func Transport(srv *config.Server, stderr *os.File) (mcp.Transport, error) {
+	return TransportVia(srv, stderr, nil)
+}
+
+// TransportVia is [Transport] whose HTTP transports use hc (nil: a new
+// [HTTPClient]), so that requests made without the SDK on the same server
+// ([HTTPSession]) share its keep-alive pool.
+func TransportVia(srv *config.Server, stderr *os.File, hc *http.Client) (mcp.Transport, error) {
+	if hc == nil && srv.TransportKind() != config.Stdio {
+		hc = HTTPClient(srv)
+	}
 	switch srv.TransportKind() {
 	case config.Stdio:
 		if srv.Command == "" {
@@ -34,9 +44,9 @@ func Transport(srv *config.Server, stderr *os.File) (mcp.Transport, error) {
 		endWithParent(cmd)
 		return &mcp.CommandTransport{Command: cmd}, nil
 	case config.StreamableHTTP:
-		return &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: HTTPClient(srv)}, nil
+		return &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil
 	case config.SSE:
-		return &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: HTTPClient(srv)}, nil
+		return &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil
 	}
 	return nil, fmt.Errorf("server %q: unknown transport %q", srv.Name, srv.Transport)
 }
@@ -45,7 +55,8 @@ func Transport(srv *config.Server, stderr *os.File) (mcp.Transport, error) {
 // keep-alive connections, keeping up to srv.MaxIdleConnections idle (Go's
 // default transport keeps 2 a host, so concurrent calls kept opening new
 // TCP connections), and srv.Headers on every request. The proxy's raw
-// passthrough shares one such client between all sessions of a server.
+// passthrough shares one such client between all sessions of a server; the
+// workbench's raw tools/call ([HTTPSession]) shares its SDK client's.
 func HTTPClient(srv *config.Server) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	idle := srv.MaxIdleConnections

@@ -201,7 +201,8 @@ type Outcome struct {
 	RequestID string
 	SessionID string
 	Workspace string
-	// Result is the handler's value encoded as JSON, when the call succeeded.
+	// Result is the handler's value encoded as JSON, when the call
+	// succeeded (a [registry.Encoded] value: the JSON it came with).
 	Result json.RawMessage
 	// MCP is the downstream server's result when the tool is a proxy; MCP
 	// surfaces return it unmodified.
@@ -426,6 +427,10 @@ func (p *Pipeline) run(ctx context.Context, req *Request, o *Outcome) (err *errs
 		}
 		return nil
 	}
+	var encoded json.RawMessage
+	if e, ok := value.(*registry.Encoded); ok {
+		value, encoded = e.Value, e.JSON
+	}
 	if r, ok := value.(*mcp.CallToolResult); ok {
 		o.MCP = r
 	}
@@ -437,6 +442,10 @@ func (p *Pipeline) run(ctx context.Context, req *Request, o *Outcome) (err *errs
 			// The call itself succeeded; its session is stored by a later one.
 			p.log.Error("store session", "tool", req.Tool, "request_id", o.RequestID, "err", err)
 		}
+	}
+	if encoded != nil {
+		o.Result = encoded
+		return nil
 	}
 	body, merr := json.Marshal(value)
 	if merr != nil {

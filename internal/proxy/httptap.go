@@ -7,6 +7,8 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+
+	"github.com/nexus-mcp/nexus/internal/downstream"
 )
 
 // The SDK's Streamable HTTP client connection cannot be wrapped like the
@@ -117,41 +119,13 @@ func (s *sseTap) Read(p []byte) (int, error) {
 // filter moves the complete events of s.in to s.out, filtered.
 func (s *sseTap) filter() {
 	for {
-		end, lines, ok := nextEvent(s.in, s.err != nil)
+		end, lines, ok := downstream.NextEvent(s.in, s.err != nil)
 		if !ok {
 			return
 		}
 		s.out = append(s.out, s.event(s.in[:end], lines)...)
 		s.in = s.in[end:]
 	}
-}
-
-// nextEvent finds the first complete event of in (lines up to an empty
-// line): its length and lines. A lone CR at the end of in may be half of a
-// CRLF, so it ends a line only at EOF.
-func nextEvent(in []byte, eof bool) (end int, lines [][]byte, ok bool) {
-	start := 0
-	for i := 0; i < len(in); i++ {
-		c := in[i]
-		if c != '\n' && c != '\r' {
-			continue
-		}
-		line := in[start:i]
-		if c == '\r' {
-			if i+1 == len(in) && !eof {
-				return 0, nil, false
-			}
-			if i+1 < len(in) && in[i+1] == '\n' {
-				i++
-			}
-		}
-		start = i + 1
-		if len(line) == 0 {
-			return start, lines, true
-		}
-		lines = append(lines, line)
-	}
-	return 0, nil, false
 }
 
 // event returns the bytes that replace one event (raw, with its lines).

@@ -396,7 +396,7 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 // them, to the raw passthrough, and everything else to the SDK's handler.
 func (ep *endpoint) serve(w http.ResponseWriter, r *http.Request) {
 	if ep.hc != nil {
-		if id := r.Header.Get(sessionHeader); id != "" {
+		if id := r.Header.Get(downstream.SessionHeader); id != "" {
 			if s := ep.rawSession(id); s != nil {
 				s.serve(w, r)
 				return

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/downstream"
 	"github.com/nexus-mcp/nexus/internal/jsondepth"
 	"github.com/nexus-mcp/nexus/internal/jsonrpcmsg"
 )
@@ -26,12 +27,6 @@ import (
 // tool name), and a response is only rewritten where the proxy adds or
 // removes something: the initialize result ("_meta" MetaKey) and a
 // filtered server's tools/list result.
-
-const (
-	sessionHeader     = "Mcp-Session-Id"
-	versionHeader     = "Mcp-Protocol-Version"
-	lastEventIDHeader = "Last-Event-ID"
-)
 
 // rawSession is an upstream session forwarded as raw HTTP to a downstream
 // session of a Streamable HTTP server.
@@ -130,10 +125,10 @@ func (s *rawSession) close(del bool) {
 // the proxy makes itself.
 func (s *rawSession) header(req *http.Request) {
 	if s.down != "" {
-		req.Header.Set(sessionHeader, s.down)
+		req.Header.Set(downstream.SessionHeader, s.down)
 	}
 	if s.version != "" {
-		req.Header.Set(versionHeader, s.version)
+		req.Header.Set(downstream.VersionHeader, s.version)
 	}
 }
 
@@ -151,13 +146,13 @@ func (ep *endpoint) downRequest(ctx context.Context, r *http.Request, s *rawSess
 	if body != nil {
 		h["Content-Type"] = []string{"application/json"}
 	}
-	for _, k := range [...]string{"Accept", versionHeader, lastEventIDHeader} {
+	for _, k := range [...]string{"Accept", downstream.VersionHeader, downstream.LastEventIDHeader} {
 		if v := r.Header.Values(k); len(v) > 0 {
 			h[k] = v
 		}
 	}
 	if s != nil && s.down != "" {
-		h[sessionHeader] = []string{s.down}
+		h[downstream.SessionHeader] = []string{s.down}
 	}
 	return req, nil
 }
@@ -168,7 +163,7 @@ func (ep *endpoint) downRequest(ctx context.Context, r *http.Request, s *rawSess
 // initialize the raw passthrough takes: the SDK's handler then serves it
 // (or refuses it) as before.
 func (ep *endpoint) rawInitialize(w http.ResponseWriter, r *http.Request) bool {
-	if !postHeadersOK(nil, r) || !versionHeaderOK(nil, r) || r.Header.Get(lastEventIDHeader) != "" {
+	if !postHeadersOK(nil, r) || !versionHeaderOK(nil, r) || r.Header.Get(downstream.LastEventIDHeader) != "" {
 		return false
 	}
 	body, err := io.ReadAll(r.Body)
@@ -214,11 +209,11 @@ func (ep *endpoint) rawInitialize(w http.ResponseWriter, r *http.Request) bool {
 	if err != nil {
 		return fail(err)
 	}
-	down := resp.Header.Get(sessionHeader)
+	down := resp.Header.Get(downstream.SessionHeader)
 	var out []byte
 	var version string
 	if resp.StatusCode/100 == 2 {
-		out, version = ep.initializeResult(data, mediaType(resp.Header.Get("Content-Type")), m.ID)
+		out, version = ep.initializeResult(data, downstream.MediaType(resp.Header.Get("Content-Type")), m.ID)
 	}
 	if out == nil {
 		// Refused: passed on as it is.
@@ -238,7 +233,7 @@ func (ep *endpoint) rawInitialize(w http.ResponseWriter, r *http.Request) bool {
 	}
 	ep.log.Debug("proxy session opened", "session", s.id, "protocol", version, "raw", true)
 	copyHeader(w.Header(), resp.Header)
-	w.Header().Set(sessionHeader, s.id)
+	w.Header().Set(downstream.SessionHeader, s.id)
 	w.WriteHeader(resp.StatusCode)
 	w.Write(out)
 	return true
@@ -362,7 +357,7 @@ func (s *rawSession) servePOST(w http.ResponseWriter, r *http.Request) {
 	if !postHeadersOK(w, r) {
 		return
 	}
-	if r.Header.Get(lastEventIDHeader) != "" {
+	if r.Header.Get(downstream.LastEventIDHeader) != "" {
 		http.Error(w, "can't send Last-Event-ID for POST request", http.StatusBadRequest)
 		return
 	}
@@ -432,7 +427,7 @@ func (s *rawSession) servePOST(w http.ResponseWriter, r *http.Request) {
 		s.close(false)
 	}
 	copyHeader(w.Header(), resp.Header)
-	mt := mediaType(resp.Header.Get("Content-Type"))
+	mt := downstream.MediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case !request || resp.StatusCode/100 != 2 || (mt != "text/event-stream" && mt != "application/json"):
 		if l := resp.Header.Get("Content-Length"); l != "" {
@@ -472,13 +467,13 @@ func (s *rawSession) relaySSE(w http.ResponseWriter, r *http.Request, ctx contex
 		in = append(in, (*bp)[:n]...)
 		wrote := false
 		for {
-			end, lines, ok := nextEvent(in, err != nil)
+			end, lines, ok := downstream.NextEvent(in, err != nil)
 			if !ok {
 				break
 			}
 			ev := in[:end]
 			if !answered {
-				if data := eventData(lines); data != nil && isResponse(data, m.ID) {
+				if data := downstream.EventData(lines); data != nil && isResponse(data, m.ID) {
 					answered = true
 					if filter {
 						ev = rewriteEvent(lines, filterResponse(data, s.ep.cfg.ToolFilters))

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"mime"
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/nexus-mcp/nexus/internal/downstream"
 )
 
 // The wire details of the raw passthrough (raw.go): headers, envelopes,
@@ -26,7 +27,7 @@ func copyHeader(dst, src http.Header) {
 // postHeadersOK reports whether a POST has the Content-Type and Accept the
 // SDK's handler requires, writing its error if not.
 func postHeadersOK(w http.ResponseWriter, r *http.Request) bool {
-	if mediaType(r.Header.Get("Content-Type")) != "application/json" {
+	if downstream.MediaType(r.Header.Get("Content-Type")) != "application/json" {
 		if w != nil {
 			http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
 		}
@@ -44,7 +45,7 @@ func postHeadersOK(w http.ResponseWriter, r *http.Request) bool {
 // versionHeaderOK reports whether the MCP-Protocol-Version header is absent
 // or one the endpoint speaks, writing the SDK handler's error if not.
 func versionHeaderOK(w http.ResponseWriter, r *http.Request) bool {
-	v := r.Header.Get(versionHeader)
+	v := r.Header.Get(downstream.VersionHeader)
 	if v == "" || v >= newProtocol || slices.Contains(handshakeVersions(), v) {
 		return true
 	}
@@ -54,24 +55,12 @@ func versionHeaderOK(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// mediaType is the media type of a Content-Type (or Accept part), in lower
-// case; "" if it does not parse.
-func mediaType(contentType string) string {
-	// The common values, without the parser's allocations.
-	switch contentType {
-	case "application/json", "text/event-stream":
-		return contentType
-	}
-	mt, _, _ := mime.ParseMediaType(contentType)
-	return mt
-}
-
 // accepts reports whether Accept headers accept JSON and SSE, as the SDK
 // decides it.
 func accepts(values []string) (jsonOK, streamOK bool) {
 	for _, v := range values {
 		for part := range strings.SplitSeq(v, ",") {
-			switch mediaType(strings.TrimSpace(part)) {
+			switch downstream.MediaType(strings.TrimSpace(part)) {
 			case "application/json", "application/*":
 				jsonOK = true
 			case "text/event-stream", "text/*":
@@ -118,14 +107,14 @@ func editSSE(data []byte, edit func(msg []byte) []byte) []byte {
 	var out []byte
 	done := false
 	for len(data) > 0 {
-		end, lines, ok := nextEvent(data, true)
+		end, lines, ok := downstream.NextEvent(data, true)
 		if !ok {
 			out = append(out, data...)
 			break
 		}
 		ev := data[:end]
 		if !done {
-			if msg := eventData(lines); msg != nil {
+			if msg := downstream.EventData(lines); msg != nil {
 				if b := edit(msg); b != nil {
 					ev, done = rewriteEvent(lines, b), true
 				}
@@ -138,30 +127,6 @@ func editSSE(data []byte, edit func(msg []byte) []byte) []byte {
 		return nil
 	}
 	return out
-}
-
-// eventData returns the data of an SSE message event (its lines); nil for
-// another event or one without data.
-func eventData(lines [][]byte) []byte {
-	var data []byte
-	has := false
-	for _, line := range lines {
-		field, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "event":
-			if string(value) != "message" {
-				return nil
-			}
-		case "data":
-			if has {
-				data = append(data, '\n')
-			}
-			data = append(data, value...)
-			has = true
-		}
-	}
-	return data
 }
 
 // rewriteEvent returns an event with the lines of an event other than its

@@ -218,6 +218,15 @@ var ContextNames = []string{"context", "workspaceContext", "sessionId"}
 // to the tool and is forwarded to it unchanged.
 func (t *Tool) Declares(name string) bool { return t.declared[name] }
 
+// Encoded is a handler's value that comes with its JSON encoding, which
+// the pipeline takes as the call's result ([Outcome.Result] in
+// internal/pipeline) instead of encoding Value again: a downstream server's
+// tool result (Value a *mcp.CallToolResult) as the server sent it.
+type Encoded struct {
+	Value any
+	JSON  json.RawMessage
+}
+
 // Validate checks args (a decoded JSON object) against the tool's own input
 // schema after applying its defaults in place.
 func (t *Tool) Validate(args map[string]any) error {

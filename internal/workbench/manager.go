@@ -38,6 +38,10 @@ type Options struct {
 	// ClientName and ClientVersion are the client implementation Nexus
 	// announces to downstream servers (default "nexus" and "dev").
 	ClientName, ClientVersion string
+	// SDKCalls makes every tool call through the SDK client, also on a
+	// Streamable HTTP server whose session could take raw tools/call
+	// requests (tests compare the two paths).
+	SDKCalls bool
 }
 
 // Manager connects the downstream MCP servers of the configured toolboxes
@@ -46,7 +50,8 @@ type Options struct {
 // A server is connected when its toolbox is opened ([Manager.Open]) or, when
 // it is marked Eager, at [Manager.Start]. Its tools are registered as
 // "toolbox__server__tool" with a handler that proxies the call and returns
-// the downstream *mcp.CallToolResult unmodified. The tool list follows the
+// the downstream *mcp.CallToolResult unmodified (on a Streamable HTTP server,
+// as a raw tools/call request on the SDK client's session: rawcall.go). The tool list follows the
 // server's notifications/tools/list_changed; a server whose session ends is
 // reconnected with exponential backoff (a stdio server is restarted) until
 // [Manager.Close]. Every server has its own session and its own timeouts, so
@@ -56,6 +61,7 @@ type Manager struct {
 	reg    *registry.Registry
 	log    *slog.Logger
 	stderr *os.File
+	noRaw  bool // Options.SDKCalls
 
 	ctx    context.Context // ends at Close; every connection derives from it
 	cancel context.CancelFunc
@@ -77,7 +83,7 @@ type toolbox struct {
 // NewManager returns a manager of cfg's toolboxes that registers their tools
 // in reg. It connects nothing until [Manager.Start] or [Manager.Open].
 func NewManager(cfg *config.Config, reg *registry.Registry, o Options) *Manager {
-	m := &Manager{cfg: cfg, reg: reg, log: o.Logger, stderr: o.Stderr, opened: map[string]bool{}}
+	m := &Manager{cfg: cfg, reg: reg, log: o.Logger, stderr: o.Stderr, noRaw: o.SDKCalls, opened: map[string]bool{}}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}

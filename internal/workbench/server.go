@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -35,6 +36,10 @@ type server struct {
 	name    string
 	cfg     *config.Server
 	client  *mcp.Client
+	// hc is the HTTP client of a Streamable HTTP server's connections,
+	// shared by the SDK client and raw calls ([downstream.HTTPSession]);
+	// nil for other transports.
+	hc      *http.Client
 	refresh chan struct{} // a list_changed notification arrived (capacity 1)
 	listMu  sync.Mutex    // one tool listing at a time
 
@@ -54,7 +59,10 @@ type server struct {
 
 // session is a live connection to the server.
 type session struct {
-	cs    *mcp.ClientSession
+	cs *mcp.ClientSession
+	// raw is the session for raw tools/call requests (a Streamable HTTP
+	// session of the handshake protocol); nil: calls go through cs.
+	raw   *downstream.HTTPSession
 	stop  context.CancelFunc // ends the connection's context
 	ended chan struct{}      // closed when the session has ended
 	cause error              // why it ended, set before ended is closed
@@ -83,6 +91,9 @@ func newServer(m *Manager, toolbox, name string, sc *config.Server, impl *mcp.Im
 	c := *sc
 	c.Name = name
 	s := &server{m: m, toolbox: toolbox, name: name, cfg: &c, refresh: make(chan struct{}, 1), backoff: restartMin, retryDelay: restartMin}
+	if c.TransportKind() == config.StreamableHTTP {
+		s.hc = downstream.HTTPClient(&c)
+	}
 	s.client = mcp.NewClient(impl, &mcp.ClientOptions{
 		Logger: sdklog.New(m.log.With("toolbox", toolbox, "server", name)),
 		// Nexus is a proxy: it offers downstream servers no roots, sampling
@@ -200,7 +211,7 @@ func (s *server) connect(a *attempt) {
 	s.attempt = nil
 	orphan := false // connected, but the manager closed before the monitor started
 	if err == nil {
-		sess := &session{cs: cs, stop: stop, ended: make(chan struct{})}
+		sess := &session{cs: cs, stop: stop, ended: make(chan struct{}), raw: s.rawSession(cs)}
 		s.sess, s.down = sess, nil
 		if !s.m.goroutine(func() { s.monitor(sess) }) {
 			s.sess, s.down = nil, errClosed
@@ -248,9 +259,15 @@ func (s *server) discard(cs *mcp.ClientSession, stop context.CancelFunc) {
 // bounds the handshake, which dial stops waiting for when it passes (an
 // abandoned handshake is cleaned up in the background).
 func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.CancelFunc, _ error) {
-	t, err := downstream.Transport(s.cfg, s.m.stderr)
+	t, err := downstream.TransportVia(s.cfg, s.m.stderr, s.hc)
 	if err != nil {
 		return nil, nil, err
+	}
+	var opts *mcp.ClientSessionOptions
+	if s.hc != nil {
+		// A Streamable HTTP server is asked for the handshake protocol,
+		// whose sessions take raw tools/call requests (rawSession).
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: downstream.LegacyProtocol}
 	}
 	ctx, cancel := context.WithCancel(s.m.ctx)
 	type result struct {
@@ -263,7 +280,13 @@ func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.Ca
 		done      = make(chan result, 1)
 	)
 	started := s.m.goroutine(func() {
-		cs, err := s.client.Connect(ctx, t, nil)
+		cs, err := s.client.Connect(ctx, t, opts)
+		if err != nil && opts != nil && ctx.Err() == nil {
+			// A server that refuses the handshake protocol (one of the
+			// sessionless protocol only) is connected as the SDK
+			// chooses, and called through the SDK client.
+			cs, err = s.client.Connect(ctx, t, nil)
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		if abandoned {
@@ -568,7 +591,9 @@ func (s *server) session() (*session, error) {
 const endGrace = 250 * time.Millisecond
 
 // call proxies one tool call, bounded by the server's Timeout, and returns
-// the downstream result unmodified.
+// the downstream result unmodified: a *mcp.CallToolResult, or, from a raw
+// call (rawcall.go), a [registry.Encoded] holding it and its JSON as the
+// server sent it.
 func (s *server) call(ctx context.Context, tool string, args json.RawMessage) (any, error) {
 	sess, down := s.session()
 	if sess != nil {
@@ -585,13 +610,24 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage) (a
 	timeout := s.timeout()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	params := &mcp.CallToolParams{Name: tool}
-	if len(args) > 0 {
-		params.Arguments = args
+	var err error
+	if sess.raw != nil {
+		var res *registry.Encoded
+		if res, err = rawCall(cctx, sess.raw, tool, args); err == nil {
+			return res, nil
+		}
 	}
-	res, err := sess.cs.CallTool(cctx, params)
-	if err == nil {
-		return res, nil
+	if sess.raw == nil || errors.Is(err, downstream.ErrSessionGone) {
+		// The SDK client's path; after a 404 too, so that the SDK client
+		// learns that its session is gone (and the monitor restarts it).
+		params := &mcp.CallToolParams{Name: tool}
+		if len(args) > 0 {
+			params.Arguments = args
+		}
+		var res *mcp.CallToolResult
+		if res, err = sess.cs.CallTool(cctx, params); err == nil {
+			return res, nil
+		}
 	}
 	var wire *jsonrpc.Error
 	switch {

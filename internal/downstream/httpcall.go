@@ -1,0 +1,252 @@
+package downstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// LegacyProtocol is the newest protocol version with the initialize
+// handshake and stateful sessions (the Mcp-Session-Id header). A session of
+// this protocol (or an older one) on a Streamable HTTP server can take raw
+// requests ([HTTPSession.CallTool]); one of the sessionless protocol
+// (2026-07-28, SEP-2575) would need the SDK's per-request _meta and
+// headers, so it cannot.
+const LegacyProtocol = "2025-11-25"
+
+// newProtocol is the first protocol version without the initialize
+// handshake.
+const newProtocol = "2026-07-28"
+
+// RawOK reports whether a session that negotiated protocol version can take
+// raw requests ([HTTPSession.CallTool]).
+func RawOK(version string) bool { return version != "" && version < newProtocol }
+
+// ErrSessionGone is the error of a raw request the server answered with
+// HTTP 404: it no longer knows the session. The request did not run.
+var ErrSessionGone = errors.New("the server no longer knows the session (HTTP 404)")
+
+// notifyTimeout bounds the requests an HTTPSession makes in the background:
+// a cancellation, the answer to a server's request.
+const notifyTimeout = 5 * time.Second
+
+// HTTPSession is a session the SDK's Streamable HTTP client opened on a
+// server (with the initialize handshake: [RawOK]), for requests sent on it
+// without the SDK: the JSON-RPC request is POSTed as bytes and the JSON or
+// SSE response read as bytes, on the connection's keep-alive pool. The SDK
+// client keeps the session itself (its standalone stream, its end).
+//
+// Raw requests have string ids ("nx-1", ...), so they never collide with the
+// SDK client's integer ids on the same session.
+type HTTPSession struct {
+	URL     string
+	ID      string       // the server's Mcp-Session-Id; "" if it gave none
+	Version string       // the negotiated protocol version
+	Client  *http.Client // the connection's pool ([HTTPClient])
+	// Notify, if set, is told of the notifications that arrive on a raw
+	// request's stream (progress and log messages of the call, or a
+	// list_changed the server sent there), as the SDK client's handlers
+	// would be.
+	Notify func(method string, params json.RawMessage)
+}
+
+var rawIDs atomic.Uint64
+
+// CallTool makes one tools/call on the session and returns the result as
+// the server sent it. A JSON-RPC error response is a *[jsonrpc.Error]; HTTP
+// 404 is [ErrSessionGone]. Requests the server makes during the call are
+// answered as the workbench's SDK client answers them (it offers no
+// capabilities): ping and an empty roots/list, and an error for anything
+// else. When ctx ends first, the server is sent notifications/cancelled.
+func (s *HTTPSession) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	id := "nx-" + strconv.FormatUint(rawIDs.Add(1), 10)
+	qname, err := json.Marshal(name)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	body := make([]byte, 0, 96+len(qname)+len(args)+len(id))
+	body = append(body, `{"jsonrpc":"2.0","id":"`...)
+	body = append(body, id...)
+	body = append(body, `","method":"tools/call","params":{"name":`...)
+	body = append(body, qname...)
+	body = append(body, `,"arguments":`...)
+	body = append(body, args...)
+	body = append(body, "}}"...)
+	res, err := s.roundTrip(ctx, id, body)
+	if err != nil && ctx.Err() != nil {
+		s.cancel(id, "the call was cancelled")
+		return nil, fmt.Errorf("tools/call %q: %w (%v)", name, ctx.Err(), err)
+	}
+	return res, err
+}
+
+// post sends one message on the session.
+func (s *HTTPSession) post(ctx context.Context, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	h := req.Header
+	h["Content-Type"] = []string{"application/json"}
+	h["Accept"] = []string{"application/json, text/event-stream"}
+	if s.ID != "" {
+		h[SessionHeader] = []string{s.ID}
+	}
+	if s.Version != "" {
+		h[VersionHeader] = []string{s.Version}
+	}
+	return s.Client.Do(req)
+}
+
+// roundTrip posts the request id (body) and reads its response.
+func (s *HTTPSession) roundTrip(ctx context.Context, id string, body []byte) (json.RawMessage, error) {
+	resp, err := s.post(ctx, body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return nil, ErrSessionGone
+	case resp.StatusCode/100 != 2:
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, fmt.Errorf("HTTP %s: %s", resp.Status, bytes.TrimSpace(msg))
+	}
+	switch mt := MediaType(resp.Header.Get("Content-Type")); mt {
+	case "application/json":
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return nil, err
+		}
+		res, done, err := s.message(ctx, id, data)
+		if !done && err == nil {
+			err = errors.New("the response is not the request's")
+		}
+		return res, err
+	case "text/event-stream":
+		return s.readSSE(ctx, id, resp.Body)
+	default:
+		return nil, fmt.Errorf("unexpected response content type %q", mt)
+	}
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
+
+// readSSE reads an SSE response until the response to id.
+func (s *HTTPSession) readSSE(ctx context.Context, id string, body io.Reader) (json.RawMessage, error) {
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	var in []byte
+	for {
+		n, rerr := body.Read(*bp)
+		in = append(in, (*bp)[:n]...)
+		for {
+			end, lines, ok := NextEvent(in, rerr != nil)
+			if !ok {
+				break
+			}
+			if data := EventData(lines); data != nil {
+				if res, done, err := s.message(ctx, id, data); done || err != nil {
+					return res, err
+				}
+			}
+			in = in[end:]
+		}
+		if rerr != nil {
+			if rerr == io.EOF {
+				rerr = io.ErrUnexpectedEOF
+			}
+			return nil, fmt.Errorf("the response stream ended before the result: %w", rerr)
+		}
+	}
+}
+
+// wireMessage is what CallTool decodes of a message from the server.
+type wireMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *jsonrpc.Error  `json:"error"`
+}
+
+// message handles one message of the response to id: done with its result
+// or error when it is that response; a server's request is answered and a
+// notification passed to Notify.
+func (s *HTTPSession) message(ctx context.Context, id string, data []byte) (_ json.RawMessage, done bool, _ error) {
+	var m wireMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, false, fmt.Errorf("reading the response: %w", err)
+	}
+	if m.Method != "" {
+		if len(m.ID) > 0 && string(m.ID) != "null" {
+			s.answer(ctx, m.ID, m.Method)
+		} else if s.Notify != nil {
+			s.Notify(m.Method, m.Params)
+		}
+		return nil, false, nil
+	}
+	if string(m.ID) != strconv.Quote(id) {
+		return nil, false, nil // not ours (cannot happen on a request's stream)
+	}
+	if m.Error != nil {
+		return nil, true, m.Error
+	}
+	if len(m.Result) == 0 {
+		return nil, true, errors.New("a response without a result or an error")
+	}
+	return m.Result, true, nil
+}
+
+// answer answers a server's request made during a call (in the
+// background), as the workbench's SDK client would.
+func (s *HTTPSession) answer(ctx context.Context, id json.RawMessage, method string) {
+	var tail string
+	switch method {
+	case "ping":
+		tail = `"result":{}}`
+	case "roots/list":
+		tail = `"result":{"roots":[]}}`
+	default:
+		msg, _ := json.Marshal(fmt.Sprintf("the client does not support %s", method))
+		tail = `"error":{"code":-32601,"message":` + string(msg) + `}}`
+	}
+	body := []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,` + tail)
+	s.background(ctx, body)
+}
+
+// cancel tells the server that the raw request id is cancelled (in the
+// background).
+func (s *HTTPSession) cancel(id, reason string) {
+	r, _ := json.Marshal(reason)
+	body := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"` + id + `","reason":` + string(r) + `}}`)
+	s.background(context.Background(), body)
+}
+
+// background posts body on the session in a goroutine of its own, bounded
+// by notifyTimeout whatever becomes of ctx.
+func (s *HTTPSession) background(ctx context.Context, body []byte) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
+		defer cancel()
+		resp, err := s.post(ctx, body)
+		if err != nil {
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}()
+}
