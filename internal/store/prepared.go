@@ -17,7 +17,11 @@ const maxPrepared = 512
 // SQLite, so hot read paths use this instead of the pool. It is safe for
 // concurrent use and lives as long as the Store.
 type Prepared struct {
-	db    *sql.DB
+	db *sql.DB
+	// off: on PostgreSQL, pgx already keeps a prepared statement per query
+	// and connection, and one prepared here would be planned generically
+	// (see Store.PlanEach); queries run on the pool.
+	off   bool
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
 }
@@ -26,6 +30,9 @@ type Prepared struct {
 func (s *Store) Prepared() *Prepared { return s.prepared }
 
 func (p *Prepared) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if p.off {
+		return nil, nil
+	}
 	p.mu.Lock()
 	st, ok := p.stmts[query]
 	full := len(p.stmts) >= maxPrepared

@@ -50,7 +50,7 @@ func (s *Server) docFreq(ctx context.Context, q querier, term string) (int, erro
 				query, arg = `SELECT COUNT(*) FROM beliefs_fts WHERE beliefs_fts MATCH ?`, textsearch.FTS5Match([]string{term})
 			}
 			var n int
-			if err := q.QueryRowContext(ctx, query, arg).Scan(&n); err != nil {
+			if err := q.QueryRowContext(ctx, query, s.st.PlanEach([]any{arg})...).Scan(&n); err != nil {
 				return 0, fmt.Errorf("term statistics: %w", err)
 			}
 			return n, nil
@@ -202,7 +202,7 @@ func (s *Server) search(ctx context.Context, q querier, query string, f searchFi
 // terms (all beliefs under f when terms is empty), newest first.
 func (s *Server) candidates(ctx context.Context, q querier, terms []string, f searchFilter) (*searchResult, error) {
 	query, args := s.candidatesSQL(terms, f)
-	rows, err := q.QueryContext(ctx, query, args...)
+	rows, err := q.QueryContext(ctx, query, s.st.PlanEach(args)...)
 	if err != nil {
 		return nil, fmt.Errorf("search beliefs: %w", err)
 	}
