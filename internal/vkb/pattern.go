@@ -292,7 +292,7 @@ func (s *Server) patternSearch(ctx context.Context, c *registry.Call, in pattern
 	if s.st.Dialect() == store.Postgres {
 		match = textsearch.TSQuery(terms)
 	}
-	list, err := s.queryPatterns(ctx, q, append(append([]any{match}, args...), patternSearchCap)...)
+	list, err := s.queryPatterns(ctx, q, s.st.PlanEach(append(append([]any{match}, args...), patternSearchCap))...)
 	if err != nil {
 		return nil, err
 	}
