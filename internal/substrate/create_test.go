@@ -2,10 +2,12 @@ package substrate_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/pipeline/pipelinetest"
@@ -159,4 +161,43 @@ func TestManyConcurrentWriters(t *testing.T) {
 			t.Fatalf("%d beliefs stored, want %d", n, want)
 		}
 	})
+}
+
+// TestBulkLoadAnalyzes: on PostgreSQL a batch that doubles the belief table
+// (from at least 1,000 beliefs) has the planner's statistics refreshed, so
+// that tension searches keep their full-text plan whether or not autovacuum
+// runs.
+func TestBulkLoadAnalyzes(t *testing.T) {
+	st := storetest.OpenTestPostgres(t)
+	ctx := context.Background()
+	s := substrate.New(st, nil)
+	analyzed := func() bool {
+		var at sql.NullTime
+		if err := st.DB().QueryRowContext(ctx, `SELECT last_analyze FROM pg_stat_user_tables
+			WHERE schemaname = current_schema() AND relname = 'beliefs'`).Scan(&at); err != nil {
+			t.Fatal(err)
+		}
+		return at.Valid
+	}
+	batch := func(from, n int) {
+		items := make([]substrate.BatchInput, n)
+		for i := range items {
+			items[i].Content = fmt.Sprintf("Course %d of the bulk test transfers with %d credits", from+i, i%4+1)
+		}
+		if _, err := s.CreateBatch(ctx, pipeline.DefaultWorkspace, items); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batch(0, 600)
+	if analyzed() {
+		t.Fatal("analyzed at 600 beliefs")
+	}
+	batch(600, 1000)
+	deadline := time.Now().Add(5 * time.Second)
+	for !analyzed() {
+		if time.Now().After(deadline) {
+			t.Fatal("1,600 beliefs loaded and the table was never analyzed")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

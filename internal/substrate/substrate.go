@@ -13,6 +13,7 @@ import (
 	"embed"
 	"encoding/json"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -32,6 +33,9 @@ type Server struct {
 	log   *slog.Logger
 	now   func() time.Time
 	stats *textsearch.Stats
+	// analyzed is the belief count at PostgreSQL's last ANALYZE by this
+	// server (see analyzeGrown).
+	analyzed atomic.Int64
 	// judged, when set (tests), runs after a create has judged its
 	// candidates and before its write transaction.
 	judged func()
