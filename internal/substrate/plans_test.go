@@ -44,6 +44,8 @@ func TestWritePathPlans(t *testing.T) {
 		want  string // the step that must drive the query
 	}{
 		{"tension candidates", tension, targs, "SEARCH b USING INTEGER PRIMARY KEY (rowid=?)"},
+		// One seek per candidate into its links, not one per entity id.
+		{"tension candidates' entity probe", tension, targs, "be USING COVERING INDEX sqlite_autoindex_belief_entities_1 (belief_id=?)"},
 		{"committed since the mark", sinceSQLite, []any{int64(150), ws, StatusActive}, "SEARCH b USING INTEGER PRIMARY KEY (rowid>?)"},
 		{"re-check candidates", inactiveQuery(3), []any{"a", "b", "c"}, "(id=?)"},
 		{"external ids", externalQuery(2), []any{ws, "x-1", "x-2"}, "(workspace=? AND external_id=?)"},

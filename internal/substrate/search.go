@@ -284,8 +284,16 @@ func (s *Server) candidatesSQL(terms []string, f searchFilter) (string, []any) {
 	}
 	if len(f.entityIDs) > 0 {
 		// EXISTS probes the link table's primary key per candidate; IN (SELECT ...)
-		// would materialize every link of a popular entity first.
-		related = append(related, "EXISTS (SELECT 1 FROM belief_entities be WHERE be.belief_id = b.id AND be.entity_id IN ("+placeholders(len(f.entityIDs))+"))")
+		// would materialize every link of a popular entity first. On SQLite
+		// the probe seeks the candidate's links once and reads its few
+		// (the unary + keeps entity_id out of the seek), instead of one seek
+		// per entity id: 0.56 -> 0.31 ms per tension search at 100,000
+		// beliefs, three entity ids (sqlite3, 500 runs).
+		col := "be.entity_id"
+		if s.st.Dialect() == store.SQLite {
+			col = "+be.entity_id"
+		}
+		related = append(related, "EXISTS (SELECT 1 FROM belief_entities be WHERE be.belief_id = b.id AND "+col+" IN ("+placeholders(len(f.entityIDs))+"))")
 		for _, id := range f.entityIDs {
 			relatedArgs = append(relatedArgs, id)
 		}
