@@ -90,3 +90,52 @@ func TestValidateDefaultsQuick(t *testing.T) {
 		t.Error("a string given a number passed")
 	}
 }
+
+// FuzzQuickIsSound: for arguments of any shape against the subset's schemas,
+// the quick check never accepts what the full validator refuses (go test
+// -fuzz FuzzQuickIsSound ./internal/registry).
+func FuzzQuickIsSound(f *testing.F) {
+	schemas := []string{
+		`{"type":"object","properties":{"text":{"type":"string","minLength":1,"maxLength":4}},"required":["text"],"additionalProperties":false}`,
+		`{"type":"object","properties":{"n":{"type":"integer","minimum":1,"maximum":10},"f":{"type":"number","exclusiveMinimum":0,"exclusiveMaximum":1}}}`,
+		`{"type":"object","properties":{"s":{"type":"string","enum":["ab","é€"]},"b":{"type":"boolean"},"o":{"type":["object","null"],"properties":{"k":{"type":"string"}},"required":["k"]}}}`,
+		`{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string","maxLength":2},"minItems":1,"maxItems":2}},"additionalProperties":{"type":"boolean"}}`,
+	}
+	type compiled struct {
+		q  *quick
+		rs *jsonschema.Resolved
+	}
+	var cs []compiled
+	for _, src := range schemas {
+		var s jsonschema.Schema
+		if err := json.Unmarshal([]byte(src), &s); err != nil {
+			f.Fatal(err)
+		}
+		rs, err := s.Resolve(nil)
+		if err != nil {
+			f.Fatal(err)
+		}
+		q := compileQuick(&s)
+		if q == nil {
+			f.Fatalf("%s: not in the subset", src)
+		}
+		cs = append(cs, compiled{q, rs})
+	}
+	for _, seed := range []string{`{"text":"abc"}`, `{"n":3,"f":0.5}`, `{"n":3.0}`, `{"n":1e1}`, `{"s":"é€","o":{"k":"v"}}`,
+		`{"o":null}`, `{"tags":["a","bc"],"x":true}`, `{"tags":[]}`, `{"text":"\u00e9\u00e9\u00e9\u00e9\u00e9"}`, `{}`, `[]`, `null`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		var v any
+		if json.Unmarshal([]byte(in), &v) != nil {
+			return
+		}
+		for i, c := range cs {
+			if c.q.accepts(v) {
+				if err := c.rs.Validate(v); err != nil {
+					t.Fatalf("schema %d: quick check accepts %s, validator refuses: %v", i, in, err)
+				}
+			}
+		}
+	})
+}
