@@ -140,12 +140,17 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tokenRate := fs.Float64("token-rate", envFloat("NEXUS_TOKEN_RATE", DefaultTokenRate), "requests a second each user's token may make (bursts of twice that, at least 10); 0 for no limit (env NEXUS_TOKEN_RATE)")
 	maxSessions := fs.Int("max-sessions", envInt("NEXUS_MAX_SESSIONS", httpapi.DefaultMaxSessions), "live MCP sessions over HTTP, at most; the one idle the longest is closed to make room (env NEXUS_MAX_SESSIONS)")
 	retention := retentionFlag(fs)
+	drainDelay := fs.Duration("drain-delay", envDuration("NEXUS_DRAIN_DELAY", 0), "on SIGTERM, how long /readyz answers 503 before the listener closes, so that a load balancer stops sending requests first (env NEXUS_DRAIN_DELAY)")
+	drainTimeout := fs.Duration("drain-timeout", envDuration("NEXUS_DRAIN_TIMEOUT", DefaultDrainTimeout), "on SIGTERM, how long calls in flight may take to finish before the process exits (env NEXUS_DRAIN_TIMEOUT)")
 	oauthConfig := oauthFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := checkAddr(*addr); err != nil {
 		return err
+	}
+	if *drainDelay < 0 || *drainTimeout <= 0 {
+		return fmt.Errorf("--drain-delay (env NEXUS_DRAIN_DELAY) must be 0 or a duration such as 5s, and --drain-timeout (env NEXUS_DRAIN_TIMEOUT) a duration such as 15s")
 	}
 	oc, err := oauthConfig()
 	if err != nil {
@@ -236,12 +241,14 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return a.Access.Server(a.Pipeline.Principal(r.Context()), toolbox, server)
 	}})
 	defer px.Close()
+	// Closed on SIGTERM: /readyz turns 503 and MCP GET streams end.
+	draining := make(chan struct{})
 	h := httpapi.Handler(httpapi.Options{
 		MCP: a.Surfaces.Flat, Agents: a.Surfaces.Agents, Bounded: a.Surfaces.Bounded,
 		Routes: map[string]http.Handler{"/api/": api, "/openapi.json": api,
 			httpapi.WebSocketPath: ws.Handler(ws.Options{Chat: a.Chat, Auth: authn, Logger: log})},
 		SessionRoutes: map[string]http.Handler{"/mcp/servers/": px},
-		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Logger: log, Auth: authn, TokenLimit: tokenLimit(*tokenRate),
+		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Ready: a.Ready, Drain: draining, Logger: log, Auth: authn, TokenLimit: tokenLimit(*tokenRate),
 		AuthorizationServers: authServers, Resource: resource, UI: webui.Handler(),
 		AllowedHosts: hosts, AllowedOrigins: origins, MaxSessions: *maxSessions, Metrics: a.Metrics.Handler,
 		Endpoints: append(rest.Endpoints(), httpapi.Endpoint{Path: "/mcp/servers/{toolbox}/{server}", Description: "MCP, one downstream server proxied unchanged"},
@@ -264,11 +271,37 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	case <-ctx.Done():
 	}
+	// Drain: not ready, then no new connections; calls in flight finish
+	// within the drain timeout.
+	close(draining)
+	log.Info("draining", "delay", *drainDelay, "timeout", *drainTimeout)
+	time.Sleep(*drainDelay)
 	px.Close() // ends proxied streams, which would hold Shutdown
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), *drainTimeout)
 	defer cancel()
-	hs.Shutdown(sctx)
+	if err := hs.Shutdown(sctx); err != nil {
+		log.Warn("drain: calls still in flight when the drain timeout passed", "err", err)
+	}
 	return nil
+}
+
+// DefaultDrainTimeout is how long "nexus serve" lets calls in flight
+// finish after SIGTERM (--drain-timeout).
+const DefaultDrainTimeout = 15 * time.Second
+
+// envDuration is the duration in environment variable k, or def when it is
+// unset; a value that is not a duration becomes -1, which the command's
+// checks refuse.
+func envDuration(k string, def time.Duration) time.Duration {
+	v := os.Getenv(k)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil {
+		return -1
+	}
+	return d
 }
 
 func splitList(s string) []string {

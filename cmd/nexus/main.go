@@ -81,6 +81,11 @@ serve:
                          idle the longest is closed to make room; env NEXUS_MAX_SESSIONS
   --trace-retention AGE  how long call traces are kept: 30d (default), 720h, or 0 to keep
                          them all; also for maintenance; env NEXUS_TRACE_RETENTION
+  --drain-delay D        on SIGTERM, how long /readyz answers 503 before the listener
+                         closes, for a load balancer to notice (default 0); env
+                         NEXUS_DRAIN_DELAY
+  --drain-timeout D      on SIGTERM, how long calls in flight may take to finish (default
+                         15s); env NEXUS_DRAIN_TIMEOUT
   --oauth-issuer URL     also accept this identity provider's JWT access tokens; env
                          NEXUS_OAUTH_ISSUER (with --oauth-audience URL, this server's
                          resource URL; env NEXUS_OAUTH_AUDIENCE)

@@ -41,7 +41,7 @@ func TestServeAllowHostsOnEveryRoute(t *testing.T) {
 	base := startServe(t, "--allow-hosts", "nexus.internal")
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	for _, tt := range []struct{ method, path string }{
-		{"POST", "/mcp"}, {"POST", "/mcp/agents"}, {"POST", "/mcp/bounded"}, {"GET", "/api/tools"}, {"GET", "/healthz"},
+		{"POST", "/mcp"}, {"POST", "/mcp/agents"}, {"POST", "/mcp/bounded"}, {"GET", "/api/tools"}, {"GET", "/healthz"}, {"GET", "/readyz"},
 	} {
 		var body io.Reader
 		if tt.method == "POST" {
@@ -78,7 +78,7 @@ func TestServeIndex(t *testing.T) {
 		paths = append(paths, p)
 	}
 	for _, want := range []string{"/mcp", "/mcp/agents", "/mcp/bounded", "/mcp/servers/{toolbox}/{server}",
-		"/api/tools", "/api/tools/{name}:call", "/api/traces", "/openapi.json", "/healthz"} {
+		"/api/tools", "/api/tools/{name}:call", "/api/traces", "/openapi.json", "/healthz", "/readyz"} {
 		found := false
 		for _, p := range paths {
 			found = found || strings.HasSuffix(p, want)

@@ -119,7 +119,11 @@ type App struct {
 	// Workbench its downstream servers.
 	Config    *config.Config
 	Workbench *workbench.Manager
-	log       *slog.Logger
+	// Instance names this process among the replicas sharing a database
+	// (in /healthz, /readyz and as the holder of the background jobs it
+	// runs).
+	Instance string
+	log      *slog.Logger
 }
 
 // Open opens the store, registers the local servers and builds the pipeline.
@@ -188,7 +192,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	tw := trace.NewWriter(st, log)
-	a := &App{Store: st, Registry: reg, Substrate: sub, Tutor: tut, Keyring: keys, KeyringPath: keysPath, Conversations: conv, Traces: tw, Telemetry: tel, log: log}
+	a := &App{Store: st, Registry: reg, Substrate: sub, Tutor: tut, Keyring: keys, KeyringPath: keysPath, Conversations: conv, Traces: tw, Telemetry: tel, log: log,
+		Instance: instanceName()}
 	a.Metrics = metrics.New(metrics.Options{DB: st.DB(), Servers: a.downstreamServers, Logger: log})
 	var rules config.Access
 	if conf != nil {
@@ -289,9 +294,11 @@ func (a *App) Close() {
 	}
 }
 
-// Health reports whether the store answers, and the tools served: "tools"
-// counts what the flat surface (/mcp, "nexus tools list") lists; the bounded
-// surface lists its meta-tools instead.
+// Health describes this process for the liveness probe (/healthz): its
+// version, store and the tools served: "tools" counts what the flat surface
+// (/mcp, "nexus tools list") lists; the bounded surface lists its
+// meta-tools instead. It does not reach the store: a replica whose database
+// is down is alive, just not ready (see [App.Ready]).
 func (a *App) Health(ctx context.Context) map[string]any {
 	flat, meta := len(a.Registry.Listed(registry.Tools)), len(a.Registry.Listed(registry.MetaTools))
 	agents := 0
@@ -300,13 +307,21 @@ func (a *App) Health(ctx context.Context) map[string]any {
 			agents++
 		}
 	}
-	h := map[string]any{"status": "ok", "version": Version, "store": string(a.Store.Dialect()), "tools": flat,
-		"surfaces": map[string]int{"flat": flat, "agents": agents, "bounded": meta}}
+	return map[string]any{"status": "ok", "version": Version, "store": string(a.Store.Dialect()), "tools": flat,
+		"instance": a.Instance, "surfaces": map[string]int{"flat": flat, "agents": agents, "bounded": meta}}
+}
+
+// Ready reports whether this replica can serve requests, for the readiness
+// probe (/readyz): the store answers a query within two seconds.
+func (a *App) Ready(ctx context.Context) map[string]any {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	r := map[string]any{"status": "ok", "instance": a.Instance, "store": "ok"}
 	if err := a.Store.DB().PingContext(ctx); err != nil {
-		h["status"] = "unavailable"
-		h["error"] = "store: " + err.Error()
+		r["status"] = "unavailable"
+		r["store"] = err.Error()
 	}
-	return h
+	return r
 }
 
 // loadKeyring returns the keyring that seals users' model credentials: the

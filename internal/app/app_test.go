@@ -48,15 +48,24 @@ func TestDemoDataLoadsOnlyIntoANewDatabase(t *testing.T) {
 	}
 }
 
-func TestHealth(t *testing.T) {
+// TestHealthAndReadiness: a replica whose store is gone is alive (Health)
+// but not ready (Ready).
+func TestHealthAndReadiness(t *testing.T) {
 	a := openApp(t)
-	h := a.Health(context.Background())
-	if h["status"] != "ok" || h["store"] != "sqlite" {
+	ctx := context.Background()
+	h := a.Health(ctx)
+	if h["status"] != "ok" || h["store"] != "sqlite" || h["instance"] == "" {
 		t.Fatalf("health %v", h)
 	}
+	if r := a.Ready(ctx); r["status"] != "ok" {
+		t.Fatalf("ready %v", r)
+	}
 	a.Store.Close()
-	if h := a.Health(context.Background()); h["status"] == "ok" {
-		t.Fatalf("health with a closed store: %v", h)
+	if h := a.Health(ctx); h["status"] != "ok" {
+		t.Errorf("health with a closed store: %v, want alive", h)
+	}
+	if r := a.Ready(ctx); r["status"] == "ok" {
+		t.Errorf("ready with a closed store: %v, want unavailable", r)
 	}
 }
 

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -40,10 +41,16 @@ func (a *App) Maintain(ctx context.Context, retention time.Duration) (int64, err
 }
 
 // ScheduleMaintenance runs [App.Maintain] now and then every interval until
-// ctx ends; failures are logged and retried at the next interval.
+// ctx ends; failures are logged and retried at the next interval. Replicas
+// sharing a database take turns: each period's maintenance runs on the one
+// replica that claims it first ([store.Store.Claim]), never twice.
 func (a *App) ScheduleMaintenance(ctx context.Context, retention, interval time.Duration) {
 	for {
-		if _, err := a.Maintain(ctx, retention); err != nil && ctx.Err() == nil {
+		claimed, err := a.Store.Claim(ctx, "maintenance", a.Instance, interval)
+		if err == nil && claimed {
+			_, err = a.Maintain(ctx, retention)
+		}
+		if err != nil && ctx.Err() == nil {
 			a.log.Warn("maintenance", "err", err)
 		}
 		select {
@@ -85,4 +92,13 @@ func FormatRetention(d time.Duration) string {
 		return fmt.Sprintf("%dd", d/(24*time.Hour))
 	}
 	return d.String()
+}
+
+// instanceName names this process among replicas: host name and process id.
+func instanceName() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "nexus"
+	}
+	return fmt.Sprintf("%s:%d", host, os.Getpid())
 }

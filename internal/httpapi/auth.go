@@ -41,7 +41,7 @@ const ResourceMetadataPath = "/.well-known/oauth-protected-resource"
 //   - Without a token: on a loopback-only listener the request acts as
 //     [users.Local]; otherwise it is 401.
 //   - A token in the URL (access_token) is refused: URLs are logged.
-//   - GET /healthz and the metadata need no token.
+//   - GET /healthz, GET /readyz and the metadata need no token.
 //
 // Without an Authenticator (Options.Auth nil) every request acts as the
 // local user: serve allows that only on a loopback-only listener.
@@ -57,7 +57,7 @@ func authenticate(o Options, w http.ResponseWriter, r *http.Request) (*http.Requ
 		// listener alone (and tests build handlers so).
 		return r.WithContext(users.WithUser(r.Context(), &users.Local)), true
 	}
-	if r.Method == http.MethodGet && (r.URL.Path == "/healthz" || strings.HasPrefix(r.URL.Path, ResourceMetadataPath)) {
+	if r.Method == http.MethodGet && (r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || strings.HasPrefix(r.URL.Path, ResourceMetadataPath)) {
 		return r, true
 	}
 	if r.URL.Query().Has("access_token") {

@@ -135,8 +135,20 @@ type Options struct {
 	// text/html; other clients get the JSON index) and its assets under
 	// /ui/.
 	UI http.Handler
-	// Health reports readiness for /healthz; nil means always healthy.
+	// Health describes the process for GET /healthz, the liveness probe:
+	// 200 while the process answers (status "ok"), 503 only if Health
+	// itself says otherwise; nil answers {"status":"ok"}.
 	Health func(ctx context.Context) map[string]any
+	// Ready reports readiness for GET /readyz: 200 when its status is
+	// "ok" (the store, the event bus answer), 503 otherwise; nil means
+	// always ready. A draining server is never ready.
+	Ready func(ctx context.Context) map[string]any
+	// Drain, when closed, starts the drain of a stopping server: /readyz
+	// answers 503 "draining", so that balancers stop sending requests, and
+	// long-lived MCP GET streams end, so that their clients reconnect
+	// elsewhere; requests in flight finish.
+	// Nil never drains.
+	Drain <-chan struct{}
 	// Logger receives the front's and the MCP SDK HTTP handler's logs (the
 	// latter through [sdklog.New]).
 	Logger *slog.Logger
@@ -192,7 +204,8 @@ func Handler(o Options) http.Handler {
 		mux.Handle("GET /metrics", adminsOnly(o.Metrics(limit.Live, limit.max)))
 		index = append(index, Endpoint{"/metrics", "Prometheus metrics: tool calls, downstream servers, MCP sessions, store pool, Go runtime"})
 	}
-	index = append(index, Endpoint{"/healthz", "readiness: 200 when ready, 503 otherwise"})
+	index = append(index, Endpoint{"/healthz", "liveness: 200 while the process answers"},
+		Endpoint{"/readyz", "readiness: 200 when the store (and event bus) answer and the server is not draining, 503 otherwise"})
 	meta := resourceMetadata(o.Resource, o.AuthorizationServers)
 	mux.HandleFunc("GET "+ResourceMetadataPath, meta)
 	mux.HandleFunc("GET "+ResourceMetadataPath+"/{resource...}", meta)
@@ -207,18 +220,25 @@ func Handler(o Options) http.Handler {
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"name": "Nexus", "endpoints": index})
 	})
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		body := map[string]any{"status": "ok"}
-		if o.Health != nil {
-			body = o.Health(r.Context())
+	probe := func(report func(ctx context.Context) map[string]any, draining bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			body := map[string]any{"status": "ok"}
+			if report != nil {
+				body = report(r.Context())
+			}
+			if draining && closed(o.Drain) {
+				body["status"] = "draining"
+			}
+			status := http.StatusOK
+			if body["status"] != "ok" {
+				status = http.StatusServiceUnavailable
+			}
+			writeJSON(w, status, body)
 		}
-		status := http.StatusOK
-		if body["status"] != "ok" {
-			status = http.StatusServiceUnavailable
-		}
-		writeJSON(w, status, body)
-	})
-	return guard(o, JSONMux(mux))
+	}
+	mux.HandleFunc("GET /healthz", probe(o.Health, false))
+	mux.HandleFunc("GET /readyz", probe(o.Ready, true))
+	return guard(o, drainStreams(o.Drain, JSONMux(mux)))
 }
 
 // JSONMux serves mux, answering a request no pattern matches with a JSON 404,

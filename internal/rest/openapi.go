@@ -49,7 +49,7 @@ func marshalOpenAPI(doc map[string]any) ([]byte, error) {
 // now in reg: one POST /api/tools/{name}:call path per tool, whose request
 // body is the tool's listed input schema and whose 200 response is its
 // output schema (for a downstream tool, the MCP CallToolResult carrying it),
-// plus /api/tools, /api/traces, /healthz and /openapi.json.
+// plus /api/tools, /api/traces, /healthz, /readyz and /openapi.json.
 //
 // Tool schemas become components ("{name}.input", "{name}.output"); their
 // local references ("#/$defs/x") are rewritten to point into the component,
@@ -177,11 +177,19 @@ func OpenAPIFor(reg *registry.Registry, version string, keep func(*registry.Tool
 	}}
 	paths["/healthz"] = map[string]any{"get": map[string]any{
 		"operationId": opID("getHealth"),
-		"summary":     "Health",
+		"summary":     "Liveness",
 		"tags":        []any{"meta"},
 		"responses": map[string]any{
-			"200": jsonResponse("Nexus is ready.", ref("Health")),
-			"503": jsonResponse("Nexus is not ready (for example, the store does not answer).", ref("Health")),
+			"200": jsonResponse("The process answers: its version, store and the tools it serves.", ref("Health")),
+		},
+	}}
+	paths["/readyz"] = map[string]any{"get": map[string]any{
+		"operationId": opID("getReady"),
+		"summary":     "Readiness",
+		"tags":        []any{"meta"},
+		"responses": map[string]any{
+			"200": jsonResponse("This replica can serve requests.", ref("Health")),
+			"503": jsonResponse("This replica should get no requests: the store does not answer, or it is draining (status \"draining\").", ref("Health")),
 		},
 	}}
 	paths["/openapi.json"] = map[string]any{"get": map[string]any{

@@ -126,7 +126,7 @@ func checkOpenAPI(t *testing.T, doc map[string]any, reg *registry.Registry) {
 		}
 	}
 	paths := doc["paths"].(map[string]any)
-	for _, p := range []string{"/api/tools", "/api/traces", "/healthz", "/openapi.json"} {
+	for _, p := range []string{"/api/tools", "/api/traces", "/healthz", "/readyz", "/openapi.json"} {
 		if get(paths[p], "get.operationId") == nil {
 			t.Errorf("no GET %s", p)
 		}

@@ -197,17 +197,17 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 // migrate applies the embedded migrations of the dialect that are not yet
-// recorded in schema_migrations, each in its own transaction.
+// recorded in schema_migrations, each in its own transaction. Replicas
+// starting together on one PostgreSQL database take turns: everything,
+// from creating schema_migrations on, runs under one lock (see
+// [Store.Exclusive]), so exactly one of them creates the schema.
 func (s *Store) migrate(ctx context.Context, log *slog.Logger) error {
+	return s.Exclusive(ctx, "migrations", func(ctx context.Context) error { return s.migrateLocked(ctx, log) })
+}
+
+func (s *Store) migrateLocked(ctx context.Context, log *slog.Logger) error {
 	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("store: create schema_migrations: %w", err)
-	}
-	if s.dialect == Postgres {
-		// Serialize concurrent replicas migrating one database.
-		if _, err := s.db.ExecContext(ctx, `SELECT pg_advisory_lock(7777001)`); err != nil {
-			return fmt.Errorf("store: migration lock: %w", err)
-		}
-		defer s.db.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(7777001)`)
 	}
 	applied := map[int]bool{}
 	rows, err := s.db.QueryContext(ctx, `SELECT version FROM schema_migrations`)
