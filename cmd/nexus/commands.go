@@ -47,6 +47,8 @@ type common struct {
 	noDemo                        bool
 	// transport is what serve and stdio serve the surfaces over.
 	transport string
+	// events names the event engine between replicas (serve's --events).
+	events string
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -72,7 +74,7 @@ func (c *common) open(ctx context.Context, stderr io.Writer) (*app.App, *slog.Lo
 		return nil, nil, err
 	}
 	a, err := app.Open(ctx, app.Config{DataDir: c.dataDir, DBURL: c.db, ConfigPath: c.config, Demo: !c.noDemo, Transport: c.transport, Logger: log,
-		Model: model})
+		Model: model, Events: c.events})
 	if err == nil && model != nil {
 		log.Info("language model", "model", model.Name())
 	}
@@ -140,6 +142,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tokenRate := fs.Float64("token-rate", envFloat("NEXUS_TOKEN_RATE", DefaultTokenRate), "requests a second each user's token may make (bursts of twice that, at least 10); 0 for no limit (env NEXUS_TOKEN_RATE)")
 	maxSessions := fs.Int("max-sessions", envInt("NEXUS_MAX_SESSIONS", httpapi.DefaultMaxSessions), "live MCP sessions over HTTP, at most; the one idle the longest is closed to make room (env NEXUS_MAX_SESSIONS)")
 	retention := retentionFlag(fs)
+	fs.StringVar(&c.events, "events", os.Getenv("NEXUS_EVENTS"), "events between replicas: a nats:// URL, or empty for PostgreSQL LISTEN/NOTIFY with --db postgres://... (in process otherwise) (env NEXUS_EVENTS)")
 	drainDelay := fs.Duration("drain-delay", envDuration("NEXUS_DRAIN_DELAY", 0), "on SIGTERM, how long /readyz answers 503 before the listener closes, so that a load balancer stops sending requests first (env NEXUS_DRAIN_DELAY)")
 	drainTimeout := fs.Duration("drain-timeout", envDuration("NEXUS_DRAIN_TIMEOUT", DefaultDrainTimeout), "on SIGTERM, how long calls in flight may take to finish before the process exits (env NEXUS_DRAIN_TIMEOUT)")
 	oauthConfig := oauthFlags(fs)
@@ -248,7 +251,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Routes: map[string]http.Handler{"/api/": api, "/openapi.json": api,
 			httpapi.WebSocketPath: ws.Handler(ws.Options{Chat: a.Chat, Auth: authn, Logger: log})},
 		SessionRoutes: map[string]http.Handler{"/mcp/servers/": px},
-		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Ready: a.Ready, Drain: draining, Logger: log, Auth: authn, TokenLimit: tokenLimit(*tokenRate),
+		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Ready: a.Ready, Drain: draining, Logger: log,
+		Sessions: a.MCPSessions, SessionIDs: a.SessionIDs, Events: a.Events, Auth: authn, TokenLimit: tokenLimit(*tokenRate),
 		AuthorizationServers: authServers, Resource: resource, UI: webui.Handler(),
 		AllowedHosts: hosts, AllowedOrigins: origins, MaxSessions: *maxSessions, Metrics: a.Metrics.Handler,
 		Endpoints: append(rest.Endpoints(), httpapi.Endpoint{Path: "/mcp/servers/{toolbox}/{server}", Description: "MCP, one downstream server proxied unchanged"},

@@ -81,6 +81,9 @@ serve:
                          idle the longest is closed to make room; env NEXUS_MAX_SESSIONS
   --trace-retention AGE  how long call traces are kept: 30d (default), 720h, or 0 to keep
                          them all; also for maintenance; env NEXUS_TRACE_RETENTION
+  --events URL           events between replicas: nats://HOST:PORT[/PREFIX] for NATS;
+                         default PostgreSQL LISTEN/NOTIFY with a PostgreSQL --db (in
+                         process otherwise); env NEXUS_EVENTS
   --drain-delay D        on SIGTERM, how long /readyz answers 503 before the listener
                          closes, for a load balancer to notice (default 0); env
                          NEXUS_DRAIN_DELAY

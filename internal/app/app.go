@@ -22,9 +22,13 @@ import (
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/demo"
+	"github.com/nexus-mcp/nexus/internal/events"
 	"github.com/nexus-mcp/nexus/internal/flat"
+	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/ids"
 	"github.com/nexus-mcp/nexus/internal/llm"
 	"github.com/nexus-mcp/nexus/internal/mcpkit"
+	"github.com/nexus-mcp/nexus/internal/mcpsession"
 	"github.com/nexus-mcp/nexus/internal/metrics"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/quota"
@@ -58,6 +62,10 @@ type Config struct {
 	// "stdio"), for the surface names in traces; empty means none is served.
 	Transport string
 	Logger    *slog.Logger
+	// Events names the engine of events between replicas: "" for
+	// PostgreSQL LISTEN/NOTIFY with a PostgreSQL store and in-process events
+	// otherwise, or a nats:// URL (see events.Options.URL).
+	Events string
 	// Model is the server's language model for the chat and
 	// tn_session_ask (nil: none configured; users may bring their own).
 	Model llm.Provider
@@ -119,6 +127,13 @@ type App struct {
 	// Workbench its downstream servers.
 	Config    *config.Config
 	Workbench *workbench.Manager
+	// MCPSessions keeps the MCP sessions over HTTP in the store, and
+	// SessionIDs names new ones, so that any replica serves any session
+	// (serve gives both to the HTTP front).
+	MCPSessions *mcpsession.Store
+	SessionIDs  *ids.MCPSessions
+	// Events carries events between the replicas sharing the store.
+	Events *events.Bus
 	// Instance names this process among the replicas sharing a database
 	// (in /healthz, /readyz and as the holder of the background jobs it
 	// runs).
@@ -200,7 +215,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		rules = conf.Access
 	}
 	a.Access = access.New(st, rules)
-	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: conv, Logger: log,
+	a.MCPSessions = mcpsession.New(st, httpapi.SessionTimeout)
+	a.SessionIDs = ids.NewMCPSessions()
+	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: conv, Logger: log, Bindings: a.MCPSessions,
 		Tracer: tel.Tracer("github.com/nexus-mcp/nexus/internal/pipeline"), Resolve: a.resolve, Observer: a.Metrics,
 		Principal: principal, Authorizer: a.Access})
 	promptQuotas, err := quota.New(st, quota.DefaultLimits())
@@ -232,6 +249,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 			return p, true, err
 		}})
 	loop = a.Chat
+	if a.Events, err = events.Open(ctx, events.Options{URL: cfg.Events, Store: st, Origin: a.Instance, Logger: log}); err != nil {
+		tw.Close()
+		st.Close()
+		return nil, err
+	}
 	a.Catalog = &mcpkit.Catalog{Registry: reg}
 	if conf != nil {
 		a.Config = conf
@@ -286,6 +308,9 @@ func (a *App) Close() {
 		a.Workbench.Close()
 	}
 	a.Traces.Close()
+	if a.Events != nil {
+		a.Events.Close()
+	}
 	a.Store.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -312,14 +337,18 @@ func (a *App) Health(ctx context.Context) map[string]any {
 }
 
 // Ready reports whether this replica can serve requests, for the readiness
-// probe (/readyz): the store answers a query within two seconds.
+// probe (/readyz): the store and the event bus answer within two seconds.
 func (a *App) Ready(ctx context.Context) map[string]any {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	r := map[string]any{"status": "ok", "instance": a.Instance, "store": "ok"}
+	r := map[string]any{"status": "ok", "instance": a.Instance, "store": "ok", "events": a.Events.Engine()}
 	if err := a.Store.DB().PingContext(ctx); err != nil {
 		r["status"] = "unavailable"
 		r["store"] = err.Error()
+	}
+	if err := a.Events.Ready(ctx); err != nil {
+		r["status"] = "unavailable"
+		r["events"] = a.Events.Engine() + ": " + err.Error()
 	}
 	return r
 }
@@ -382,7 +411,8 @@ func (a *App) buildSurfaces(transport string) error {
 		if transport != "" {
 			name += "-" + transport
 		}
-		return mcpkit.Options{Name: "nexus", Version: Version, Surface: name, Instructions: Intro, Catalog: a.Catalog, Logger: a.log}
+		return mcpkit.Options{Name: "nexus", Version: Version, Surface: name, Instructions: Intro, Catalog: a.Catalog, Logger: a.log,
+			Sessions: a.MCPSessions, IDs: a.SessionIDs}
 	}
 	// Bounded first: it registers its meta-tools, which the others, which
 	// follow the registry, would otherwise each sync again.

@@ -26,6 +26,11 @@ func (a *App) Maintain(ctx context.Context, retention time.Duration) (int64, err
 	if r.Anonymized > 0 || r.Deleted > 0 {
 		a.log.Info("tutoring transcript retention", "anonymized_messages", r.Anonymized, "deleted_anonymous_sessions", r.Deleted)
 	}
+	if n, err := a.MCPSessions.Prune(ctx); err != nil {
+		return 0, err
+	} else if n > 0 {
+		a.log.Info("deleted expired MCP sessions", "count", n)
+	}
 	if retention <= 0 {
 		return 0, nil
 	}

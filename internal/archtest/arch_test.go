@@ -27,9 +27,11 @@ var layers = map[string]int{
 	// 1: the core: the one pipeline, its records, the local servers.
 	"internal/trace": 1, "internal/conversation": 1, "internal/substrate": 1, "internal/vkb": 1,
 	"internal/demo": 1, "internal/pipeline": 1, "internal/tutor": 1, "internal/users": 1,
-	"internal/quota":  1, // prompt quotas (store, errs) and the HTTP request rate limit
-	"internal/access": 1, // who may use which tools and workspaces (the pipeline's authorize step)
-	"internal/oauth":  1, // OAuth resource-server mode: JWT access tokens of an identity provider
+	"internal/quota":      1, // prompt quotas (store, errs) and the HTTP request rate limit
+	"internal/access":     1, // who may use which tools and workspaces (the pipeline's authorize step)
+	"internal/oauth":      1, // OAuth resource-server mode: JWT access tokens of an identity provider
+	"internal/mcpsession": 1, // MCP sessions kept in the store, so that any replica serves any session
+	"internal/events":     1, // events between replicas: PostgreSQL LISTEN/NOTIFY, NATS, or in process
 	// 2: downstream servers.
 	"internal/downstream": 2, "internal/workbench": 2,
 	// 3: what the surfaces share: the MCP surface kit, the HTTP front, the
@@ -58,6 +60,7 @@ var sameLayer = map[string][]string{
 	"internal/oauth":          {"internal/users"},
 	"internal/tutor":          {"internal/conversation", "internal/quota"},
 	"internal/pipeline":       {"internal/trace"},
+	"internal/mcpsession":     {"internal/pipeline"},
 }
 
 // upward lists imports of a higher layer that are known faults, to remove.

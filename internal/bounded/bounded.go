@@ -13,8 +13,10 @@ package bounded
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -71,6 +73,7 @@ func newSurface(p *pipeline.Pipeline, o mcpkit.Options) (*Surface, error) {
 // session is the state of one MCP session of the surface: the tools it
 // discovered, by the name it calls them.
 type session struct {
+	id         string // the MCP session's id, "" for stdio and in-memory
 	mu         sync.Mutex
 	discovered map[string]*discoveredTool
 }
@@ -95,16 +98,56 @@ func (s *Surface) Sessions() int {
 	return len(s.sessions)
 }
 
-// state returns the state of session ss, creating it on first use.
-func (s *Surface) state(ss *mcp.ServerSession) *session {
+// state returns the state of session ss, creating it on first use: what a
+// session kept in the store discovered (on this replica or another) is
+// discovered again.
+func (s *Surface) state(ctx context.Context, ss *mcp.ServerSession) *session {
+	s.mu.Lock()
+	st := s.sessions[ss]
+	s.mu.Unlock()
+	if st != nil {
+		return st
+	}
+	fresh := &session{id: ss.ID(), discovered: map[string]*discoveredTool{}}
+	s.restore(ctx, fresh)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.sessions[ss]
-	if st == nil {
-		st = &session{discovered: map[string]*discoveredTool{}}
+	if st = s.sessions[ss]; st == nil {
+		st = fresh
 		s.sessions[ss] = st
 	}
 	return st
+}
+
+// restore gives sess the tools its stored session discovered.
+func (s *Surface) restore(ctx context.Context, sess *session) {
+	if s.o.Sessions == nil || sess.id == "" {
+		return
+	}
+	stored, ok, err := s.o.Sessions.Load(ctx, sess.id)
+	if err != nil {
+		s.logger().Warn("read the tools an MCP session discovered", "session", sess.id, "err", err)
+	}
+	if !ok {
+		return
+	}
+	opened := map[string]bool{}
+	for name, flat := range stored.Discovered {
+		t, ok := s.p.Registry().Lookup(flat)
+		if toolbox, _, found := strings.Cut(flat, "__"); !ok && found && s.cat.Toolboxes != nil && !opened[toolbox] {
+			// A downstream tool is known once its toolbox is open here.
+			opened[toolbox] = true
+			if _, err := s.cat.Toolboxes.Open(ctx, toolbox); err == nil {
+				t, ok = s.p.Registry().Lookup(flat)
+			}
+		}
+		if !ok {
+			continue // gone since: get_tools again finds what there is
+		}
+		mt := mcpkit.Tool(t)
+		mt.Name = name
+		sess.discovered[name] = &discoveredTool{listing: mt, flat: flat}
+	}
 }
 
 func (s *Surface) build() *mcp.Server {
@@ -128,7 +171,7 @@ func (s *Surface) build() *mcp.Server {
 }
 
 func (s *Surface) metaHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	sess := s.state(req.Session)
+	sess := s.state(ctx, req.Session)
 	ctx = context.WithValue(ctx, sessionKey{}, sess)
 	o := s.p.Call(ctx, mcpkit.CallRequest(s.o.Surface, s.instance, req.Session, req.Params.Name, req.Params.Arguments, req.Params.Meta))
 	return mcpkit.Result(o), nil
@@ -146,7 +189,7 @@ func (s *Surface) perSession(next mcp.MethodHandler) mcp.MethodHandler {
 			if err != nil || !ok || ss == nil || lt.NextCursor != "" {
 				return res, err
 			}
-			sess := s.state(ss)
+			sess := s.state(ctx, ss)
 			sess.mu.Lock()
 			names := slices.Sorted(maps.Keys(sess.discovered))
 			for _, n := range names {
@@ -159,7 +202,7 @@ func (s *Surface) perSession(next mcp.MethodHandler) mcp.MethodHandler {
 			if !ok || ss == nil {
 				break
 			}
-			sess := s.state(ss)
+			sess := s.state(ctx, ss)
 			sess.mu.Lock()
 			d := sess.discovered[p.Name]
 			sess.mu.Unlock()
@@ -185,6 +228,11 @@ func (s *Surface) discover(sess *session, name string, t *registry.Tool) {
 	mt.Name = name
 	sess.discovered[name] = &discoveredTool{listing: mt, flat: t.ID.Name()}
 	sess.mu.Unlock()
+	if s.o.Sessions != nil && sess.id != "" {
+		if err := s.o.Sessions.Discover(context.Background(), sess.id, name, t.ID.Name()); err != nil {
+			s.logger().Warn("store a tool an MCP session discovered", "session", sess.id, "err", err)
+		}
+	}
 	// The SDK notifies list changes to every session of a server, not one:
 	// re-adding a meta-tool (unchanged) sends notifications/tools/list_changed,
 	// debounced by the SDK; sessions that did not discover anything list the
@@ -203,3 +251,11 @@ func (s *Surface) builtin() registry.Toolbox { return s.cat.Builtin() }
 
 // Toolboxes lists the built-in toolbox and the configured ones.
 func (s *Surface) Toolboxes() []registry.Toolbox { return s.cat.AllToolboxes() }
+
+// logger is the surface's logger (discarding when none was given).
+func (s *Surface) logger() *slog.Logger {
+	if s.o.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.o.Logger
+}

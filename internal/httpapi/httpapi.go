@@ -37,7 +37,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/events"
+	"github.com/nexus-mcp/nexus/internal/ids"
 	"github.com/nexus-mcp/nexus/internal/jsonrpcmsg"
+	"github.com/nexus-mcp/nexus/internal/mcpsession"
 	"github.com/nexus-mcp/nexus/internal/quota"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
@@ -149,6 +152,16 @@ type Options struct {
 	// elsewhere; requests in flight finish.
 	// Nil never drains.
 	Drain <-chan struct{}
+	// Sessions and SessionIDs, when set, let this replica serve MCP sessions
+	// it does not hold: a request for a session the store knows re-creates
+	// it here under its id (the surfaces must be built with the same two,
+	// see mcpkit.Options). Nil: a session lives on the replica that
+	// started it.
+	Sessions   *mcpsession.Store
+	SessionIDs *ids.MCPSessions
+	// Events, with Sessions, tells the other replicas of sessions that
+	// ended here, and closes the ones that ended elsewhere.
+	Events *events.Bus
 	// Logger receives the front's and the MCP SDK HTTP handler's logs (the
 	// latter through [sdklog.New]).
 	Logger *slog.Logger
@@ -173,6 +186,10 @@ func Handler(o Options) http.Handler {
 	}
 	mux := http.NewServeMux()
 	limit := newSessionLimiter(o.MaxSessions)
+	limit.store, limit.ids, limit.log = o.Sessions, o.SessionIDs, o.Logger
+	if o.Events != nil && o.Sessions != nil {
+		limit.follow(o.Events)
+	}
 	streamable := func(get func(*http.Request) *mcp.Server) http.Handler {
 		return JSONRPCErrors(limit.wrap(mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			Logger:              sdklog.New(o.Logger),

@@ -2,14 +2,20 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/events"
+	"github.com/nexus-mcp/nexus/internal/ids"
+	"github.com/nexus-mcp/nexus/internal/mcpsession"
 	"github.com/nexus-mcp/nexus/internal/users"
 )
 
@@ -35,10 +41,18 @@ const SessionTimeout = 30 * time.Minute
 type sessionLimiter struct {
 	max int
 	now func() time.Time
+	// store keeps sessions where every replica finds them, and ids names
+	// new ones (both nil: sessions live in this process only); see
+	// [sessionLimiter.restore].
+	store  *mcpsession.Store
+	ids    *ids.MCPSessions
+	events *events.Bus
+	log    *slog.Logger
 
-	mu      sync.Mutex
-	live    map[string]*liveSession
-	pending int // initializes admitted whose session is not known yet
+	mu        sync.Mutex
+	live      map[string]*liveSession
+	pending   int                      // initializes admitted whose session is not known yet
+	restoring map[string]chan struct{} // sessions being re-created, closed when done
 }
 
 type liveSession struct {
@@ -53,13 +67,21 @@ func newSessionLimiter(max int) *sessionLimiter {
 	if max <= 0 {
 		max = DefaultMaxSessions
 	}
-	return &sessionLimiter{max: max, live: map[string]*liveSession{}, now: time.Now}
+	return &sessionLimiter{max: max, live: map[string]*liveSession{}, now: time.Now, restoring: map[string]chan struct{}{},
+		log: slog.New(slog.DiscardHandler)}
 }
 
 // wrap applies the cap to a Streamable HTTP handler.
 func (l *sessionLimiter) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("Mcp-Session-Id")
+		if id != "" && l.restore(w, r, id, next) {
+			return
+		}
+		if id == "" && r.Method == http.MethodPost && l.ids != nil {
+			// This request may start a session: the SDK asks for its id.
+			defer l.ids.Hold("")()
+		}
 		if id != "" && !l.owns(id, requestUser(r)) {
 			// An MCP session is its user's: its id alone grants nothing
 			// (SPEC section 8). Answered as for a session that does not
@@ -75,8 +97,16 @@ func (l *sessionLimiter) wrap(next http.Handler) http.Handler {
 		case id != "" && r.Method == http.MethodPost:
 			l.begin(id)
 			defer l.end(id)
+			if l.store != nil {
+				if err := l.store.Touch(r.Context(), id); err != nil {
+					l.log.Warn("record an MCP session's use", "session", id, "err", err)
+				}
+			}
 		case id != "" && r.Method == http.MethodDelete:
 			defer l.forget(id)
+			if l.store != nil {
+				defer l.drop(id)
+			}
 		case id == "" && r.Method == http.MethodPost && isInitialize(r):
 			victim, ok := l.reserve()
 			if !ok {
@@ -190,14 +220,174 @@ func (l *sessionLimiter) forget(id string) {
 type victim struct {
 	id, path string
 	handler  http.Handler
+	l        *sessionLimiter
 }
 
 // close ends the session through its endpoint, as a client's DELETE would:
-// the SDK closes it and forgets it, and Nexus's state of it ends with it.
+// the SDK closes it and forgets it, and Nexus's state of it ends with it,
+// in the store too (its client starts a new session).
 func (v *victim) close() {
 	req := httptest.NewRequest(http.MethodDelete, v.path, nil)
 	req.Header.Set("Mcp-Session-Id", v.id)
 	v.handler.ServeHTTP(httptest.NewRecorder(), req)
+	if v.l.store != nil {
+		v.l.drop(v.id)
+	}
+}
+
+// drop deletes session id from the store, and tells the other replicas
+// that it ended (they close their copies of it).
+func (l *sessionLimiter) drop(id string) {
+	ctx := context.Background()
+	if err := l.store.Delete(ctx, id); err != nil {
+		l.log.Warn("delete an ended MCP session", "session", id, "err", err)
+	}
+	if l.events != nil {
+		if err := l.events.Publish(ctx, TopicSessionEnded, id); err != nil {
+			l.log.Warn("tell the replicas an MCP session ended", "session", id, "err", err)
+		}
+	}
+}
+
+// TopicSessionEnded is the event of an MCP session ended by its client (or
+// closed to make room): its data is the session id.
+const TopicSessionEnded = "mcp.session.ended"
+
+// follow makes this replica close its copies of sessions other replicas
+// ended, and, after the event bus reconnects, of sessions the store no
+// longer has (their events may have been missed).
+func (l *sessionLimiter) follow(b *events.Bus) {
+	l.events = b
+	b.Subscribe(TopicSessionEnded, func(e events.Event) {
+		var id string
+		if e.Origin == b.Origin() || json.Unmarshal(e.Data, &id) != nil {
+			return
+		}
+		l.closeLocal(id)
+	})
+	b.OnResync(func(ctx context.Context) {
+		l.mu.Lock()
+		ids := make([]string, 0, len(l.live))
+		for id := range l.live {
+			ids = append(ids, id)
+		}
+		l.mu.Unlock()
+		for _, id := range ids {
+			if _, ok, err := l.store.Load(ctx, id); err == nil && !ok {
+				l.closeLocal(id)
+			}
+		}
+	})
+}
+
+// closeLocal closes this replica's copy of session id, if it holds one,
+// leaving the store alone.
+func (l *sessionLimiter) closeLocal(id string) {
+	l.mu.Lock()
+	s := l.live[id]
+	delete(l.live, id)
+	l.mu.Unlock()
+	if s == nil {
+		return
+	}
+	req := httptest.NewRequest(http.MethodDelete, s.path, nil)
+	req.Header.Set("Mcp-Session-Id", id)
+	s.handler.ServeHTTP(httptest.NewRecorder(), req)
+}
+
+// restore re-creates session id on this replica when the replica does not
+// hold it but the store does (another replica started it, or this one
+// before it restarted), so that its client never notices which replica
+// serves it: the session is initialized again under its id with the
+// client's initialize parameters (through next, the SDK's handler, so that
+// every surface's middleware sees it begin), then its log level is set
+// again; the surfaces restore their own state of it (the bounded surface's
+// discovered tools, the pipeline's conversations) from the store. It
+// reports whether it answered the request itself: a store that does not
+// answer (503), a session of another user or no free slot; a session the
+// store does not know is left to the SDK (404).
+func (l *sessionLimiter) restore(w http.ResponseWriter, r *http.Request, id string, next http.Handler) bool {
+	if l.store == nil || l.ids == nil {
+		return false
+	}
+	l.mu.Lock()
+	if _, ok := l.live[id]; ok {
+		l.mu.Unlock()
+		return false
+	}
+	if wait, ok := l.restoring[id]; ok {
+		// Another request of the session is re-creating it.
+		l.mu.Unlock()
+		<-wait
+		return false
+	}
+	done := make(chan struct{})
+	l.restoring[id] = done
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		delete(l.restoring, id)
+		l.mu.Unlock()
+		close(done)
+	}()
+
+	sess, ok, err := l.store.Load(r.Context(), id)
+	if err != nil {
+		l.log.Warn("read an MCP session", "session", id, "err", err)
+		w.Header().Set("Retry-After", "1")
+		WriteError(w, http.StatusServiceUnavailable, errs.E(errs.Unavailable, "the session store does not answer; try again shortly"))
+		return true
+	}
+	if !ok {
+		return false
+	}
+	if sess.User != requestUser(r) {
+		WriteError(w, http.StatusNotFound, errs.E(errs.NotFound, "session not found: start a new session with initialize"))
+		return true
+	}
+	victim, ok := l.reserve()
+	if !ok {
+		w.Header().Set("Retry-After", "5")
+		WriteError(w, http.StatusServiceUnavailable, errs.E(errs.Unavailable, "all %d MCP sessions have a request in flight; try again shortly", l.max))
+		return true
+	}
+	if victim != nil {
+		victim.close()
+	}
+	init := synthetic(r, `{"jsonrpc":"2.0","id":"nexus-restore","method":"initialize","params":`+string(sess.Params)+`}`, "")
+	rec := httptest.NewRecorder()
+	release := l.ids.Hold(id)
+	next.ServeHTTP(rec, init)
+	release()
+	if rec.Code != http.StatusOK || rec.Header().Get("Mcp-Session-Id") != id {
+		l.settle("")
+		l.log.Warn("re-create an MCP session", "session", id, "status", rec.Code, "body", rec.Body.String())
+		return false // the SDK answers: the session is not found
+	}
+	l.admit(id, next, r.URL.Path, sess.User)
+	next.ServeHTTP(httptest.NewRecorder(), synthetic(r, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, id))
+	if sess.LogLevel != "" {
+		level, _ := json.Marshal(sess.LogLevel)
+		next.ServeHTTP(httptest.NewRecorder(), synthetic(r, `{"jsonrpc":"2.0","id":"nexus-restore-level","method":"logging/setLevel","params":{"level":`+string(level)+`}}`, id))
+	}
+	l.log.Info("re-created an MCP session from the store", "session", id, "surface", sess.Surface)
+	return false
+}
+
+// synthetic is a POST of body to r's endpoint, as r's client (its context,
+// its user), on session id ("" for none).
+func synthetic(r *http.Request, body, id string) *http.Request {
+	req := httptest.NewRequestWithContext(r.Context(), http.MethodPost, r.URL.Path, strings.NewReader(body))
+	req.Host = r.Host
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if id != "" {
+		req.Header.Set("Mcp-Session-Id", id)
+		if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
+			req.Header.Set("Mcp-Protocol-Version", v)
+		}
+	}
+	return req
 }
 
 // reserve admits one new session: it reserves a slot, choosing the session
@@ -219,7 +409,7 @@ func (l *sessionLimiter) reserve() (*victim, bool) {
 	if oldest == "" {
 		return nil, false
 	}
-	v := &victim{id: oldest, path: l.live[oldest].path, handler: l.live[oldest].handler}
+	v := &victim{id: oldest, path: l.live[oldest].path, handler: l.live[oldest].handler, l: l}
 	delete(l.live, oldest)
 	l.pending++
 	return v, true

@@ -15,9 +15,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/nexus-mcp/nexus/internal/ids"
+	"github.com/nexus-mcp/nexus/internal/mcpsession"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
+	"github.com/nexus-mcp/nexus/internal/users"
 )
 
 // Options configure an MCP surface. Every MCP surface package (flat, agents,
@@ -39,6 +42,14 @@ type Options struct {
 	// Logger receives the surface's and the MCP SDK's diagnostics; nil
 	// discards them.
 	Logger *slog.Logger
+	// Sessions, when set, keeps each Streamable HTTP session in the store
+	// (its initialize parameters, log level and what it discovered), so
+	// that another replica can re-create it; IDs gives new sessions their
+	// ids, which lets the HTTP front re-create one under its old id (both
+	// shared by the surfaces of a process). Nil: sessions live in this
+	// process only.
+	Sessions *mcpsession.Store
+	IDs      *ids.MCPSessions
 }
 
 // OpenAll is the catalog's toolbox opening, nil without configured toolboxes.
@@ -53,23 +64,79 @@ func (o Options) OpenAll() func(context.Context) {
 // [NewServer]); its instructions are o.Instructions followed by how (how the
 // surface serves tools) and the catalog's toolboxes.
 func (o Options) Server(how string) *mcp.Server {
-	return NewServer(o.Name, o.Version, o.instructions(how), o.Logger)
+	s := newServer(o.Name, o.Version, o.instructions(how), o.Logger, o.IDs)
+	if o.Sessions != nil {
+		s.AddReceivingMiddleware(keep(o.Sessions, o.Surface, o.Logger))
+	}
+	return s
+}
+
+// keep stores each Streamable HTTP session of a surface when it
+// initializes, and the log level it sets (see [Options.Sessions]); stdio and
+// in-memory sessions have no id and are not kept.
+func keep(st *mcpsession.Store, surface string, log *slog.Logger) mcp.Middleware {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			ss, _ := req.GetSession().(*mcp.ServerSession)
+			if err != nil || ss == nil || ss.ID() == "" {
+				return res, err
+			}
+			switch method {
+			case "initialize":
+				params, merr := json.Marshal(req.GetParams())
+				user := ""
+				if u, ok := users.FromContext(ctx); ok {
+					user = u.ID
+				}
+				if merr == nil {
+					merr = st.Save(ctx, mcpsession.Session{ID: ss.ID(), Surface: surface, User: user, Params: params})
+				}
+				if merr != nil {
+					// The session works here; another replica cannot
+					// re-create it.
+					log.Warn("store an MCP session", "session", ss.ID(), "err", merr)
+				}
+			case "logging/setLevel":
+				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
+					if err := st.SetLogLevel(ctx, ss.ID(), string(p.Level)); err != nil {
+						log.Warn("store an MCP session's log level", "session", ss.ID(), "err", err)
+					}
+				}
+			}
+			return res, err
+		}
+	}
 }
 
 // NewServer returns an MCP server as every Nexus surface makes one: its
 // name, version and instructions, the SDK's logs through [sdklog], and tools
 // (with list_changed) advertised even while none is listed.
 func NewServer(name, version, instructions string, log *slog.Logger) *mcp.Server {
-	return mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, &mcp.ServerOptions{
+	return newServer(name, version, instructions, log, nil)
+}
+
+func newServer(name, version, instructions string, log *slog.Logger, sessionIDs *ids.MCPSessions) *mcp.Server {
+	o := &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdklog.New(log),
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
-	})
+	}
+	if sessionIDs != nil {
+		o.GetSessionID = sessionIDs.New
+	}
+	return mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, o)
 }
 
 // TransportKey is the pipeline's name for the transport session of an MCP
-// request: the server instance and the SDK session. Sessions without an id
-// (stdio, in-memory) are told apart by their address while they live.
+// request. A Streamable HTTP session is named by its id alone
+// ([mcpsession.TransportKey]), the same on every replica, so that its calls
+// keep their conversation whichever replica serves them. Sessions without an
+// id (stdio, in-memory) are told apart by server instance and address while
+// they live.
 func TransportKey(instance string, ss *mcp.ServerSession) string {
 	switch {
 	case ss == nil:
@@ -77,7 +144,7 @@ func TransportKey(instance string, ss *mcp.ServerSession) string {
 	case ss.ID() == "":
 		return fmt.Sprintf("%s/%p", instance, ss)
 	}
-	return instance + "/" + ss.ID()
+	return mcpsession.TransportKey(ss.ID())
 }
 
 // Track ends the pipeline's binding of each session of s once the session

@@ -83,6 +83,26 @@ type Options struct {
 	// allows everything in workspace "default" (tests of the pipeline
 	// alone). Conversations are checked against their owners either way.
 	Authorizer Authorizer
+	// Bindings keeps the conversations each transport session is bound to
+	// where every replica finds them; nil keeps them in this process only.
+	Bindings Bindings
+}
+
+// Bindings stores which conversation each transport session's calls
+// belong to, per user and workspace, so that a transport session (an MCP
+// session over HTTP) served by several replicas gets one conversation.
+type Bindings interface {
+	// Bound returns the bindings of transport, oldest first.
+	Bound(ctx context.Context, transport string) ([]Bound, error)
+	// Bind stores b for transport unless the transport already has a
+	// binding for b's user and workspace, and returns the binding stored
+	// (another replica's, when it bound first).
+	Bind(ctx context.Context, transport string, b Bound) (Bound, error)
+}
+
+// Bound is a conversation a transport session's calls belong to.
+type Bound struct {
+	SessionID, Workspace, User string
 }
 
 // Observer is told of every call the pipeline runs, when it ends.
@@ -106,8 +126,9 @@ type Pipeline struct {
 	resolve  func(ctx context.Context, tool string) error
 	observer Observer
 	// whom says who a call acts as (Options.Principal).
-	whom  func(ctx context.Context) (registry.Principal, bool)
-	authz Authorizer
+	whom     func(ctx context.Context) (registry.Principal, bool)
+	authz    Authorizer
+	bindings Bindings
 
 	// transports maps a surface's transport session (an MCP session) to the
 	// conversations its calls without a named session belong to, one per
@@ -130,7 +151,8 @@ type boundSession struct {
 // New returns a pipeline.
 func New(o Options) *Pipeline {
 	p := &Pipeline{reg: o.Registry, traces: o.Traces, sessions: o.Sessions, log: o.Logger, maxArgs: o.MaxArgBytes,
-		resolve: o.Resolve, observer: o.Observer, whom: o.Principal, authz: o.Authorizer, transports: map[string][]boundSession{}}
+		resolve: o.Resolve, observer: o.Observer, whom: o.Principal, authz: o.Authorizer, bindings: o.Bindings,
+		transports: map[string][]boundSession{}}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}

@@ -118,7 +118,7 @@ func (p *Pipeline) resolveContext(ctx context.Context, who registry.Principal, t
 // returned function stores the session, to be called once the call has
 // succeeded and may have written (nil when there is nothing to store: the
 // session is stored already, or it is a one-off).
-func (p *Pipeline) bindSession(_ context.Context, who registry.Principal, transport string, explicitWS bool, o *Outcome) (func(context.Context) error, *errs.Error) {
+func (p *Pipeline) bindSession(ctx context.Context, who registry.Principal, transport string, explicitWS bool, o *Outcome) (func(context.Context) error, *errs.Error) {
 	if p.sessions == nil {
 		return nil, nil
 	}
@@ -133,6 +133,7 @@ func (p *Pipeline) bindSession(_ context.Context, who registry.Principal, transp
 		o.SessionID = ulid.Make().String()
 		return nil, nil
 	}
+	p.loadBindings(ctx, transport)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	list := p.transports[transport]
@@ -158,15 +159,56 @@ func (p *Pipeline) bindSession(_ context.Context, who registry.Principal, transp
 		if err := p.ensure(ctx, who, bs.id, bs.workspace); err != nil {
 			return err
 		}
+		id := bs.id
+		if p.bindings != nil {
+			got, err := p.bindings.Bind(ctx, transport, Bound{SessionID: bs.id, Workspace: bs.workspace, User: who.ID})
+			if err != nil {
+				return err
+			}
+			// Another replica bound this transport first: its
+			// conversation is the transport's from now on.
+			id = got.SessionID
+		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		for j := range p.transports[transport] {
 			if p.transports[transport][j].id == bs.id {
+				p.transports[transport][j].id = id
 				p.transports[transport][j].stored = true
 			}
 		}
 		return nil
 	}, nil
+}
+
+// loadBindings reads the bindings of transport from the store the first
+// time this process sees the transport, so that a transport session another
+// replica served keeps its conversations here. A store that cannot be read
+// leaves the transport to bind afresh (logged).
+func (p *Pipeline) loadBindings(ctx context.Context, transport string) {
+	if p.bindings == nil {
+		return
+	}
+	p.mu.Lock()
+	_, known := p.transports[transport]
+	p.mu.Unlock()
+	if known {
+		return
+	}
+	stored, err := p.bindings.Bound(ctx, transport)
+	if err != nil {
+		p.log.Warn("read the conversations of a transport session", "transport", transport, "err", err)
+		return
+	}
+	list := make([]boundSession, 0, len(stored))
+	for _, b := range stored {
+		list = append(list, boundSession{id: b.SessionID, workspace: b.Workspace, user: b.User, stored: true})
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, known := p.transports[transport]; !known {
+		p.transports[transport] = list
+	}
 }
 
 // transportSession returns the first session bound to transport, without

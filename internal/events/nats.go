@@ -1,0 +1,92 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync/atomic"
+
+	"github.com/nats-io/nats.go"
+)
+
+// natsEngine carries events over NATS core publish/subscribe on the subject
+// <prefix>.events.
+type natsEngine struct {
+	nc      *nats.Conn
+	subject string
+	log     *slog.Logger
+	// reconnected is signalled by NATS's reconnect handler, on its own
+	// goroutine, for run.
+	reconnected chan struct{}
+	subscribed  atomic.Bool
+}
+
+func newNATS(raw string, log *slog.Logger) (*natsEngine, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("events: %q: %w", raw, err)
+	}
+	prefix := strings.Trim(u.Path, "/")
+	if prefix == "" {
+		prefix = "nexus"
+	}
+	u.Path = ""
+	e := &natsEngine{subject: prefix + ".events", log: log, reconnected: make(chan struct{}, 1)}
+	nc, err := nats.Connect(u.String(), nats.Name("nexus"), nats.MaxReconnects(-1),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			log.Warn("events: disconnected from NATS; reconnecting", "err", err)
+		}),
+		nats.ReconnectHandler(func(*nats.Conn) {
+			select {
+			case e.reconnected <- struct{}{}:
+			default:
+			}
+		}))
+	if err != nil {
+		return nil, fmt.Errorf("events: connect to NATS at %s: %w", u.Redacted(), err)
+	}
+	e.nc = nc
+	return e, nil
+}
+
+func (e *natsEngine) name() string { return "nats" }
+
+func (e *natsEngine) publish(ctx context.Context, payload []byte) error {
+	return e.nc.Publish(e.subject, payload)
+}
+
+func (e *natsEngine) run(ctx context.Context, deliver func([]byte), reconnected func()) {
+	msgs := make(chan *nats.Msg, 4096)
+	sub, err := e.nc.ChanSubscribe(e.subject, msgs)
+	if err != nil {
+		e.log.Error("events: subscribe to NATS", "subject", e.subject, "err", err)
+		return
+	}
+	defer sub.Unsubscribe()
+	// The subscription is in place once the server has it.
+	if err := e.nc.FlushWithContext(ctx); err != nil && ctx.Err() == nil {
+		e.log.Warn("events: flush the NATS subscription", "err", err)
+	}
+	e.subscribed.Store(true)
+	for {
+		select {
+		case m := <-msgs:
+			deliver(m.Data)
+		case <-e.reconnected:
+			reconnected()
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (e *natsEngine) ready(ctx context.Context) error {
+	if !e.subscribed.Load() || !e.nc.IsConnected() {
+		return fmt.Errorf("not connected to NATS (%s)", e.nc.Status())
+	}
+	return nil
+}
+
+func (e *natsEngine) close() { e.nc.Close() }
