@@ -108,6 +108,9 @@ type Options struct {
 	// BodyTimeout bounds reading a request body; zero means
 	// DefaultBodyTimeout.
 	BodyTimeout time.Duration
+	// SessionTimeout closes an MCP session of the surfaces idle that long
+	// (no POST in flight, none ended); zero means [SessionTimeout].
+	SessionTimeout time.Duration
 	// MaxSessions caps the live MCP sessions over all MCP endpoints; zero
 	// means DefaultMaxSessions. The session idle the longest is closed to
 	// make room for a new one.
@@ -159,33 +162,37 @@ func Handler(o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.SessionTimeout <= 0 {
+		o.SessionTimeout = SessionTimeout
+	}
 	mux := http.NewServeMux()
 	limit := newSessionLimiter(o.MaxSessions)
-	streamable := func(get func(*http.Request) *mcp.Server) http.Handler {
-		return JSONRPCErrors(limit.wrap(mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+	streamable := func(s *mcp.Server) http.Handler {
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
 			Logger:              sdklog.New(o.Logger),
 			MaxRequestBodyBytes: o.MaxBodyBytes,
-			SessionTimeout:      SessionTimeout,
+			// No SessionTimeout: the limiter ends idle sessions.
 			// The guard decides Host for every route; the SDK's own check
 			// would reject the AllowedHosts on a loopback listener.
 			DisableLocalhostProtection: true,
-		})))
+		})
+		return JSONRPCErrors(limit.wrap(h, o.SessionTimeout))
 	}
 	index := []Endpoint{{"/mcp", "MCP over Streamable HTTP, flat surface: every tool by name"}}
-	mux.Handle("/mcp", streamable(func(*http.Request) *mcp.Server { return o.MCP }))
+	mux.Handle("/mcp", streamable(o.MCP))
 	if o.Agents != nil {
-		mux.Handle("/mcp/agents", streamable(func(*http.Request) *mcp.Server { return o.Agents }))
+		mux.Handle("/mcp/agents", streamable(o.Agents))
 		index = append(index, Endpoint{"/mcp/agents", "MCP, agents surface: one tool per server with a mode argument"})
 	}
 	if o.Bounded != nil {
-		mux.Handle("/mcp/bounded", streamable(func(*http.Request) *mcp.Server { return o.Bounded }))
+		mux.Handle("/mcp/bounded", streamable(o.Bounded))
 		index = append(index, Endpoint{"/mcp/bounded", "MCP, bounded surface: get_tools, open_toolbox, use_tool"})
 	}
 	for pattern, h := range o.Routes {
 		mux.Handle(pattern, h)
 	}
 	for pattern, h := range o.SessionRoutes {
-		mux.Handle(pattern, limit.wrap(h))
+		mux.Handle(pattern, limit.wrap(h, 0))
 	}
 	index = append(index, o.Endpoints...)
 	if o.Metrics != nil {

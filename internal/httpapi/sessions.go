@@ -19,7 +19,7 @@ import (
 const DefaultMaxSessions = 10000
 
 // SessionTimeout is how long an MCP session may stay idle (no request)
-// before it is closed.
+// before it is closed (Options.SessionTimeout, zero meaning this).
 const SessionTimeout = 30 * time.Minute
 
 // sessionLimiter caps the live MCP sessions of the Streamable HTTP
@@ -32,6 +32,14 @@ const SessionTimeout = 30 * time.Minute
 //
 // A slot is reserved before the initialize runs, so concurrent initializes
 // cannot overshoot the cap.
+//
+// The limiter also ends the sessions of an endpoint wrapped with an idle
+// timeout ([sessionLimiter.wrap]) once they have been idle that long: no
+// POST in flight, none ended (a notification or response counts as one that
+// ended), for the timeout. That is the rule of the SDK's own
+// StreamableHTTPOptions.SessionTimeout, kept here instead so that the front
+// may serve some requests of a session without the SDK (whose timer would
+// not see them).
 type sessionLimiter struct {
 	max int
 	now func() time.Time
@@ -47,6 +55,10 @@ type liveSession struct {
 	user     string       // the id of the user who made it
 	last     time.Time
 	inflight int
+	// idle ends the session once idle for idleFor, its endpoint's timeout;
+	// nil without one. Stopped while a POST is in flight.
+	idle    *time.Timer
+	idleFor time.Duration
 }
 
 func newSessionLimiter(max int) *sessionLimiter {
@@ -56,8 +68,9 @@ func newSessionLimiter(max int) *sessionLimiter {
 	return &sessionLimiter{max: max, live: map[string]*liveSession{}, now: time.Now}
 }
 
-// wrap applies the cap to a Streamable HTTP handler.
-func (l *sessionLimiter) wrap(next http.Handler) http.Handler {
+// wrap applies the cap to a Streamable HTTP handler; with idle > 0 its
+// sessions also end once idle that long.
+func (l *sessionLimiter) wrap(next http.Handler, idle time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("Mcp-Session-Id")
 		if id != "" && !l.owns(id, requestUser(r)) {
@@ -92,7 +105,7 @@ func (l *sessionLimiter) wrap(next http.Handler) http.Handler {
 			// the client reads the reply: counted from then, it cannot look
 			// younger than a session its client starts next.
 			user := requestUser(r)
-			cw := &captureSession{ResponseWriter: w, admit: func(id string) { l.admit(id, next, r.URL.Path, user) }}
+			cw := &captureSession{ResponseWriter: w, admit: func(id string) { l.admit(id, next, r.URL.Path, user, idle) }}
 			defer func() { l.settle(cw.session) }()
 			next.ServeHTTP(cw, r)
 			return
@@ -156,6 +169,9 @@ func (l *sessionLimiter) begin(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if s := l.live[id]; s != nil {
+		if s.inflight == 0 && s.idle != nil {
+			s.idle.Stop()
+		}
 		s.inflight++
 		s.last = l.now()
 	}
@@ -167,6 +183,7 @@ func (l *sessionLimiter) touch(id string) {
 	defer l.mu.Unlock()
 	if s := l.live[id]; s != nil {
 		s.last = l.now()
+		s.restart()
 	}
 }
 
@@ -176,6 +193,14 @@ func (l *sessionLimiter) end(id string) {
 	if s := l.live[id]; s != nil {
 		s.inflight--
 		s.last = l.now()
+		s.restart()
+	}
+}
+
+// restart starts the idle timeout again when no POST of s is in flight.
+func (s *liveSession) restart() {
+	if s.inflight == 0 && s.idle != nil {
+		s.idle.Reset(s.idleFor)
 	}
 }
 
@@ -183,7 +208,23 @@ func (l *sessionLimiter) end(id string) {
 func (l *sessionLimiter) forget(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if s := l.live[id]; s != nil && s.idle != nil {
+		s.idle.Stop()
+	}
 	delete(l.live, id)
+}
+
+// expire ends session id, idle for its endpoint's timeout, as the cap ends
+// a victim; a session with a POST in flight again, or gone, stays as it is.
+func (l *sessionLimiter) expire(id string, s *liveSession) {
+	l.mu.Lock()
+	if l.live[id] != s || s.inflight > 0 {
+		l.mu.Unlock()
+		return
+	}
+	delete(l.live, id)
+	l.mu.Unlock()
+	(&victim{id: id, path: s.path, handler: s.handler}).close()
 }
 
 // victim is a session chosen for eviction.
@@ -220,6 +261,9 @@ func (l *sessionLimiter) reserve() (*victim, bool) {
 		return nil, false
 	}
 	v := &victim{id: oldest, path: l.live[oldest].path, handler: l.live[oldest].handler}
+	if t := l.live[oldest].idle; t != nil {
+		t.Stop()
+	}
 	delete(l.live, oldest)
 	l.pending++
 	return v, true
@@ -229,11 +273,17 @@ func (l *sessionLimiter) reserve() (*victim, bool) {
 // written the session's id: its idle time counts from then. The initialize
 // is not in flight from then on: its client has its answer, however long the
 // SDK's handler takes to return.
-func (l *sessionLimiter) admit(id string, h http.Handler, path, user string) {
+func (l *sessionLimiter) admit(id string, h http.Handler, path, user string, idle time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pending--
-	l.live[id] = &liveSession{handler: h, path: path, user: user, last: l.now()}
+	s := &liveSession{handler: h, path: path, user: user, last: l.now(), idleFor: idle}
+	if idle > 0 {
+		// Idle from now, as for the cap (the SDK's own timer starts when
+		// the initialize returns, moments later).
+		s.idle = time.AfterFunc(idle, func() { l.expire(id, s) })
+	}
+	l.live[id] = s
 }
 
 // owns reports whether session id may be used by user: it is user's, or
