@@ -78,6 +78,10 @@ const corsMaxAge = "600"
 type Options struct {
 	// MCP is the flat surface's server, behind /mcp.
 	MCP *mcp.Server
+	// MCPCalls, when set, serves the flat surface's tools/call requests
+	// without the SDK server's JSON-RPC dispatch (see [ToolCalls]); nil
+	// leaves every request to the SDK.
+	MCPCalls ToolCalls
 	// Agents is the agents surface's server, behind /mcp/agents (optional).
 	Agents *mcp.Server
 	// Bounded is the bounded surface's server, behind /mcp/bounded
@@ -167,25 +171,29 @@ func Handler(o Options) http.Handler {
 	}
 	mux := http.NewServeMux()
 	limit := newSessionLimiter(o.MaxSessions)
-	streamable := func(s *mcp.Server) http.Handler {
-		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
+	streamable := func(s *mcp.Server, calls ToolCalls) http.Handler {
+		var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
 			Logger:              sdklog.New(o.Logger),
 			MaxRequestBodyBytes: o.MaxBodyBytes,
-			// No SessionTimeout: the limiter ends idle sessions.
+			// No SessionTimeout: the limiter ends idle sessions, since a
+			// call served by fastCalls never reaches the SDK's timer.
 			// The guard decides Host for every route; the SDK's own check
 			// would reject the AllowedHosts on a loopback listener.
 			DisableLocalhostProtection: true,
 		})
+		if calls != nil {
+			h = newFastCalls(s, calls, h)
+		}
 		return JSONRPCErrors(limit.wrap(h, o.SessionTimeout))
 	}
 	index := []Endpoint{{"/mcp", "MCP over Streamable HTTP, flat surface: every tool by name"}}
-	mux.Handle("/mcp", streamable(o.MCP))
+	mux.Handle("/mcp", streamable(o.MCP, o.MCPCalls))
 	if o.Agents != nil {
-		mux.Handle("/mcp/agents", streamable(o.Agents))
+		mux.Handle("/mcp/agents", streamable(o.Agents, nil))
 		index = append(index, Endpoint{"/mcp/agents", "MCP, agents surface: one tool per server with a mode argument"})
 	}
 	if o.Bounded != nil {
-		mux.Handle("/mcp/bounded", streamable(o.Bounded))
+		mux.Handle("/mcp/bounded", streamable(o.Bounded, nil))
 		index = append(index, Endpoint{"/mcp/bounded", "MCP, bounded surface: get_tools, open_toolbox, use_tool"})
 	}
 	for pattern, h := range o.Routes {

@@ -37,9 +37,9 @@ const SessionTimeout = 30 * time.Minute
 // timeout ([sessionLimiter.wrap]) once they have been idle that long: no
 // POST in flight, none ended (a notification or response counts as one that
 // ended), for the timeout. That is the rule of the SDK's own
-// StreamableHTTPOptions.SessionTimeout, kept here instead so that the front
-// may serve some requests of a session without the SDK (whose timer would
-// not see them).
+// StreamableHTTPOptions.SessionTimeout, kept here instead because a
+// tools/call the front serves itself ([fastCalls]) never reaches the SDK's
+// timer.
 type sessionLimiter struct {
 	max int
 	now func() time.Time
