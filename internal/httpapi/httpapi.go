@@ -81,6 +81,10 @@ const corsMaxAge = "600"
 type Options struct {
 	// MCP is the flat surface's server, behind /mcp.
 	MCP *mcp.Server
+	// MCPCalls, when set, serves the flat surface's tools/call requests
+	// without the SDK server's JSON-RPC dispatch (see [ToolCalls]); nil
+	// leaves every request to the SDK.
+	MCPCalls ToolCalls
 	// Agents is the agents surface's server, behind /mcp/agents (optional).
 	Agents *mcp.Server
 	// Bounded is the bounded surface's server, behind /mcp/bounded
@@ -111,6 +115,9 @@ type Options struct {
 	// BodyTimeout bounds reading a request body; zero means
 	// DefaultBodyTimeout.
 	BodyTimeout time.Duration
+	// SessionTimeout closes an MCP session of the surfaces idle that long
+	// (no POST in flight, none ended); zero means [SessionTimeout].
+	SessionTimeout time.Duration
 	// MaxSessions caps the live MCP sessions over all MCP endpoints; zero
 	// means DefaultMaxSessions. The session idle the longest is closed to
 	// make room for a new one.
@@ -184,37 +191,45 @@ func Handler(o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.SessionTimeout <= 0 {
+		o.SessionTimeout = SessionTimeout
+	}
 	mux := http.NewServeMux()
 	limit := newSessionLimiter(o.MaxSessions)
 	limit.store, limit.ids, limit.log = o.Sessions, o.SessionIDs, o.Logger
 	if o.Events != nil && o.Sessions != nil {
 		limit.follow(o.Events)
 	}
-	streamable := func(get func(*http.Request) *mcp.Server) http.Handler {
-		return JSONRPCErrors(limit.wrap(mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+	streamable := func(s *mcp.Server, calls ToolCalls) http.Handler {
+		var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
 			Logger:              sdklog.New(o.Logger),
 			MaxRequestBodyBytes: o.MaxBodyBytes,
-			SessionTimeout:      SessionTimeout,
+			// No SessionTimeout: the limiter ends idle sessions, since a
+			// call served by fastCalls never reaches the SDK's timer.
 			// The guard decides Host for every route; the SDK's own check
 			// would reject the AllowedHosts on a loopback listener.
 			DisableLocalhostProtection: true,
-		})))
+		})
+		if calls != nil {
+			h = newFastCalls(s, calls, h)
+		}
+		return JSONRPCErrors(limit.wrap(h, o.SessionTimeout))
 	}
 	index := []Endpoint{{"/mcp", "MCP over Streamable HTTP, flat surface: every tool by name"}}
-	mux.Handle("/mcp", streamable(func(*http.Request) *mcp.Server { return o.MCP }))
+	mux.Handle("/mcp", streamable(o.MCP, o.MCPCalls))
 	if o.Agents != nil {
-		mux.Handle("/mcp/agents", streamable(func(*http.Request) *mcp.Server { return o.Agents }))
+		mux.Handle("/mcp/agents", streamable(o.Agents, nil))
 		index = append(index, Endpoint{"/mcp/agents", "MCP, agents surface: one tool per server with a mode argument"})
 	}
 	if o.Bounded != nil {
-		mux.Handle("/mcp/bounded", streamable(func(*http.Request) *mcp.Server { return o.Bounded }))
+		mux.Handle("/mcp/bounded", streamable(o.Bounded, nil))
 		index = append(index, Endpoint{"/mcp/bounded", "MCP, bounded surface: get_tools, open_toolbox, use_tool"})
 	}
 	for pattern, h := range o.Routes {
 		mux.Handle(pattern, h)
 	}
 	for pattern, h := range o.SessionRoutes {
-		mux.Handle(pattern, limit.wrap(h))
+		mux.Handle(pattern, limit.wrap(h, 0))
 	}
 	index = append(index, o.Endpoints...)
 	if o.Metrics != nil {

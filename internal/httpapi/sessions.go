@@ -25,7 +25,7 @@ import (
 const DefaultMaxSessions = 10000
 
 // SessionTimeout is how long an MCP session may stay idle (no request)
-// before it is closed.
+// before it is closed (Options.SessionTimeout, zero meaning this).
 const SessionTimeout = 30 * time.Minute
 
 // sessionLimiter caps the live MCP sessions of the Streamable HTTP
@@ -38,6 +38,14 @@ const SessionTimeout = 30 * time.Minute
 //
 // A slot is reserved before the initialize runs, so concurrent initializes
 // cannot overshoot the cap.
+//
+// The limiter also ends the sessions of an endpoint wrapped with an idle
+// timeout ([sessionLimiter.wrap]) once they have been idle that long: no
+// POST in flight, none ended (a notification or response counts as one that
+// ended), for the timeout. That is the rule of the SDK's own
+// StreamableHTTPOptions.SessionTimeout, kept here instead because a
+// tools/call the front serves itself ([fastCalls]) never reaches the SDK's
+// timer.
 type sessionLimiter struct {
 	max int
 	now func() time.Time
@@ -61,6 +69,10 @@ type liveSession struct {
 	user     string       // the id of the user who made it
 	last     time.Time
 	inflight int
+	// idle ends the session once idle for idleFor, its endpoint's timeout;
+	// nil without one. Stopped while a POST is in flight.
+	idle    *time.Timer
+	idleFor time.Duration
 }
 
 func newSessionLimiter(max int) *sessionLimiter {
@@ -71,11 +83,12 @@ func newSessionLimiter(max int) *sessionLimiter {
 		log: slog.New(slog.DiscardHandler)}
 }
 
-// wrap applies the cap to a Streamable HTTP handler.
-func (l *sessionLimiter) wrap(next http.Handler) http.Handler {
+// wrap applies the cap to a Streamable HTTP handler; with idle > 0 its
+// sessions also end once idle that long.
+func (l *sessionLimiter) wrap(next http.Handler, idle time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("Mcp-Session-Id")
-		if id != "" && l.restore(w, r, id, next) {
+		if id != "" && l.restore(w, r, id, next, idle) {
 			return
 		}
 		if id == "" && r.Method == http.MethodPost && l.ids != nil {
@@ -122,7 +135,7 @@ func (l *sessionLimiter) wrap(next http.Handler) http.Handler {
 			// the client reads the reply: counted from then, it cannot look
 			// younger than a session its client starts next.
 			user := requestUser(r)
-			cw := &captureSession{ResponseWriter: w, admit: func(id string) { l.admit(id, next, r.URL.Path, user) }}
+			cw := &captureSession{ResponseWriter: w, admit: func(id string) { l.admit(id, next, r.URL.Path, user, idle) }}
 			defer func() { l.settle(cw.session) }()
 			next.ServeHTTP(cw, r)
 			return
@@ -186,6 +199,9 @@ func (l *sessionLimiter) begin(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if s := l.live[id]; s != nil {
+		if s.inflight == 0 && s.idle != nil {
+			s.idle.Stop()
+		}
 		s.inflight++
 		s.last = l.now()
 	}
@@ -197,6 +213,7 @@ func (l *sessionLimiter) touch(id string) {
 	defer l.mu.Unlock()
 	if s := l.live[id]; s != nil {
 		s.last = l.now()
+		s.restart()
 	}
 }
 
@@ -206,6 +223,14 @@ func (l *sessionLimiter) end(id string) {
 	if s := l.live[id]; s != nil {
 		s.inflight--
 		s.last = l.now()
+		s.restart()
+	}
+}
+
+// restart starts the idle timeout again when no POST of s is in flight.
+func (s *liveSession) restart() {
+	if s.inflight == 0 && s.idle != nil {
+		s.idle.Reset(s.idleFor)
 	}
 }
 
@@ -213,26 +238,39 @@ func (l *sessionLimiter) end(id string) {
 func (l *sessionLimiter) forget(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if s := l.live[id]; s != nil && s.idle != nil {
+		s.idle.Stop()
+	}
 	delete(l.live, id)
+}
+
+// expire ends session id, idle for its endpoint's timeout, as the cap ends
+// a victim; a session with a POST in flight again, or gone, stays as it is.
+func (l *sessionLimiter) expire(id string, s *liveSession) {
+	l.mu.Lock()
+	if l.live[id] != s || s.inflight > 0 {
+		l.mu.Unlock()
+		return
+	}
+	delete(l.live, id)
+	l.mu.Unlock()
+	(&victim{id: id, path: s.path, handler: s.handler}).close()
 }
 
 // victim is a session chosen for eviction.
 type victim struct {
 	id, path string
 	handler  http.Handler
-	l        *sessionLimiter
 }
 
 // close ends the session through its endpoint, as a client's DELETE would:
-// the SDK closes it and forgets it, and Nexus's state of it ends with it,
-// in the store too (its client starts a new session).
+// the SDK closes it and forgets it, and Nexus's state of it on this replica
+// ends with it. Its row in the store stays: another replica may be serving
+// it, and should its client come back here, the session is re-created.
 func (v *victim) close() {
 	req := httptest.NewRequest(http.MethodDelete, v.path, nil)
 	req.Header.Set("Mcp-Session-Id", v.id)
 	v.handler.ServeHTTP(httptest.NewRecorder(), req)
-	if v.l.store != nil {
-		v.l.drop(v.id)
-	}
 }
 
 // drop deletes session id from the store, and tells the other replicas
@@ -306,7 +344,7 @@ func (l *sessionLimiter) closeLocal(id string) {
 // reports whether it answered the request itself: a store that does not
 // answer (503), a session of another user or no free slot; a session the
 // store does not know is left to the SDK (404).
-func (l *sessionLimiter) restore(w http.ResponseWriter, r *http.Request, id string, next http.Handler) bool {
+func (l *sessionLimiter) restore(w http.ResponseWriter, r *http.Request, id string, next http.Handler, idle time.Duration) bool {
 	if l.store == nil || l.ids == nil {
 		return false
 	}
@@ -364,7 +402,7 @@ func (l *sessionLimiter) restore(w http.ResponseWriter, r *http.Request, id stri
 		l.log.Warn("re-create an MCP session", "session", id, "status", rec.Code, "body", rec.Body.String())
 		return false // the SDK answers: the session is not found
 	}
-	l.admit(id, next, r.URL.Path, sess.User)
+	l.admit(id, next, r.URL.Path, sess.User, idle)
 	next.ServeHTTP(httptest.NewRecorder(), synthetic(r, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, id))
 	if sess.LogLevel != "" {
 		level, _ := json.Marshal(sess.LogLevel)
@@ -409,7 +447,10 @@ func (l *sessionLimiter) reserve() (*victim, bool) {
 	if oldest == "" {
 		return nil, false
 	}
-	v := &victim{id: oldest, path: l.live[oldest].path, handler: l.live[oldest].handler, l: l}
+	v := &victim{id: oldest, path: l.live[oldest].path, handler: l.live[oldest].handler}
+	if t := l.live[oldest].idle; t != nil {
+		t.Stop()
+	}
 	delete(l.live, oldest)
 	l.pending++
 	return v, true
@@ -419,11 +460,17 @@ func (l *sessionLimiter) reserve() (*victim, bool) {
 // written the session's id: its idle time counts from then. The initialize
 // is not in flight from then on: its client has its answer, however long the
 // SDK's handler takes to return.
-func (l *sessionLimiter) admit(id string, h http.Handler, path, user string) {
+func (l *sessionLimiter) admit(id string, h http.Handler, path, user string, idle time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pending--
-	l.live[id] = &liveSession{handler: h, path: path, user: user, last: l.now()}
+	s := &liveSession{handler: h, path: path, user: user, last: l.now(), idleFor: idle}
+	if idle > 0 {
+		// Idle from now, as for the cap (the SDK's own timer starts when
+		// the initialize returns, moments later).
+		s.idle = time.AfterFunc(idle, func() { l.expire(id, s) })
+	}
+	l.live[id] = s
 }
 
 // owns reports whether session id may be used by user: it is user's, or

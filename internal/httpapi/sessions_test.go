@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -209,5 +210,49 @@ func TestSessionRoutesShareTheCap(t *testing.T) {
 	}
 	if n != 0 {
 		t.Fatalf("%d proxied sessions left; the oldest session should have been evicted", n)
+	}
+}
+
+// TestIdleSessionsEnd: a session of an MCP surface ends once idle for
+// Options.SessionTimeout (the rule of the SDK's own timeout, kept by the
+// limiter): requests keep it alive, a request in flight longer than the
+// timeout too, and after that long without one its next request gets 404.
+func TestIdleSessionsEnd(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "slow", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		time.Sleep(600 * time.Millisecond)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+	})
+	const timeout = 300 * time.Millisecond
+	ts := serve(t, httpapi.Options{MCP: srv, SessionTimeout: timeout})
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	// Requests more often than the timeout keep the session.
+	for range 8 {
+		time.Sleep(timeout / 3) // the idle time being tested
+		if err := cs.Ping(ctx, nil); err != nil {
+			t.Fatalf("ping of a session in use: %v", err)
+		}
+	}
+	// A call in flight for twice the timeout does not count as idle.
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow"}); err != nil {
+		t.Fatalf("a call longer than the idle timeout: %v", err)
+	}
+	if err := cs.Ping(ctx, nil); err != nil {
+		t.Fatalf("ping right after a long call: %v", err)
+	}
+	// Idle for longer than the timeout: the session has ended.
+	testtools.EventuallyErr(t, 10*time.Second, "the idle session to end", func() error {
+		for range srv.Sessions() {
+			return errors.New("a session is still live")
+		}
+		return nil
+	})
+	if err := cs.Ping(ctx, nil); err == nil {
+		t.Fatal("an idle session still answers after its timeout")
 	}
 }

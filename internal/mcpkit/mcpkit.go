@@ -298,6 +298,23 @@ func Result(o *pipeline.Outcome) *mcp.CallToolResult {
 	return res
 }
 
+// ResultJSON is [Result] encoded as the SDK server sends it: a downstream
+// server's result as the pipeline has it (Outcome.Result: the JSON the
+// server sent, or the result encoded once), else the rendered result. As the
+// SDK server does, a result without content gets an empty list, not null.
+func ResultJSON(o *pipeline.Outcome) (json.RawMessage, error) {
+	if o.MCP != nil && len(o.Result) > 0 && o.MCP.Content != nil && o.MCP.InputRequests == nil {
+		return o.Result, nil
+	}
+	res := Result(o)
+	if res.Content == nil {
+		r := *res
+		r.Content = []mcp.Content{}
+		res = &r
+	}
+	return json.Marshal(res)
+}
+
 // Must returns srv, and panics if err is not nil: for a surface built
 // where its error cannot happen (tests, benchmarks), as template.Must does.
 func Must(srv *mcp.Server, err error) *mcp.Server {

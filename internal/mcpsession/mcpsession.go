@@ -117,7 +117,7 @@ func (s *Store) Touch(ctx context.Context, id string) error {
 }
 
 // Delete removes session id and its conversation bindings: its client
-// ended it, or it was closed to make room.
+// ended it.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	s.mu.Lock()
 	delete(s.seen, id)

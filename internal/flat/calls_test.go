@@ -1,0 +1,235 @@
+package flat_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/flat"
+	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
+	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/pipeline/pipelinetest"
+	"github.com/nexus-mcp/nexus/internal/registry"
+)
+
+// noSecrets refuses the tool named "secret" to everyone.
+type noSecrets struct{}
+
+func (noSecrets) Tool(_ registry.Principal, t *registry.Tool) bool { return t.ID.Tool != "secret" }
+func (noSecrets) Workspace(context.Context, registry.Principal, string) error {
+	return nil
+}
+func (noSecrets) DefaultWorkspace(registry.Principal) string { return pipeline.DefaultWorkspace }
+
+// countingCalls counts the calls the front served itself.
+type countingCalls struct {
+	httpapi.ToolCalls
+	n atomic.Int64
+}
+
+func (c *countingCalls) Call(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage, meta mcp.Meta) (json.RawMessage, *jsonrpc.Error) {
+	c.n.Add(1)
+	return c.ToolCalls.Call(ctx, ss, name, args, meta)
+}
+
+// TestFastCallsMatchTheSDK: the same calls through the front's own
+// tools/call (httpapi.Options.MCPCalls) and through the SDK's handler, with
+// SDK clients over Streamable HTTP, have the same results (content,
+// structuredContent, isError, _meta), the same errors (unknown tool, invalid
+// arguments, forbidden), the same cancellation, and the same answers for an
+// unknown and an ended session; a call with a progress token is left to
+// the SDK.
+func TestFastCallsMatchTheSDK(t *testing.T) {
+	reg := registry.New()
+	started := make(chan string, 4)
+	cancelled := make(chan string, 4)
+	obj := json.RawMessage(`{"type":"object"}`)
+	add := func(name string, schema json.RawMessage, h registry.Handler) {
+		t.Helper()
+		if err := reg.Add(registry.Tool{ID: registry.ID{Toolbox: "box", Server: "srv", Tool: name}, Source: registry.Local,
+			Family: registry.Workbench, InputSchema: schema, Handler: h}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("echo", json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`),
+		func(_ context.Context, c *registry.Call) (any, error) {
+			var in struct{ Text string }
+			err := json.Unmarshal(c.Args, &in)
+			return map[string]any{"echo": in.Text}, err
+		})
+	add("plain", obj, func(context.Context, *registry.Call) (any, error) { return "just <text> & more", nil })
+	add("fails", obj, func(context.Context, *registry.Call) (any, error) {
+		return nil, errs.E(errs.Conflict, "it conflicts")
+	})
+	add("secret", obj, func(context.Context, *registry.Call) (any, error) { return "the secret", nil })
+	add("downstream", obj, func(context.Context, *registry.Call) (any, error) {
+		raw := json.RawMessage(`{"content":[{"type":"text","text":"from downstream"}],"structuredContent":{"n":1},"_meta":{"x":"y"}}`)
+		var res mcp.CallToolResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, err
+		}
+		return &registry.Encoded{Value: &res, JSON: raw}, nil
+	})
+	add("block", obj, func(ctx context.Context, c *registry.Call) (any, error) {
+		var in struct{ Tag string }
+		json.Unmarshal(c.Args, &in)
+		tag := in.Tag
+		started <- tag
+		select {
+		case <-ctx.Done():
+			cancelled <- tag
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Second):
+			return "not cancelled", nil
+		}
+	})
+	p := pipeline.New(pipeline.Options{Registry: reg, Sessions: pipelinetest.NewSessions(), Authorizer: noSecrets{}})
+	srv := mcpkit.Must(flat.New(p, mcpkit.Options{Name: "nexus", Version: "t", Surface: "t"}))
+	calls := &countingCalls{ToolCalls: flat.CallsOf(srv)}
+	if calls.ToolCalls == nil {
+		t.Fatal("no calls for a flat server")
+	}
+	fast := httptest.NewServer(httpapi.Handler(httpapi.Options{MCP: srv, MCPCalls: calls}))
+	defer fast.Close()
+	sdk := httptest.NewServer(httpapi.Handler(httpapi.Options{MCP: srv}))
+	defer sdk.Close()
+
+	ctx := context.Background()
+	connect := func(ts *httptest.Server) *mcp.ClientSession {
+		t.Helper()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	// outcome is a call's result or error, with what differs by call (the
+	// request id) or by session (the session id) masked.
+	outcome := func(cs *mcp.ClientSession, params *mcp.CallToolParams) string {
+		t.Helper()
+		res, err := cs.CallTool(ctx, params)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		for _, k := range []string{mcpkit.MetaRequest, mcpkit.MetaSession} {
+			if _, ok := res.Meta[k]; ok {
+				res.Meta[k] = "<" + k + ">"
+			}
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	cases := []struct {
+		name   string
+		params *mcp.CallToolParams
+		fast   bool // served by the front
+	}{
+		{"structured result", &mcp.CallToolParams{Name: "box__srv__echo", Arguments: map[string]any{"text": "hi"}}, true},
+		{"text result", &mcp.CallToolParams{Name: "box__srv__plain", Arguments: map[string]any{}}, true},
+		{"no arguments", &mcp.CallToolParams{Name: "box__srv__plain"}, true},
+		{"tool error", &mcp.CallToolParams{Name: "box__srv__fails", Arguments: map[string]any{}}, true},
+		{"invalid arguments", &mcp.CallToolParams{Name: "box__srv__echo", Arguments: map[string]any{"text": 3}}, true},
+		{"missing argument", &mcp.CallToolParams{Name: "box__srv__echo", Arguments: map[string]any{}}, true},
+		{"forbidden", &mcp.CallToolParams{Name: "box__srv__secret", Arguments: map[string]any{}}, true},
+		{"unknown tool", &mcp.CallToolParams{Name: "box__srv__nope", Arguments: map[string]any{}}, true},
+		{"downstream result", &mcp.CallToolParams{Name: "box__srv__downstream", Arguments: map[string]any{}}, true},
+		{"context in _meta", &mcp.CallToolParams{Name: "box__srv__plain", Meta: mcp.Meta{mcpkit.MetaWorkspace: "ws1"}}, true},
+		{"progress token", &mcp.CallToolParams{Name: "box__srv__echo", Arguments: map[string]any{"text": "p"}, Meta: mcp.Meta{"progressToken": "tok"}}, false},
+	}
+	fcs, scs := connect(fast), connect(sdk)
+	defer fcs.Close()
+	defer scs.Close()
+	for _, c := range cases {
+		before := calls.n.Load()
+		got, want := outcome(fcs, c.params), outcome(scs, c.params)
+		if got != want {
+			t.Errorf("%s: through the front\n\t%s\nthrough the SDK\n\t%s", c.name, got, want)
+		}
+		if served := calls.n.Load() > before; served != c.fast {
+			t.Errorf("%s: served by the front: %v, want %v", c.name, served, c.fast)
+		}
+		t.Logf("%s: %s", c.name, got)
+	}
+
+	// Cancellation: the client's notifications/cancelled cancels the call's
+	// context on both paths.
+	for _, side := range []struct {
+		name string
+		cs   *mcp.ClientSession
+	}{{"front", fcs}, {"sdk", scs}} {
+		cctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			_, err := side.cs.CallTool(cctx, &mcp.CallToolParams{Name: "box__srv__block", Arguments: map[string]any{"tag": side.name}})
+			done <- err
+		}()
+		select {
+		case tag := <-started:
+			if tag != side.name {
+				t.Fatalf("started %q, want %q", tag, side.name)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the blocking call did not start", side.name)
+		}
+		cancel()
+		select {
+		case tag := <-cancelled:
+			if tag != side.name {
+				t.Fatalf("cancelled %q, want %q", tag, side.name)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the call's context was not cancelled", side.name)
+		}
+		if err := <-done; err == nil {
+			t.Errorf("%s: a cancelled call returned no error", side.name)
+		}
+	}
+
+	// An unknown session, and one the client ended: the same answer.
+	post := func(ts *httptest.Server, session string) string {
+		t.Helper()
+		req, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"box__srv__plain","arguments":{}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		req.Header.Set("Mcp-Session-Id", session)
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.Status + " " + resp.Header.Get("Content-Type") + " " + strings.ReplaceAll(string(b), session, "<id>")
+	}
+	if got, want := post(fast, "bogus"), post(sdk, "bogus"); got != want {
+		t.Errorf("unknown session: through the front %q, through the SDK %q", got, want)
+	}
+	fid, sid := fcs.ID(), scs.ID()
+	if got := post(fast, fid); !strings.HasPrefix(got, "200 OK text/event-stream") {
+		t.Errorf("a live session's call: %q", got)
+	}
+	fcs.Close()
+	scs.Close()
+	before := calls.n.Load()
+	if got, want := post(fast, fid), post(sdk, sid); got != want || !strings.HasPrefix(got, "404") {
+		t.Errorf("ended session: through the front %q, through the SDK %q (want 404)", got, want)
+	}
+	if calls.n.Load() != before {
+		t.Error("the front served a call of an ended session")
+	}
+}

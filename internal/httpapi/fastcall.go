@@ -1,0 +1,353 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ToolCalls is an MCP surface's tools/call, for the front to serve without
+// the SDK server's JSON-RPC machinery (fastCalls). The SDK's Streamable
+// HTTP handler decodes every message several times (with a decoder that
+// allocates 32 KB or more each time), queues it on the session's JSON-RPC
+// connection, runs it on a goroutine of its own and encodes the result
+// again: on a flat call through Nexus that was about a third of Nexus's
+// CPU. The surface still parses nothing of the HTTP and renders the result
+// itself; the front only finds the session and writes the answer as the
+// SDK would.
+type ToolCalls interface {
+	// Serves reports whether the surface runs a tools/call of name itself
+	// (through the pipeline): what the SDK server would do with it then
+	// is what Call does. Any other name is left to the SDK (its
+	// unknown-tool error, say).
+	Serves(name string) bool
+	// Call runs a tools/call of session ss and returns its result as the
+	// SDK server would encode it, or the JSON-RPC error it would answer
+	// with.
+	Call(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage, meta mcp.Meta) (json.RawMessage, *jsonrpc.Error)
+}
+
+// fastCalls serves, in front of the SDK's Streamable HTTP handler of one
+// server, the POSTs that are one tools/call request of a live, initialized
+// session of that handler, for a tool calls serves, answering as the SDK
+// would: an SSE response of one message event, or the same JSON-RPC error.
+// Everything else goes to the SDK unchanged: other methods, batches,
+// notifications and responses, requests without a session or of a session
+// it does not know (the SDK's 404), a protocol version header it might
+// refuse or of the sessionless protocol, a request with a progress token
+// or other protocol _meta, a Last-Event-ID, anything unusual in the
+// message. A notifications/cancelled naming a call served here cancels
+// that call (and goes to the SDK too, which answers it).
+//
+// Sessions are learned from the initialize responses the SDK writes
+// through fastCalls, and forgotten when the client deletes them or the
+// session ends (ServerSession.Wait).
+type fastCalls struct {
+	srv   *mcp.Server
+	calls ToolCalls
+	next  http.Handler
+
+	mu       sync.Mutex
+	sessions map[string]*fastSession
+}
+
+// fastSession is a session fastCalls serves, with its calls in flight.
+type fastSession struct {
+	ss *mcp.ServerSession
+
+	mu       sync.Mutex
+	inflight map[string]context.CancelFunc // by the request's id, encoded
+}
+
+func newFastCalls(srv *mcp.Server, calls ToolCalls, next http.Handler) *fastCalls {
+	return &fastCalls{srv: srv, calls: calls, next: next, sessions: map[string]*fastSession{}}
+}
+
+func (f *fastCalls) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(sessionHeader)
+	switch {
+	case r.Method == http.MethodPost && id == "":
+		if b, ok := r.Body.(*bufferedBody); ok && b.checked && b.info.Method == "initialize" {
+			f.next.ServeHTTP(w, r)
+			f.learn(w.Header().Get(sessionHeader))
+			return
+		}
+	case r.Method == http.MethodPost:
+		if f.serve(w, r, id) {
+			return
+		}
+	case r.Method == http.MethodDelete:
+		f.forget(id)
+	}
+	f.next.ServeHTTP(w, r)
+}
+
+// The headers of a Streamable HTTP request that fastCalls reads.
+const (
+	sessionHeader  = "Mcp-Session-Id"
+	protocolHeader = "Mcp-Protocol-Version"
+)
+
+// fastVersions are the protocol versions (Mcp-Protocol-Version) of the
+// handshake that a stateful SDK server accepts and fastCalls serves: ""
+// (2025-03-26, which had no header) and the handshake versions the SDK
+// negotiates. Any other value is the SDK's to accept or refuse.
+var fastVersions = map[string]bool{"": true, "2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+
+// learn starts serving session id if the SDK made and initialized it.
+func (f *fastCalls) learn(id string) {
+	if id == "" {
+		return
+	}
+	for ss := range f.srv.Sessions() {
+		if ss.ID() != id {
+			continue
+		}
+		if ss.InitializeParams() == nil {
+			return
+		}
+		s := &fastSession{ss: ss, inflight: map[string]context.CancelFunc{}}
+		f.mu.Lock()
+		f.sessions[id] = s
+		f.mu.Unlock()
+		go func() {
+			ss.Wait()
+			f.mu.Lock()
+			if f.sessions[id] == s {
+				delete(f.sessions, id)
+			}
+			f.mu.Unlock()
+		}()
+		return
+	}
+}
+
+// forget stops serving session id (before the SDK deletes it).
+func (f *fastCalls) forget(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.sessions, id)
+}
+
+func (f *fastCalls) session(id string) *fastSession {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sessions[id]
+}
+
+// fastMessage is a tools/call request as fastCalls reads it: its members by
+// their exact names, as the SDK's decoder matches them.
+type fastMessage map[string]json.RawMessage
+
+// serve answers r if it is a tools/call fastCalls serves (see fastCalls),
+// and reports whether it did.
+func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request, id string) bool {
+	b, ok := r.Body.(*bufferedBody)
+	if !ok || !b.checked {
+		return false
+	}
+	switch {
+	case b.info.Method == "notifications/cancelled" && !b.info.HasID:
+		f.cancel(id, b.data)
+		return false
+	case b.info.Method != "tools/call" || !b.info.HasID:
+		return false
+	}
+	h := r.Header
+	if !fastVersions[h.Get(protocolHeader)] || len(h.Values("Last-Event-ID")) > 0 || !isJSON(h.Get("Content-Type")) || !acceptsBoth(h.Values("Accept")) {
+		return false
+	}
+	s := f.session(id)
+	if s == nil {
+		return false
+	}
+	if ip := s.ss.InitializeParams(); ip == nil || !fastVersions[ip.ProtocolVersion] {
+		return false
+	}
+	rid, name, args, meta, ok := readCall(b.data)
+	if !ok || !f.calls.Serves(name) {
+		return false
+	}
+	key, err := json.Marshal(rid.Raw())
+	if err != nil {
+		return false
+	}
+	// As the SDK's: not cancelled by the HTTP request, only by the
+	// client's notifications/cancelled.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	defer cancel()
+	if !s.begin(string(key), cancel) {
+		writeRPCResponse(w, http.StatusBadRequest, &jsonrpc.Response{ID: rid, Error: &jsonrpc.Error{
+			Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("duplicate in-flight request ID %v", rid.Raw())}})
+		return true
+	}
+	defer s.end(string(key))
+	result, rerr := f.calls.Call(ctx, s.ss, name, args, meta)
+	resp := &jsonrpc.Response{ID: rid, Result: result}
+	if rerr != nil {
+		resp = &jsonrpc.Response{ID: rid, Error: rerr}
+	}
+	data, err := jsonrpc.EncodeMessage(resp)
+	if err != nil {
+		data, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: rid, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}})
+	}
+	// The SDK's answer to a request: an SSE stream (no JSONResponse
+	// option), here of the one event with the response (no event store,
+	// so no event id).
+	hdr := w.Header()
+	hdr.Set("Cache-Control", "no-cache, no-transform")
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Connection", "keep-alive")
+	event := make([]byte, 0, len("event: message\ndata: \n\n")+len(data))
+	event = append(append(append(event, "event: message\ndata: "...), data...), "\n\n"...)
+	w.Write(event)
+	if fl, ok := w.(http.Flusher); ok {
+		fl.Flush()
+	}
+	return true
+}
+
+// readCall reads a tools/call request as the SDK would, or reports false
+// when anything in it is for the SDK to judge: members it would read
+// differently (not exactly "2.0", a method with escapes, params that are
+// not an object, a name that is not a string), a multi-round-trip retry, a
+// progress token or protocol _meta.
+func readCall(data []byte) (id jsonrpc.ID, name string, args json.RawMessage, meta mcp.Meta, ok bool) {
+	var m fastMessage
+	if json.Unmarshal(data, &m) != nil || string(m["jsonrpc"]) != `"2.0"` || string(m["method"]) != `"tools/call"` {
+		return id, "", nil, nil, false
+	}
+	var idv any
+	if json.Unmarshal(m["id"], &idv) != nil {
+		return id, "", nil, nil, false
+	}
+	id, err := jsonrpc.MakeID(idv)
+	if err != nil || !id.IsValid() {
+		return id, "", nil, nil, false
+	}
+	var params fastMessage
+	if p := m["params"]; len(p) == 0 || p[0] != '{' || json.Unmarshal(p, &params) != nil {
+		return id, "", nil, nil, false
+	}
+	if _, ok := params["inputResponses"]; ok {
+		return id, "", nil, nil, false
+	}
+	if _, ok := params["requestState"]; ok {
+		return id, "", nil, nil, false
+	}
+	if n := params["name"]; len(n) == 0 || n[0] != '"' || json.Unmarshal(n, &name) != nil {
+		return id, "", nil, nil, false
+	}
+	if raw := params["_meta"]; len(raw) > 0 {
+		if json.Unmarshal(raw, &meta) != nil {
+			return id, "", nil, nil, false
+		}
+		for k := range meta {
+			if k == "progressToken" || strings.HasPrefix(k, "io.modelcontextprotocol/") {
+				return id, "", nil, nil, false
+			}
+		}
+	}
+	return id, name, params["arguments"], meta, true
+}
+
+// begin records a call of s in flight, unless one with its id is.
+func (s *fastSession) begin(key string, cancel context.CancelFunc) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.inflight[key]; dup {
+		return false
+	}
+	s.inflight[key] = cancel
+	return true
+}
+
+func (s *fastSession) end(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.inflight, key)
+}
+
+// cancel cancels the call a notifications/cancelled of session id names,
+// if it is in flight here.
+func (f *fastCalls) cancel(id string, data []byte) {
+	s := f.session(id)
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	n := len(s.inflight)
+	s.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	var msg struct {
+		Params struct {
+			RequestID any `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(data, &msg) != nil {
+		return
+	}
+	rid, err := jsonrpc.MakeID(msg.Params.RequestID)
+	if err != nil || !rid.IsValid() {
+		return
+	}
+	key, err := json.Marshal(rid.Raw())
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	cancel := s.inflight[string(key)]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// writeRPCResponse writes a JSON-RPC response as application/json with
+// status, as the SDK writes its own errors of a request.
+func writeRPCResponse(w http.ResponseWriter, status int, resp *jsonrpc.Response) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if data, err := jsonrpc.EncodeMessage(resp); err == nil {
+		w.Write(data)
+	}
+}
+
+// isJSON reports whether a Content-Type is application/json, as the SDK
+// tells.
+func isJSON(ct string) bool {
+	if ct == "application/json" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+// acceptsBoth reports whether Accept values take both JSON and an event
+// stream, the SDK's rule for a POST.
+func acceptsBoth(values []string) bool {
+	var jsonOK, streamOK bool
+	for _, v := range values {
+		for raw := range strings.SplitSeq(v, ",") {
+			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK && streamOK
+}
