@@ -18,7 +18,6 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/app"
 	"github.com/nexus-mcp/nexus/internal/config"
-	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/llm"
 	"github.com/nexus-mcp/nexus/internal/oauth"
@@ -248,7 +247,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// Closed on SIGTERM: /readyz turns 503 and MCP GET streams end.
 	draining := make(chan struct{})
 	h := httpapi.Handler(httpapi.Options{
-		MCP: a.Surfaces.Flat, MCPCalls: flat.CallsOf(a.Surfaces.Flat), Agents: a.Surfaces.Agents, Bounded: a.Surfaces.Bounded,
+		MCP: a.Surfaces.Flat, MCPCalls: a.Calls.Of(a.Surfaces.Flat), Agents: a.Surfaces.Agents, Bounded: a.Surfaces.Bounded,
 		Routes: map[string]http.Handler{"/api/": api, "/openapi.json": api,
 			httpapi.WebSocketPath: ws.Handler(ws.Options{Chat: a.Chat, Auth: authn, Logger: log})},
 		SessionRoutes: map[string]http.Handler{"/mcp/servers/": px},

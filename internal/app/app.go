@@ -134,6 +134,9 @@ type App struct {
 	SessionIDs  *ids.MCPSessions
 	// Events carries events between the replicas sharing the store.
 	Events *events.Bus
+	// Calls holds the tools/call the HTTP front serves without the SDK
+	// server's dispatch (the flat surface's).
+	Calls *mcpkit.Calls
 	// Instance names this process among the replicas sharing a database
 	// (in /healthz, /readyz and as the holder of the background jobs it
 	// runs).
@@ -406,13 +409,14 @@ func DefaultDataDir() (string, error) {
 // buildSurfaces builds the MCP surfaces, all in this one place; their names
 // in traces are "mcp-<surface>-<transport>" ("mcp-<surface>" without one).
 func (a *App) buildSurfaces(transport string) error {
+	a.Calls = &mcpkit.Calls{}
 	opts := func(surface string) mcpkit.Options {
 		name := "mcp-" + surface
 		if transport != "" {
 			name += "-" + transport
 		}
 		return mcpkit.Options{Name: "nexus", Version: Version, Surface: name, Instructions: Intro, Catalog: a.Catalog, Logger: a.log,
-			Sessions: a.MCPSessions, IDs: a.SessionIDs}
+			Sessions: a.MCPSessions, IDs: a.SessionIDs, Calls: a.Calls}
 	}
 	// Bounded first: it registers its meta-tools, which the others, which
 	// follow the registry, would otherwise each sync again.

@@ -95,8 +95,9 @@ func TestFastCallsMatchTheSDK(t *testing.T) {
 		}
 	})
 	p := pipeline.New(pipeline.Options{Registry: reg, Sessions: pipelinetest.NewSessions(), Authorizer: noSecrets{}})
-	srv := mcpkit.Must(flat.New(p, mcpkit.Options{Name: "nexus", Version: "t", Surface: "t"}))
-	calls := &countingCalls{ToolCalls: flat.CallsOf(srv)}
+	reg2 := &mcpkit.Calls{}
+	srv := mcpkit.Must(flat.New(p, mcpkit.Options{Name: "nexus", Version: "t", Surface: "t", Calls: reg2}))
+	calls := &countingCalls{ToolCalls: reg2.Of(srv)}
 	if calls.ToolCalls == nil {
 		t.Fatal("no calls for a flat server")
 	}

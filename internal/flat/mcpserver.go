@@ -34,7 +34,9 @@ func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
 	s := o.Server("Every tool is listed under its own name: the built-in toolbox's tools by their names (belief_query), " +
 		"a configured toolbox's as toolbox__server__tool. Toolboxes and their servers:")
 	sy := &syncer{s: s, p: p, surface: o.Surface, instance: instance, listed: map[string]*registry.Tool{}}
-	register(s, sy) // CallsOf (calls.go)
+	if o.Calls != nil {
+		o.Calls.Set(s, &Calls{sy: sy}) // calls.go
+	}
 	p.Registry().OnChange(sy.sync)
 	sy.sync()
 	mcpkit.Track(s, p, instance, nil)

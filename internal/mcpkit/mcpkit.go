@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/ids"
@@ -50,6 +51,45 @@ type Options struct {
 	// process only.
 	Sessions *mcpsession.Store
 	IDs      *ids.MCPSessions
+	// Calls, when set, receives the tools/call of a surface that the HTTP
+	// front may serve without the SDK server's dispatch (the flat surface's;
+	// see [ToolCalls]), keyed by the surface's server.
+	Calls *Calls
+}
+
+// ToolCalls is an MCP surface's tools/call, for an HTTP front that serves
+// it without the SDK server's JSON-RPC machinery (httpapi.ToolCalls, whose
+// methods are these).
+type ToolCalls interface {
+	// Serves reports whether the surface runs a tools/call of name itself.
+	Serves(name string) bool
+	// Call runs a tools/call of session ss and returns its result as the
+	// SDK server would encode it, or the JSON-RPC error it would answer
+	// with.
+	Call(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage, meta mcp.Meta) (json.RawMessage, *jsonrpc.Error)
+}
+
+// Calls holds the [ToolCalls] of a process's surfaces, by server.
+type Calls struct {
+	mu sync.Mutex
+	m  map[*mcp.Server]ToolCalls
+}
+
+// Set records the tool calls of server s.
+func (c *Calls) Set(s *mcp.Server, tc ToolCalls) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[*mcp.Server]ToolCalls{}
+	}
+	c.m[s] = tc
+}
+
+// Of returns the tool calls of server s, nil when it has none.
+func (c *Calls) Of(s *mcp.Server) ToolCalls {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[s]
 }
 
 // OpenAll is the catalog's toolbox opening, nil without configured toolboxes.
