@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,78 +27,167 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
+// replica is one "nexus serve" process of a test deployment.
+type replica struct {
+	t    *testing.T
+	i    int
+	addr string
+	args []string
+	logs string
+
+	mu  sync.Mutex
+	cmd *exec.Cmd
+	f   *os.File
+}
+
+// start runs the replica's process (again, after kill), appending to its log.
+func (r *replica) start() {
+	r.t.Helper()
+	f, err := os.OpenFile(r.logs, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	cmd := exec.Command(binary, r.args...)
+	cmd.Stderr = f
+	if err := cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	r.mu.Lock()
+	r.cmd, r.f = cmd, f
+	r.mu.Unlock()
+}
+
+// kill ends the replica's process with SIGKILL: no drain, no goodbye.
+func (r *replica) kill() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cmd.Process.Kill()
+	r.cmd.Wait()
+	r.f.Close()
+}
+
+// stop ends the replica's process with SIGINT, as at the end of a test.
+func (r *replica) stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { r.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		r.cmd.Process.Kill()
+		<-done
+	}
+	r.f.Close()
+}
+
+func (r *replica) base() string { return "http://" + r.addr }
+
 // startReplicas starts n "nexus serve" replicas on one new PostgreSQL
 // schema, all at the same moment (as a deployment starts them), and returns
-// their base URLs once each is ready.
-func startReplicas(t *testing.T, n int, extra ...string) []string {
+// them once each is ready, with the schema's URL.
+func startReplicas(t *testing.T, n int, extra ...string) ([]*replica, string) {
 	t.Helper()
 	db := storetest.PostgresURL(t)
-	bases := make([]string, n)
+	reps := make([]*replica, n)
 	for i := range n {
 		addr := testtools.FreeAddr(t)
-		logs := filepath.Join(t.TempDir(), "replica.log")
-		f, err := os.Create(logs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(binary, append([]string{"serve", "--addr", addr, "--db", db, "--log-level", "debug"}, extra...)...)
-		cmd.Stderr = f
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		r := &replica{t: t, i: i, addr: addr, logs: filepath.Join(t.TempDir(), "replica.log"),
+			args: append([]string{"serve", "--addr", addr, "--db", db, "--log-level", "debug", "--drain-timeout", "5s"}, extra...)}
+		r.start()
 		t.Cleanup(func() {
-			cmd.Process.Signal(os.Interrupt)
-			cmd.Wait()
-			f.Close()
+			r.stop()
 			if t.Failed() {
-				b, _ := os.ReadFile(logs)
+				b, _ := os.ReadFile(r.logs)
 				t.Logf("replica %d (%s) logs:\n%s", i, addr, b)
 			}
 		})
-		bases[i] = "http://" + addr
+		reps[i] = r
 	}
-	for _, base := range bases {
-		testtools.EventuallyErr(t, 30*time.Second, "a replica to become ready at "+base, func() error { return ready(base) })
+	for _, r := range reps {
+		testtools.EventuallyErr(t, 30*time.Second, "a replica to become ready at "+r.base(), func() error { return ready(r.base()) })
 	}
-	return bases
+	return reps, db
 }
 
-// roundRobin is a reverse proxy that sends each request to the next of
-// bases, as a load balancer with no affinity does; it counts the requests
-// each got.
+// bases are the replicas' base URLs.
+func bases(reps []*replica) []string {
+	out := make([]string, len(reps))
+	for i, r := range reps {
+		out[i] = r.base()
+	}
+	return out
+}
+
+// roundRobin is a load balancer in front of bases with no affinity: each
+// request goes to the next replica, as a round-robin balancer sends it. As
+// a balancer with health checks does, a request whose replica refuses the
+// connection (it is down) goes to the next one; a request a replica drops
+// midway (it died) gets 502, with a JSON-RPC error when it was a request,
+// and its client retries. It counts the requests each replica got.
 func roundRobin(t *testing.T, bases []string) (string, []*atomic.Int64) {
 	t.Helper()
-	targets := make([]*url.URL, len(bases))
 	counts := make([]*atomic.Int64, len(bases))
-	for i, b := range bases {
-		targets[i], _ = url.Parse(b)
+	for i := range bases {
 		counts[i] = new(atomic.Int64)
 	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
+	t.Cleanup(client.CloseIdleConnections)
+	trace := os.Getenv("NEXUS_TEST_TRACE_BALANCER") != ""
 	var next atomic.Uint64
-	rp := &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			i := int(next.Add(1) % uint64(len(targets)))
-			counts[i].Add(1)
-			pr.SetURL(targets[i])
-			pr.Out.Host = targets[i].Host
-			if os.Getenv("NEXUS_TEST_TRACE_BALANCER") != "" {
-				var body []byte
-				if pr.In.Body != nil {
-					body, _ = io.ReadAll(pr.In.Body)
-					pr.Out.Body = io.NopCloser(bytes.NewReader(body))
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var resp *http.Response
+		var err error
+		for range len(bases) {
+			i := int(next.Add(1) % uint64(len(bases)))
+			out, _ := http.NewRequestWithContext(r.Context(), r.Method, bases[i]+r.URL.RequestURI(), bytes.NewReader(body))
+			out.Header = r.Header.Clone()
+			resp, err = client.Do(out)
+			if trace {
+				fmt.Fprintf(os.Stderr, "balancer %s -> %d %s %s sid=%s %.100s: %v\n", time.Now().Format("05.000"), i, r.Method, r.URL.Path, r.Header.Get("Mcp-Session-Id"), body, err)
+			}
+			if err == nil {
+				counts[i].Add(1)
+				break
+			}
+			if !errors.Is(err, syscall.ECONNREFUSED) {
+				break // it may have reached the replica: not sent twice
+			}
+		}
+		if err != nil {
+			var msg struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if json.Unmarshal(body, &msg) == nil && len(msg.ID) > 0 {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadGateway)
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"the replica went away: retry"}}`, msg.ID)
+				return
+			}
+			http.Error(w, "the replica went away: retry", http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		buf := make([]byte, 32<<10)
+		for {
+			n, rerr := resp.Body.Read(buf)
+			if n > 0 {
+				if _, werr := w.Write(buf[:n]); werr != nil {
+					return
 				}
-				fmt.Fprintf(os.Stderr, "balancer %s -> %d %s %s sid=%s %.120s\n", time.Now().Format("05.000"), i, pr.In.Method, pr.In.URL.Path, pr.In.Header.Get("Mcp-Session-Id"), body)
+				w.(http.Flusher).Flush()
 			}
-		},
-		ModifyResponse: func(r *http.Response) error {
-			if os.Getenv("NEXUS_TEST_TRACE_BALANCER") != "" {
-				fmt.Fprintf(os.Stderr, "balancer %s <- %s %d %s\n", time.Now().Format("05.000"), r.Request.URL.Host, r.StatusCode, r.Header.Get("Content-Type"))
+			if rerr != nil {
+				return
 			}
-			return nil
-		},
-		FlushInterval: -1,
-	}
-	ts := httptest.NewServer(rp)
+		}
+	}))
 	t.Cleanup(ts.Close)
 	return ts.URL, counts
 }
@@ -108,7 +198,8 @@ func roundRobin(t *testing.T, bases []string) (string, []*atomic.Int64) {
 // store, its calls keep one conversation, and on the bounded surface a tool
 // discovered through one replica is listed and callable through the other.
 func TestReplicasServeOneSession(t *testing.T) {
-	bases := startReplicas(t, 2, "--no-demo")
+	reps, _ := startReplicas(t, 2, "--no-demo")
+	bases := bases(reps)
 	front, counts := roundRobin(t, bases)
 	ctx := context.Background()
 

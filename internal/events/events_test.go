@@ -18,7 +18,7 @@ import (
 
 // natsURL is the NATS server of the tests (NEXUS_TEST_NATS_URL); without it
 // the NATS tests are skipped, or fail in CI.
-func natsURL(t *testing.T) string {
+func natsURL(t testing.TB) string {
 	t.Helper()
 	u := os.Getenv("NEXUS_TEST_NATS_URL")
 	if u == "" && os.Getenv("CI") != "" {
