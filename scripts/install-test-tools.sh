@@ -137,8 +137,22 @@ if [[ ! -x $CHROMIUM ]]; then
 	fi
 fi
 
+# The README's nginx configuration runs in front of replicas (TestNginxExample).
+NGINX=/usr/sbin/nginx
+if [[ ! -x $NGINX ]]; then
+	if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+		log "installing Debian's nginx (apt-get)"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx-light >/dev/null ||
+			{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx-light >/dev/null; } ||
+			die "apt-get install nginx-light failed"
+	else
+		die "$NGINX is missing: install Debian's nginx-light package (apt-get install nginx-light) as root"
+	fi
+fi
+
 cat <<EOF
 NEXUS_TOOLS_DIR=$TOOLS
+nginx=$NGINX ($("$NGINX" -v 2>&1 | head -1))
 playwright-core=$PLAYWRIGHT_PKG ($(pkg_version "$PLAYWRIGHT_PKG"))
 chromium=$CHROMIUM ($("$CHROMIUM" --version 2>/dev/null | head -1))
 node=$NODE_BIN ($("$NODE_BIN" --version))

@@ -145,7 +145,8 @@ type Pipeline struct {
 // conversations of their own.
 type boundSession struct {
 	id, workspace, user string
-	stored              bool
+	stored              bool // the conversation exists
+	bound               bool // the binding is in Options.Bindings
 }
 
 // New returns a pipeline.

@@ -146,9 +146,28 @@ func (p *Pipeline) bindSession(ctx context.Context, who registry.Principal, tran
 		}
 	}
 	if i < 0 {
-		list = append(list, boundSession{id: ulid.Make().String(), workspace: o.Workspace, user: who.ID})
-		p.transports[transport] = list
-		i = len(list) - 1
+		nb := boundSession{id: ulid.Make().String(), workspace: o.Workspace, user: who.ID}
+		if p.bindings != nil {
+			// Stored before the call runs, so that a replica serving the
+			// transport's next call finds it (or, when another replica
+			// bound it first, this call takes that replica's).
+			p.mu.Unlock()
+			got, err := p.bindings.Bind(ctx, transport, Bound{SessionID: nb.id, Workspace: nb.workspace, User: nb.user})
+			p.mu.Lock()
+			if err != nil {
+				p.log.Warn("store the conversation of a transport session", "transport", transport, "err", err)
+			} else {
+				nb.id, nb.bound = got.SessionID, true
+			}
+			list = p.transports[transport]
+		}
+		if j := slices.IndexFunc(list, func(b boundSession) bool { return b.workspace == nb.workspace && b.user == nb.user }); j >= 0 {
+			i = j // bound meanwhile by another call of this process
+		} else {
+			list = append(list, nb)
+			p.transports[transport] = list
+			i = len(list) - 1
+		}
 	}
 	bs := list[i]
 	o.SessionID, o.Workspace = bs.id, bs.workspace
@@ -159,22 +178,17 @@ func (p *Pipeline) bindSession(ctx context.Context, who registry.Principal, tran
 		if err := p.ensure(ctx, who, bs.id, bs.workspace); err != nil {
 			return err
 		}
-		id := bs.id
-		if p.bindings != nil {
-			got, err := p.bindings.Bind(ctx, transport, Bound{SessionID: bs.id, Workspace: bs.workspace, User: who.ID})
-			if err != nil {
+		if p.bindings != nil && !bs.bound {
+			if _, err := p.bindings.Bind(ctx, transport, Bound{SessionID: bs.id, Workspace: bs.workspace, User: who.ID}); err != nil {
 				return err
 			}
-			// Another replica bound this transport first: its
-			// conversation is the transport's from now on.
-			id = got.SessionID
 		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		for j := range p.transports[transport] {
 			if p.transports[transport][j].id == bs.id {
-				p.transports[transport][j].id = id
 				p.transports[transport][j].stored = true
+				p.transports[transport][j].bound = true
 			}
 		}
 		return nil
@@ -202,7 +216,9 @@ func (p *Pipeline) loadBindings(ctx context.Context, transport string) {
 	}
 	list := make([]boundSession, 0, len(stored))
 	for _, b := range stored {
-		list = append(list, boundSession{id: b.SessionID, workspace: b.Workspace, user: b.User, stored: true})
+		// Not "stored": the replica that bound it may not have stored the
+		// conversation yet; storing it again is a no-op.
+		list = append(list, boundSession{id: b.SessionID, workspace: b.Workspace, user: b.User, bound: true})
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
