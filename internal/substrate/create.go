@@ -355,6 +355,7 @@ func (s *Server) judgeDraft(ctx context.Context, an *memo, workspace string, d *
 		return nil
 	}
 	f.known = d.df
+	f.memo = an
 	res, err := s.search(ctx, db, b.Content, f)
 	if err != nil {
 		return fmt.Errorf("tension candidates: %w", err)
@@ -581,7 +582,11 @@ func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *memo, workspac
 		}
 	}
 	// Last, so that no later statement flushes part of it (see ftsPending).
-	return s.indexPending(ctx, ptx, pending)
+	last := pending.last
+	if err := s.indexPending(ctx, ptx, pending); err != nil {
+		return err
+	}
+	return s.compactIndex(ctx, ptx, last)
 }
 
 // finish judges the stored belief b against the beliefs committed since the

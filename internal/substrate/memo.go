@@ -21,10 +21,12 @@ type memo struct {
 	df       map[string]int     // term -> document frequency
 	entities map[string]*Entity // name or alias key -> entity (nil: none)
 	beliefs  map[int64]*Belief  // seq -> candidate, with its entities
+	matches  map[int64]*matchRow
 }
 
 func newMemo() *memo {
-	return &memo{df: map[string]int{}, entities: map[string]*Entity{}, beliefs: map[int64]*Belief{}}
+	return &memo{df: map[string]int{}, entities: map[string]*Entity{}, beliefs: map[int64]*Belief{},
+		matches: map[int64]*matchRow{}}
 }
 
 // of returns the detector's analysis of b, made once per call. Beliefs do
@@ -107,4 +109,37 @@ func (m *memo) loadBeliefsBySeq(ctx context.Context, s *Server, q querier, seqs 
 		}
 	}
 	return slices.Clip(out), nil
+}
+
+// matchRows returns the match rows of seqs, in that order, reading only
+// those the call has not read yet. The rows returned are shared: read only.
+func (m *memo) matchRows(ctx context.Context, s *Server, q querier, seqs []int64) ([]*matchRow, error) {
+	m.mu.Lock()
+	var missing []int64
+	for _, v := range seqs {
+		if _, ok := m.matches[v]; !ok {
+			missing = append(missing, v)
+		}
+	}
+	m.mu.Unlock()
+	if len(missing) > 0 {
+		loaded, err := s.loadMatchRows(ctx, q, missing)
+		if err != nil {
+			return nil, err
+		}
+		m.mu.Lock()
+		for _, r := range loaded {
+			m.matches[r.seq] = r
+		}
+		m.mu.Unlock()
+	}
+	out := make([]*matchRow, 0, len(seqs))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, v := range seqs {
+		if r := m.matches[v]; r != nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }

@@ -36,6 +36,9 @@ type Server struct {
 	// analyzed is the belief count at PostgreSQL's last ANALYZE by this
 	// server (see analyzeGrown).
 	analyzed atomic.Int64
+	// ftsIndexed counts the beliefs this server put in SQLite's full-text
+	// index since it last compacted it (see compactIndex).
+	ftsIndexed atomic.Int64
 	// judged, when set (tests), runs after a create has judged its
 	// candidates and before its write transaction.
 	judged func()
