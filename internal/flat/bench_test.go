@@ -332,8 +332,11 @@ func nexusBenchServerAuth(b *testing.B, withMetrics func(*store.Store) (pipeline
 		})
 	}
 	p := pipeline.New(po)
-	srv := mcpkit.Must(flat.New(p, mcpkit.Options{Name: "nexus", Version: "bench", Surface: "mcp-http"}))
-	o := httpapi.Options{MCP: srv, Loopback: true, Metrics: metrics}
+	// As "nexus serve" serves /mcp: tools/call by the HTTP front
+	// (httpapi's fast path), everything else by the SDK.
+	calls := &mcpkit.Calls{}
+	srv := mcpkit.Must(flat.New(p, mcpkit.Options{Name: "nexus", Version: "bench", Surface: "mcp-http", Calls: calls}))
+	o := httpapi.Options{MCP: srv, MCPCalls: calls.Of(srv), Loopback: true, Metrics: metrics}
 	if auth != nil {
 		o.Auth = auth(st)
 	}
