@@ -166,7 +166,13 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request, id string) boo
 	}
 	s := f.session(id)
 	if s == nil {
-		return false
+		// A session this handler did not see initialize: re-created from
+		// the store (its initialize was not a client's), or one whose
+		// initialize was not yet complete when its answer was written.
+		f.learn(id)
+		if s = f.session(id); s == nil {
+			return false
+		}
 	}
 	if ip := s.ss.InitializeParams(); ip == nil || !fastVersions[ip.ProtocolVersion] {
 		return false
