@@ -103,14 +103,46 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 		m, _ := res.StructuredContent.(map[string]any)
 		return created(m)
 	}
+	rest := func(tool string, args map[string]any) (map[string]any, error) {
+		body, _ := json.Marshal(args)
+		resp, err := http.Post(front+"/api/tools/"+tool+":call", "application/json", bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("%s: %s", resp.Status, b)
+		}
+		var m map[string]any
+		return m, json.Unmarshal(b, &m)
+	}
+	// One conversation that a quarter of the clients append to at once,
+	// through every replica: its exchange sequence must come out gap-free.
+	var conversation string
+	if _, ok := retry("session_start", func() (string, error) {
+		m, err := rest("session_start", map[string]any{"platform": "api"})
+		if err != nil {
+			return "", err
+		}
+		sess, _ := m["session"].(map[string]any)
+		conversation, _ = sess["id"].(string)
+		if conversation == "" {
+			return "", fmt.Errorf("no session id in %v", m)
+		}
+		return conversation, nil
+	}); !ok {
+		t.FailNow()
+	}
+	var exchanges sync.Map // exchange id -> seq, acknowledged
 	client := func(k int) {
 		defer wg.Done()
-		surface := []string{"flat", "bounded", "rest"}[k%3]
+		surface := []string{"flat", "bounded", "rest", "exchanges"}[k%4]
 		var cs *mcp.ClientSession
 		tool := "belief_create"
 		switch surface {
-		case "flat", "bounded":
-			path := map[string]string{"flat": "/mcp", "bounded": "/mcp/bounded"}[surface]
+		case "flat", "bounded", "exchanges":
+			path := map[string]string{"flat": "/mcp", "bounded": "/mcp/bounded", "exchanges": "/mcp"}[surface]
 			var err error
 			if _, ok := retry(surface+" connect", func() (string, error) {
 				cs, err = mcp.NewClient(&mcp.Implementation{Name: "kill", Version: "1"}, nil).Connect(context.Background(),
@@ -143,6 +175,31 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 			ext := fmt.Sprintf("kill-%d-%d", k, n)
 			var id string
 			var ok bool
+			if surface == "exchanges" {
+				_, ok = retry("exchange_add", func() (string, error) {
+					res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "exchange_add",
+						Arguments: map[string]any{"session_id": conversation, "role": "user", "content": content}})
+					if err != nil {
+						return "", err
+					}
+					if res.IsError {
+						return "", fmt.Errorf("tool error: %v", res.Content)
+					}
+					m, _ := res.StructuredContent.(map[string]any)
+					ex, _ := m["exchange"].(map[string]any)
+					id, _ := ex["id"].(string)
+					seq, _ := ex["seq"].(float64)
+					if id == "" || seq < 1 {
+						return "", fmt.Errorf("no exchange in %v", m)
+					}
+					exchanges.Store(id, int(seq))
+					return id, nil
+				})
+				if !ok {
+					return
+				}
+				continue
+			}
 			if surface == "rest" {
 				id, ok = retry("REST belief_create", func() (string, error) {
 					body, _ := json.Marshal(map[string]any{"content": content})
@@ -222,6 +279,42 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 	if lost > 0 {
 		t.Errorf("%d of %d acknowledged writes are not in the database", lost, ackedN.Load())
 	}
+	// The conversation's exchanges: sequence numbers 1..n with no gap and
+	// no repeat, every acknowledged one among them with its number.
+	seqs := map[int]string{}
+	for offset := 0; ; offset += 500 {
+		m, err := rest("exchange_list", map[string]any{"session_id": conversation, "limit": 500, "offset": offset})
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, _ := m["exchanges"].([]any)
+		for _, e := range list {
+			ex := e.(map[string]any)
+			seq := int(ex["seq"].(float64))
+			if prev, dup := seqs[seq]; dup {
+				t.Errorf("exchange seq %d twice (%s, %s)", seq, prev, ex["id"])
+			}
+			seqs[seq] = ex["id"].(string)
+		}
+		if len(list) < 500 {
+			break
+		}
+	}
+	for i := 1; i <= len(seqs); i++ {
+		if _, ok := seqs[i]; !ok {
+			t.Errorf("the conversation's %d exchanges have a gap at seq %d", len(seqs), i)
+			break
+		}
+	}
+	nex := 0
+	exchanges.Range(func(k, v any) bool {
+		nex++
+		if seqs[v.(int)] != k.(string) {
+			t.Errorf("acknowledged exchange %s (seq %d) is not stored as such", k, v)
+		}
+		return true
+	})
+	t.Logf("one conversation: %d exchanges acknowledged, %d stored, seq 1..%d gap-free", nex, len(seqs), len(seqs))
 	if ackedN.Load() < int64(clients) {
 		t.Errorf("only %d writes acknowledged for %d clients", ackedN.Load(), clients)
 	}
