@@ -249,14 +249,18 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	h := httpapi.Handler(httpapi.Options{
 		MCP: a.Surfaces.Flat, MCPCalls: a.Calls.Of(a.Surfaces.Flat), Agents: a.Surfaces.Agents, Bounded: a.Surfaces.Bounded,
 		Routes: map[string]http.Handler{"/api/": api, "/openapi.json": api,
-			httpapi.WebSocketPath: ws.Handler(ws.Options{Chat: a.Chat, Auth: authn, Logger: log})},
+			httpapi.WebSocketPath: ws.Handler(ws.Options{Chat: a.Chat, Auth: authn, Logger: log, Events: a.Events,
+				Owner: func(ctx context.Context, id string) (string, bool, error) {
+					_, owner, ok, err := a.Conversations.Lookup(ctx, id)
+					return owner, ok, err
+				}})},
 		SessionRoutes: map[string]http.Handler{"/mcp/servers/": px},
 		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Ready: a.Ready, Drain: draining, Logger: log,
 		Sessions: a.MCPSessions, SessionIDs: a.SessionIDs, Events: a.Events, Auth: authn, TokenLimit: tokenLimit(*tokenRate),
 		AuthorizationServers: authServers, Resource: resource, UI: webui.Handler(),
 		AllowedHosts: hosts, AllowedOrigins: origins, MaxSessions: *maxSessions, Metrics: a.Metrics.Handler,
 		Endpoints: append(rest.Endpoints(), httpapi.Endpoint{Path: "/mcp/servers/{toolbox}/{server}", Description: "MCP, one downstream server proxied unchanged"},
-			httpapi.Endpoint{Path: httpapi.WebSocketPath, Description: "WebSocket chat: message in; token, tool_start, tool_complete, complete, error out"},
+			httpapi.Endpoint{Path: httpapi.WebSocketPath, Description: "WebSocket chat: message, cancel, watch in; token, tool_start, tool_complete, complete, error out"},
 			httpapi.Endpoint{Path: "/", Description: "the web UI, for a browser (Accept: text/html); this index otherwise"}),
 	})
 	// No ReadTimeout or WriteTimeout: they would cut SSE streams; the

@@ -30,6 +30,13 @@ type Event struct {
 	Topic  string          `json:"topic"`
 	Origin string          `json:"origin"`
 	Data   json.RawMessage `json:"data,omitempty"`
+	// An event larger than its engine carries (PostgreSQL's NOTIFY takes
+	// under 8,000 bytes) travels in parts: part Part (from 1) of Parts,
+	// each with a piece of the data's bytes, put together again before
+	// subscribers see it.
+	Part  int    `json:"part,omitempty"`
+	Parts int    `json:"parts,omitempty"`
+	Piece []byte `json:"piece,omitempty"`
 }
 
 // engine moves encoded events between replicas.
@@ -38,6 +45,8 @@ type engine interface {
 	name() string
 	// publish sends one encoded event to every replica (this one too).
 	publish(ctx context.Context, payload []byte) error
+	// max is the largest payload the engine carries (0: no limit).
+	max() int
 	// run receives events until ctx ends, handing each to deliver, and
 	// calls reconnected after each reconnection (not the first connection).
 	run(ctx context.Context, deliver func(payload []byte), reconnected func())
@@ -58,6 +67,15 @@ type Bus struct {
 	subs   map[string][]*subscription
 	resync []func(context.Context)
 	seen   *recent
+	// partial holds the parts of events arriving in parts, by id.
+	partial map[string]*partial
+}
+
+// partial is an event whose parts are arriving.
+type partial struct {
+	pieces [][]byte
+	got    int
+	since  time.Time
 }
 
 type subscription struct{ fn func(Event) }
@@ -100,7 +118,7 @@ func Open(ctx context.Context, opts Options) (*Bus, error) {
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b := &Bus{origin: opts.Origin, eng: eng, log: log, cancel: cancel, done: make(chan struct{}),
-		subs: map[string][]*subscription{}, seen: newRecent(4096)}
+		subs: map[string][]*subscription{}, seen: newRecent(4096), partial: map[string]*partial{}}
 	go func() {
 		defer close(b.done)
 		eng.run(rctx, b.deliver, b.reconnected)
@@ -128,12 +146,31 @@ func (b *Bus) Publish(ctx context.Context, topic string, data any) error {
 	if err != nil {
 		return fmt.Errorf("events: %s: %w", topic, err)
 	}
-	payload, err := json.Marshal(Event{ID: ulid.Make().String(), Topic: topic, Origin: b.origin, Data: raw})
+	ev := Event{ID: ulid.Make().String(), Topic: topic, Origin: b.origin, Data: raw}
+	payload, err := json.Marshal(ev)
 	if err != nil {
 		return fmt.Errorf("events: %s: %w", topic, err)
 	}
-	if err := b.eng.publish(ctx, payload); err != nil {
-		return fmt.Errorf("events: publish %s over %s: %w", topic, b.eng.name(), err)
+	max := b.eng.max()
+	if max == 0 || len(payload) <= max {
+		if err := b.eng.publish(ctx, payload); err != nil {
+			return fmt.Errorf("events: publish %s over %s: %w", topic, b.eng.name(), err)
+		}
+		return nil
+	}
+	// In parts: each piece base64-encoded (4/3 of its size) beside an
+	// envelope of well under 512 bytes.
+	size := (max - 512) * 3 / 4
+	parts := (len(raw) + size - 1) / size
+	for i := range parts {
+		piece := raw[i*size : min((i+1)*size, len(raw))]
+		p, err := json.Marshal(Event{ID: ev.ID, Topic: topic, Origin: b.origin, Part: i + 1, Parts: parts, Piece: piece})
+		if err != nil {
+			return fmt.Errorf("events: %s: %w", topic, err)
+		}
+		if err := b.eng.publish(ctx, p); err != nil {
+			return fmt.Errorf("events: publish %s (part %d of %d) over %s: %w", topic, i+1, parts, b.eng.name(), err)
+		}
 	}
 	return nil
 }
@@ -184,6 +221,12 @@ func (b *Bus) deliver(payload []byte) {
 		b.log.Warn("events: a message that is not an event", "payload", string(payload))
 		return
 	}
+	if ev.Parts > 1 {
+		var whole bool
+		if ev, whole = b.assemble(ev); !whole {
+			return
+		}
+	}
 	if !b.seen.add(ev.ID) {
 		return // delivered already
 	}
@@ -193,6 +236,45 @@ func (b *Bus) deliver(payload []byte) {
 	for _, s := range subs {
 		s.fn(ev)
 	}
+}
+
+// assemble keeps a part of an event and returns the whole event once every
+// part has come. Parts of events that never complete (a publisher died
+// between parts) are dropped after a minute.
+func (b *Bus) assemble(part Event) (Event, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := time.Now()
+	for id, p := range b.partial {
+		if now.Sub(p.since) > time.Minute {
+			delete(b.partial, id)
+		}
+	}
+	if part.Part < 1 || part.Part > part.Parts || part.Parts > 10000 {
+		return Event{}, false
+	}
+	p := b.partial[part.ID]
+	if p == nil {
+		if b.seen.has(part.ID) {
+			return Event{}, false // delivered already: a repeated part
+		}
+		p = &partial{pieces: make([][]byte, part.Parts), since: now}
+		b.partial[part.ID] = p
+	}
+	if len(p.pieces) != part.Parts || p.pieces[part.Part-1] != nil {
+		return Event{}, false
+	}
+	p.pieces[part.Part-1] = part.Piece
+	p.got++
+	if p.got < part.Parts {
+		return Event{}, false
+	}
+	delete(b.partial, part.ID)
+	var data []byte
+	for _, piece := range p.pieces {
+		data = append(data, piece...)
+	}
+	return Event{ID: part.ID, Topic: part.Topic, Origin: part.Origin, Data: data}, true
 }
 
 func (b *Bus) reconnected() {
@@ -214,6 +296,13 @@ type recent struct {
 }
 
 func newRecent(n int) *recent { return &recent{ids: map[string]bool{}, ring: make([]string, n)} }
+
+// has reports whether id was seen.
+func (r *recent) has(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ids[id]
+}
 
 // add reports whether id is new, and remembers it.
 func (r *recent) add(id string) bool {

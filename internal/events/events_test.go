@@ -2,10 +2,12 @@ package events_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -198,4 +200,32 @@ func TestNATSReconnectResyncs(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestLargeEventsTravelInParts publishes events over PostgreSQL's NOTIFY
+// limit (under 8,000 bytes): each reaches the other replica whole, once.
+func TestLargeEventsTravelInParts(t *testing.T) {
+	st := storetest.OpenTestPostgres(t)
+	buses := replicas(t, 2, "", st)
+	c := &collector{}
+	buses[1].Subscribe("big", c.add)
+	want := []string{strings.Repeat("é\"x", 9000), strings.Repeat("y", 7950), "small"}
+	for _, w := range want {
+		if err := buses[0].Publish(context.Background(), "big", w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testtools.Eventually(t, 10*time.Second, "three events", func() bool { return c.len() >= len(want) })
+	time.Sleep(100 * time.Millisecond)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.got) != len(want) {
+		t.Fatalf("%d events, want %d", len(c.got), len(want))
+	}
+	for i, e := range c.got {
+		var got string
+		if err := json.Unmarshal(e.Data, &got); err != nil || got != want[i] {
+			t.Errorf("event %d: %d bytes (%v), want %d", i, len(got), err, len(want[i]))
+		}
+	}
 }

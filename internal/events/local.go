@@ -43,3 +43,5 @@ func (l *local) close() {
 		close(l.done)
 	}
 }
+
+func (l *local) max() int { return 0 }

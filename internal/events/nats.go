@@ -90,3 +90,5 @@ func (e *natsEngine) ready(ctx context.Context) error {
 }
 
 func (e *natsEngine) close() { e.nc.Close() }
+
+func (e *natsEngine) max() int { return int(e.nc.MaxPayload()) }

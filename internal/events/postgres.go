@@ -112,3 +112,5 @@ func (p *postgres) ready(ctx context.Context) error {
 }
 
 func (p *postgres) close() {}
+
+func (p *postgres) max() int { return maxNotify }

@@ -4,6 +4,7 @@
 //	{"type":"message","conversation_id":"...","content":"..."}
 //	{"type":"cancel","conversation_id":"..."}   (conversation_id optional: every turn)
 //	{"type":"auth","token":"nxs_..."}           (first frame, when the upgrade carried no token)
+//	{"type":"watch","conversation_id":"..."}    (receive the events of that conversation's turns, from any connection on any replica; see watch.go)
 //
 // and the server streams each turn's events (internal/chat): token,
 // tool_start, tool_complete, complete and error, each with the
@@ -28,6 +29,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/chat"
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/events"
 	"github.com/nexus-mcp/nexus/internal/users"
 )
 
@@ -52,6 +54,12 @@ type Options struct {
 	// AuthTimeout bounds the wait for the auth frame (default 10 s).
 	AuthTimeout time.Duration
 	Logger      *slog.Logger
+	// Events carries turns' events to the connections watching their
+	// conversation on every replica (nil: none can watch).
+	Events *events.Bus
+	// Owner returns the owner of conversation id (ok false when there is
+	// none), to check a watch; nil refuses watches.
+	Owner func(ctx context.Context, id string) (owner string, ok bool, err error)
 }
 
 // Handler returns the WebSocket endpoint.
@@ -65,6 +73,7 @@ func Handler(o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	h := newHub(o.Events)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		patterns := o.OriginPatterns
 		if len(patterns) == 0 {
@@ -75,7 +84,8 @@ func Handler(o Options) http.Handler {
 			return // Accept answered the client
 		}
 		c.SetReadLimit(1 << 20)
-		s := &conn{o: o, c: c, log: o.Logger, turns: map[string]context.CancelFunc{}}
+		s := &conn{o: o, c: c, log: o.Logger, turns: map[string]context.CancelFunc{}, id: newConnID(), hub: h}
+		defer h.leave(s)
 		s.serve(r.Context(), r)
 	})
 }
@@ -93,6 +103,10 @@ type conn struct {
 	o   Options
 	c   *websocket.Conn
 	log *slog.Logger
+	id  string // among every replica's connections
+	hub *hub
+	// user is the connection's user, once authenticated.
+	user *users.User
 
 	mu       sync.Mutex
 	turns    map[string]context.CancelFunc // running turns by conversation id
@@ -124,6 +138,7 @@ func (s *conn) serve(reqCtx context.Context, r *http.Request) {
 		}
 		ctx = users.WithUser(ctx, u)
 	}
+	s.user, _ = users.FromContext(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer s.cancelTurns("")
@@ -142,10 +157,12 @@ func (s *conn) serve(reqCtx context.Context, r *http.Request) {
 			s.startTurn(ctx, &wg, in)
 		case "cancel":
 			s.cancelTurns(in.ConversationID)
+		case "watch":
+			s.watch(ctx, in.ConversationID)
 		case "auth":
 			s.push(chat.Event{Type: chat.Error, Code: string(errs.BadRequest), Message: "already authenticated"})
 		default:
-			s.push(chat.Event{Type: chat.Error, Code: string(errs.BadRequest), Message: "unknown frame type " + quote(in.Type) + ": send message, cancel or auth"})
+			s.push(chat.Event{Type: chat.Error, Code: string(errs.BadRequest), Message: "unknown frame type " + quote(in.Type) + ": send message, cancel, watch or auth"})
 		}
 	}
 }
@@ -207,8 +224,36 @@ func (s *conn) startTurn(ctx context.Context, wg *sync.WaitGroup, in inbound) {
 			}
 			e.ConversationID = conv
 			s.push(e)
+			s.hub.publish(tctx, s, conv, e)
 		})
 	}()
+}
+
+// watch makes the connection receive the events of conversation id's turns,
+// when its user owns the conversation (an admin also those of no owner).
+func (s *conn) watch(ctx context.Context, id string) {
+	refuse := func(code errs.Code, msg string) {
+		s.push(chat.Event{Type: chat.Error, Code: string(code), ConversationID: id, Message: msg})
+	}
+	if s.o.Owner == nil || s.o.Events == nil {
+		refuse(errs.BadRequest, "this server does not offer watching conversations")
+		return
+	}
+	if id == "" {
+		refuse(errs.BadRequest, "watch needs a conversation_id")
+		return
+	}
+	owner, ok, err := s.o.Owner(ctx, id)
+	switch {
+	case err != nil:
+		refuse(errs.Unavailable, "the conversation could not be read; try again")
+		return
+	case !ok || s.user == nil || (owner != s.user.ID && !(owner == "" && s.user.Role == users.Admin)):
+		// Another user's conversation looks like none at all.
+		refuse(errs.NotFound, "conversation "+quote(id)+" not found")
+		return
+	}
+	s.hub.watch(id, s)
 }
 
 // cancelTurns cancels the turn of conversation id, or every turn.
