@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // killLoad says how hard TestKillOneReplicaUnderLoad pushes: the short
@@ -241,7 +243,7 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 	killedAt := time.Since(start)
 	time.Sleep(time.Second)
 	victim.start()
-	testtools_ready(t, victim.base())
+	testtools.EventuallyErr(t, 30*time.Second, "the restarted replica to be ready", func() error { return ready(victim.base()) })
 	time.Sleep(run - time.Since(start))
 	close(stop)
 	wg.Wait()
@@ -317,17 +319,5 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 	t.Logf("one conversation: %d exchanges acknowledged, %d stored, seq 1..%d gap-free", nex, len(seqs), len(seqs))
 	if ackedN.Load() < int64(clients) {
 		t.Errorf("only %d writes acknowledged for %d clients", ackedN.Load(), clients)
-	}
-}
-
-// testtools_ready waits for the replica at base to be ready again.
-func testtools_ready(t *testing.T, base string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for ready(base) != nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("the restarted replica at %s is not ready after 30 s", base)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -3,6 +3,7 @@ package downstream
 import (
 	"bytes"
 	"mime"
+	"strings"
 )
 
 // The Streamable HTTP wire details that both raw users of a downstream
@@ -26,6 +27,28 @@ func MediaType(contentType string) string {
 	}
 	mt, _, _ := mime.ParseMediaType(contentType)
 	return mt
+}
+
+// Accepts reports whether the Accept header values take JSON and an event
+// stream, by the MCP SDK's rule for a Streamable HTTP POST (each
+// comma-separated part's media type, parameters ignored, wildcards
+// counted): the passthrough and the HTTP front's fast path answer what the
+// SDK would.
+func Accepts(values []string) (jsonOK, streamOK bool) {
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			base, _, _ := strings.Cut(part, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK, streamOK
 }
 
 // NextEvent finds the first complete SSE event of in (lines up to an empty

@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"mime"
 	"net/http"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/downstream"
 )
 
 // ToolCalls is an MCP surface's tools/call, for the front to serve without
@@ -161,7 +162,7 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request, id string) boo
 		return false
 	}
 	h := r.Header
-	if !fastVersions[h.Get(protocolHeader)] || len(h.Values("Last-Event-ID")) > 0 || !isJSON(h.Get("Content-Type")) || !acceptsBoth(h.Values("Accept")) {
+	if !fastVersions[h.Get(protocolHeader)] || len(h.Values("Last-Event-ID")) > 0 || downstream.MediaType(h.Get("Content-Type")) != "application/json" || !acceptsBoth(h.Values("Accept")) {
 		return false
 	}
 	s := f.session(id)
@@ -328,32 +329,9 @@ func writeRPCResponse(w http.ResponseWriter, status int, resp *jsonrpc.Response)
 	}
 }
 
-// isJSON reports whether a Content-Type is application/json, as the SDK
-// tells.
-func isJSON(ct string) bool {
-	if ct == "application/json" {
-		return true
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "application/json"
-}
-
 // acceptsBoth reports whether Accept values take both JSON and an event
 // stream, the SDK's rule for a POST.
 func acceptsBoth(values []string) bool {
-	var jsonOK, streamOK bool
-	for _, v := range values {
-		for raw := range strings.SplitSeq(v, ",") {
-			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
-			switch strings.ToLower(strings.TrimSpace(base)) {
-			case "application/json", "application/*":
-				jsonOK = true
-			case "text/event-stream", "text/*":
-				streamOK = true
-			case "*/*":
-				jsonOK, streamOK = true, true
-			}
-		}
-	}
+	jsonOK, streamOK := downstream.Accepts(values)
 	return jsonOK && streamOK
 }

@@ -174,6 +174,15 @@ func (s *Store) Prune(ctx context.Context) (int64, error) {
 	if s.ttl <= 0 {
 		return 0, nil
 	}
+	// This process's record of when it last touched each session goes
+	// with the sessions: an entry older than the ttl is of a session gone.
+	s.mu.Lock()
+	for id, at := range s.seen {
+		if time.Since(at) > s.ttl {
+			delete(s.seen, id)
+		}
+	}
+	s.mu.Unlock()
 	cutoff := store.Micros(time.Now().Add(-s.ttl))
 	var n int64
 	err := s.st.Tx(ctx, func(tx *sql.Tx) error {

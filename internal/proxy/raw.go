@@ -307,7 +307,7 @@ func (s *rawSession) serve(w http.ResponseWriter, r *http.Request) {
 
 // serveGET forwards the standalone SSE stream (or its resumption).
 func (s *rawSession) serveGET(w http.ResponseWriter, r *http.Request) {
-	if _, streamOK := accepts(r.Header.Values("Accept")); !streamOK {
+	if _, streamOK := downstream.Accepts(r.Header.Values("Accept")); !streamOK {
 		http.Error(w, "Accept must contain 'text/event-stream' for GET requests", http.StatusBadRequest)
 		return
 	}

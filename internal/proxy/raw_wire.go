@@ -33,7 +33,7 @@ func postHeadersOK(w http.ResponseWriter, r *http.Request) bool {
 		}
 		return false
 	}
-	if jsonOK, streamOK := accepts(r.Header.Values("Accept")); !jsonOK || !streamOK {
+	if jsonOK, streamOK := downstream.Accepts(r.Header.Values("Accept")); !jsonOK || !streamOK {
 		if w != nil {
 			http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
 		}
@@ -53,24 +53,6 @@ func versionHeaderOK(w http.ResponseWriter, r *http.Request) bool {
 		http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version (supported versions: %s)", strings.Join(handshakeVersions(), ",")), http.StatusBadRequest)
 	}
 	return false
-}
-
-// accepts reports whether Accept headers accept JSON and SSE, as the SDK
-// decides it.
-func accepts(values []string) (jsonOK, streamOK bool) {
-	for _, v := range values {
-		for part := range strings.SplitSeq(v, ",") {
-			switch downstream.MediaType(strings.TrimSpace(part)) {
-			case "application/json", "application/*":
-				jsonOK = true
-			case "text/event-stream", "text/*":
-				streamOK = true
-			case "*/*":
-				jsonOK, streamOK = true, true
-			}
-		}
-	}
-	return jsonOK, streamOK
 }
 
 // envelope is what the raw passthrough decodes of a message.
