@@ -9,14 +9,18 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/nexus-mcp/nexus/internal/llm/llmtest"
 	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
@@ -50,9 +54,43 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 		t.Skip("NEXUS_TEST_NATS_URL is not set; skipped (CI sets it)")
 	}
 	clients, run := killLoad()
+	// The chat's model: each turn finds its tools, then answers in chunks.
+	fake := llmtest.NewOpenAI(t, func(n int, req *llmtest.Request) llmtest.Answer {
+		if len(req.LastToolResults()) == 0 {
+			return llmtest.Answer{Chunks: []string{"Let me ", "look. "}, Calls: []llmtest.Call{{ID: "c1", Name: "get_tools", Args: `{}`}}, Delay: 5 * time.Millisecond}
+		}
+		return llmtest.Answer{Chunks: []string{"Every ", "replica ", "answers ", "the same."}, Delay: 5 * time.Millisecond}
+	})
+	t.Setenv("NEXUS_LLM_PROVIDER", "openai")
+	t.Setenv("NEXUS_LLM_BASE_URL", fake.URL)
+	t.Setenv("NEXUS_LLM_MODEL", "fake-model")
+	t.Setenv("NEXUS_LLM_API_KEY", "sk-fake")
+	t.Setenv("NEXUS_ALLOW_LOOPBACK_MODEL_URLS", "1")
 	reps, db := startReplicas(t, 3, "--no-demo", "--events", nats+"/nexus-kill-"+strconv.FormatInt(time.Now().UnixNano(), 36),
 		"--token-rate", "0", "--max-sessions", "100000")
 	front, counts := roundRobin(t, bases(reps))
+	conn, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Two users besides the local one: one whose conversation is watched
+	// through another replica, one whose quota (anonymous: 10 prompts a
+	// day) runs out during the run.
+	user := func(name, tier string) (token string, tally *chatTally) {
+		out, errOut, code := runNexus(t, "", "users", "add", name, "--tier", tier, "--db", db)
+		if code != 0 || !strings.Contains(out, "nxs_") {
+			t.Fatalf("users add %s: %d %s %s", name, code, out, errOut)
+		}
+		tally = &chatTally{name: name}
+		if err := conn.QueryRow(`SELECT id FROM users WHERE name = $1`, name).Scan(&tally.user); err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out[strings.Index(out, "nxs_"):]), tally
+	}
+	watchToken, watchTally := user("kill-watch", "paid")
+	quotaToken, quotaTally := user("kill-quota", "anonymous")
+	localTally := &chatTally{name: "local", user: "local"}
 
 	var (
 		acked    sync.Map // belief id -> content
@@ -95,7 +133,11 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 		return id, nil
 	}
 	mcpCreate := func(cs *mcp.ClientSession, tool, content, ext string) (string, error) {
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"content": content}})
+		args := map[string]any{"content": content}
+		if tool == "substrate" { // the agents surface: one tool per agent, with a mode
+			args["mode"], args["sessionId"] = "belief_create", "kill-agents-"+ext
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
 		if err != nil {
 			return "", err
 		}
@@ -137,14 +179,33 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 		t.FailNow()
 	}
 	var exchanges sync.Map // exchange id -> seq, acknowledged
+	var (
+		chatMu    sync.Mutex
+		chatters  []*chatClient
+		quotaUsed = []*chatClient{}
+		pinned    *chatClient
+	)
 	client := func(k int) {
 		defer wg.Done()
-		surface := []string{"flat", "bounded", "rest", "exchanges"}[k%4]
+		surface := []string{"flat", "agents", "bounded", "rest", "exchanges", "chat"}[k%6]
 		var cs *mcp.ClientSession
 		tool := "belief_create"
 		switch surface {
-		case "flat", "bounded", "exchanges":
-			path := map[string]string{"flat": "/mcp", "bounded": "/mcp/bounded", "exchanges": "/mcp"}[surface]
+		case "chat":
+			c := &chatClient{base: front, tally: localTally}
+			if k == 5 {
+				// The first chat client opens its WebSocket on the replica
+				// that will die, so that one surely dials again.
+				c.first = reps[1].base()
+				pinned = c
+			}
+			chatMu.Lock()
+			chatters = append(chatters, c)
+			chatMu.Unlock()
+			c.run(t, fmt.Sprintf("chat client %d", k), stop, 100*time.Millisecond, fail)
+			return
+		case "flat", "agents", "bounded", "exchanges":
+			path := map[string]string{"flat": "/mcp", "agents": "/mcp/agents", "bounded": "/mcp/bounded", "exchanges": "/mcp"}[surface]
 			var err error
 			if _, ok := retry(surface+" connect", func() (string, error) {
 				cs, err = mcp.NewClient(&mcp.Implementation{Name: "kill", Version: "1"}, nil).Connect(context.Background(),
@@ -154,6 +215,9 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 				return
 			}
 			defer cs.Close()
+			if surface == "agents" {
+				tool = "substrate"
+			}
 			if surface == "bounded" {
 				tool = "substrate_belief_create"
 				if _, ok := retry("get_tools", func() (string, error) {
@@ -232,6 +296,58 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 			ackedN.Add(1)
 		}
 	}
+	// The watched conversation: its turns run on replica 0 while a
+	// WebSocket on replica 2 watches it (the victim is replica 1); the
+	// watcher must see every event of every turn once, in order.
+	runner := &chatClient{base: reps[0].base(), token: watchToken, tally: watchTally}
+	if _, err := runner.turn(context.Background(), "The first question, before the watch"); err != nil || runner.conv == "" {
+		t.Fatalf("the watched conversation's first turn: %v", err)
+	}
+	watcherConn := wsDial(t, reps[2].base(), watchToken)
+	watcherConn.SetReadLimit(1 << 20)
+	frame, _ := json.Marshal(map[string]any{"type": "watch", "conversation_id": runner.conv})
+	if err := watcherConn.Write(context.Background(), websocket.MessageText, frame); err != nil {
+		t.Fatal(err)
+	}
+	// Frames are handled in order: once a bogus one is answered, the
+	// watch is in place.
+	if ev := wsEvents(t, watcherConn, map[string]any{"type": "bogus"}, "error"); len(ev) != 1 || ev[0]["code"] != "BAD_REQUEST" {
+		t.Fatalf("after the watch: %v", ev)
+	}
+	watched := watch(watcherConn)
+	var ran []map[string]any
+	runnerDone := make(chan struct{})
+	go func() {
+		defer close(runnerDone)
+		for n := 1; ; n++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			evs, err := runner.turn(context.Background(), fmt.Sprintf("Watched question %d", n))
+			if err != nil {
+				fail("the watched conversation's turn %d (on a replica that is not killed): %v", n, err)
+				return
+			}
+			ran = append(ran, evs...)
+			if last := evs[len(evs)-1]; last["type"] != "complete" {
+				fail("the watched conversation's turn %d: %v", n, last)
+				return
+			}
+			watchTally.completed.Add(1)
+		}
+	}()
+	// Clients whose user's prompt quota runs out during the run.
+	for k := range 3 {
+		wg.Add(1)
+		c := &chatClient{base: front, token: quotaToken, tally: quotaTally}
+		quotaUsed = append(quotaUsed, c)
+		go func() {
+			defer wg.Done()
+			c.run(t, fmt.Sprintf("quota client %d", k), stop, 50*time.Millisecond, fail)
+		}()
+	}
 	start := time.Now()
 	for k := range clients {
 		wg.Add(1)
@@ -247,6 +363,7 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 	time.Sleep(run - time.Since(start))
 	close(stop)
 	wg.Wait()
+	<-runnerDone
 	t.Logf("%d clients, %v: %d calls acknowledged (%d writes), %d retries; replica 1 killed at %v and restarted; requests per replica %d/%d/%d",
 		clients, time.Since(start).Round(time.Millisecond), calls.Load(), ackedN.Load(), retries.Load(), killedAt.Round(time.Millisecond),
 		counts[0].Load(), counts[1].Load(), counts[2].Load())
@@ -255,11 +372,6 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 	}
 
 	// Every acknowledged write is in the database.
-	conn, err := sql.Open("pgx", db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	stored := map[string]bool{}
 	rows, err := conn.Query(`SELECT id FROM beliefs`)
 	if err != nil {
@@ -317,6 +429,38 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 		return true
 	})
 	t.Logf("one conversation: %d exchanges acknowledged, %d stored, seq 1..%d gap-free", nex, len(seqs), len(seqs))
+
+	// Chat: every completed turn stored, every conversation gap-free;
+	// quotas exact.
+	checkChatStored(t, conn, append(append(chatters, quotaUsed...), runner))
+	if pinned != nil && (pinned.drops == 0 || pinned.after == 0) {
+		t.Errorf("the chat client on the killed replica lost its connection %d times and completed %d turns after", pinned.drops, pinned.after)
+	}
+	checkQuota(t, conn, localTally, 500)
+	checkQuota(t, conn, quotaTally, 10)
+	watchTally.completed.Add(1) // the first turn, before the watch
+	checkQuota(t, conn, watchTally, 500)
+	if quotaTally.refused.Load() == 0 {
+		t.Errorf("the anonymous user's clients were never refused: the quota was not reached")
+	}
+	// The watcher on replica 2 saw the same events as the runner on
+	// replica 0, while replica 1 died.
+	turns := watchTally.completed.Load() - 1
+	testtools.EventuallyErr(t, 10*time.Second, "the watcher to see every turn", func() error {
+		if n := watched.completes(); int64(n) < turns {
+			return fmt.Errorf("the watcher saw %d of %d turns complete", n, turns)
+		}
+		return nil
+	})
+	watcherConn.CloseNow()
+	<-watched.done
+	rs, rt := turnShape(ran)
+	ws, wt := turnShape(watched.events)
+	if !slices.Equal(rs, ws) || rt != wt {
+		t.Errorf("the watcher on replica 2 saw %d events (%d steps, %d bytes of text), the runner on replica 0 %d (%d steps, %d bytes); first difference at step %d",
+			len(watched.events), len(ws), len(wt), len(ran), len(rs), len(rt), firstDiff(rs, ws))
+	}
+	t.Logf("watched conversation: %d turns, %d events seen alike on the runner's and the watcher's replicas", turns, len(ran))
 	if ackedN.Load() < int64(clients) {
 		t.Errorf("only %d writes acknowledged for %d clients", ackedN.Load(), clients)
 	}

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,6 +140,24 @@ func roundRobin(t *testing.T, bases []string) (string, []*atomic.Int64) {
 	trace := os.Getenv("NEXUS_TEST_TRACE_BALANCER") != ""
 	var next atomic.Uint64
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+			// A WebSocket lives on the replica it was opened on: the
+			// next one that takes a connection, proxied as it is.
+			for range len(bases) {
+				i := int(next.Add(1) % uint64(len(bases)))
+				u, _ := url.Parse(bases[i])
+				c, err := net.DialTimeout("tcp", u.Host, time.Second)
+				if err != nil {
+					continue
+				}
+				c.Close()
+				counts[i].Add(1)
+				httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
+				return
+			}
+			http.Error(w, "no replica is up", http.StatusBadGateway)
+			return
+		}
 		body, _ := io.ReadAll(r.Body)
 		var resp *http.Response
 		var err error
