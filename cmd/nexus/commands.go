@@ -244,16 +244,17 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return a.Access.Server(a.Pipeline.Principal(r.Context()), toolbox, server)
 	}})
 	defer px.Close()
-	// Closed on SIGTERM: /readyz turns 503 and MCP GET streams end.
+	// Closed on SIGTERM: /readyz turns 503, MCP GET streams end, and
+	// WebSockets end once their turns have.
 	draining := make(chan struct{})
+	chatWS := ws.Handler(ws.Options{Chat: a.Chat, Auth: authn, Logger: log, Events: a.Events, Drain: draining,
+		Owner: func(ctx context.Context, id string) (string, bool, error) {
+			_, owner, ok, err := a.Conversations.Lookup(ctx, id)
+			return owner, ok, err
+		}})
 	h := httpapi.Handler(httpapi.Options{
 		MCP: a.Surfaces.Flat, MCPCalls: a.Calls.Of(a.Surfaces.Flat), Agents: a.Surfaces.Agents, Bounded: a.Surfaces.Bounded,
-		Routes: map[string]http.Handler{"/api/": api, "/openapi.json": api,
-			httpapi.WebSocketPath: ws.Handler(ws.Options{Chat: a.Chat, Auth: authn, Logger: log, Events: a.Events,
-				Owner: func(ctx context.Context, id string) (string, bool, error) {
-					_, owner, ok, err := a.Conversations.Lookup(ctx, id)
-					return owner, ok, err
-				}})},
+		Routes: map[string]http.Handler{"/api/": api, "/openapi.json": api, httpapi.WebSocketPath: chatWS},
 		SessionRoutes: map[string]http.Handler{"/mcp/servers/": px},
 		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Ready: a.Ready, Drain: draining, Logger: log,
 		Sessions: a.MCPSessions, SessionIDs: a.SessionIDs, Events: a.Events, Auth: authn, TokenLimit: tokenLimit(*tokenRate),
@@ -289,6 +290,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
 		log.Warn("drain: calls still in flight when the drain timeout passed", "err", err)
+	}
+	// WebSockets are hijacked: Shutdown does not wait for them.
+	if err := chatWS.Wait(sctx); err != nil {
+		log.Warn("drain: chat turns still running when the drain timeout passed", "err", err)
 	}
 	return nil
 }

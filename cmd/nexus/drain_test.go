@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/nexus-mcp/nexus/internal/llm/llmtest"
 	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
@@ -43,13 +45,22 @@ func sleepServer(t *testing.T) string {
 
 // TestServeDrainsOnSIGTERM: on SIGTERM "nexus serve" turns not ready
 // (/readyz 503 "draining") while still alive (/healthz 200), lets a call in
-// flight finish with its result, ends MCP GET streams, and exits 0.
+// flight finish with its result, ends MCP GET streams, lets a chat turn
+// running on a WebSocket finish before closing it with 1012, and exits 0.
 func TestServeDrainsOnSIGTERM(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "nexus.yaml")
 	yaml := "toolboxes:\n  slow:\n    description: a slow server\n    mcpServers:\n      sleeper:\n        url: " + sleepServer(t) + "\n        transport: http\n"
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	fake := llmtest.NewOpenAI(t, func(int, *llmtest.Request) llmtest.Answer {
+		return llmtest.Answer{Chunks: []string{"a ", "turn ", "that ", "outlives ", "the ", "signal"}, Delay: 400 * time.Millisecond}
+	})
+	t.Setenv("NEXUS_LLM_PROVIDER", "openai")
+	t.Setenv("NEXUS_LLM_BASE_URL", fake.URL)
+	t.Setenv("NEXUS_LLM_MODEL", "fake-model")
+	t.Setenv("NEXUS_LLM_API_KEY", "sk-fake")
+	t.Setenv("NEXUS_ALLOW_LOOPBACK_MODEL_URLS", "1")
 	addr := testtools.FreeAddr(t)
 	cmd := startProcess(t, binary, "serve", "--addr", addr, "--data-dir", t.TempDir(), "--config", cfg, "--drain-delay", "1s", "--drain-timeout", "10s")
 	base := "http://" + addr
@@ -91,7 +102,34 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow__sleeper__sleep", Arguments: map[string]any{"ms": 2500}})
 		done <- outcome{res, err}
 	}()
-	time.Sleep(300 * time.Millisecond) // the call is in flight
+	// A chat turn over the WebSocket, running when the signal comes: it
+	// finishes, then the connection is closed with 1012 (connect again).
+	chatConn := wsDial(t, base, "")
+	chatConn.Write(ctx, websocket.MessageText, []byte(`{"type":"message","content":"talk slowly"}`))
+	type chatOutcome struct {
+		text     string
+		complete bool
+		end      error
+	}
+	chatDone := make(chan chatOutcome, 1)
+	go func() {
+		var o chatOutcome
+		for {
+			_, data, err := chatConn.Read(ctx)
+			if err != nil {
+				o.end = err
+				chatDone <- o
+				return
+			}
+			var e map[string]any
+			json.Unmarshal(data, &e)
+			if e["type"] == "token" {
+				o.text += e["content"].(string)
+			}
+			o.complete = o.complete || e["type"] == "complete"
+		}
+	}()
+	time.Sleep(300 * time.Millisecond) // the call and the turn are in flight
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +154,14 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	}
 	if text := o.res.Content[0].(*mcp.TextContent).Text; text != "slept" {
 		t.Errorf("the call in flight returned %q", text)
+	}
+	select {
+	case o := <-chatDone:
+		if !o.complete || o.text != "a turn that outlives the signal" || websocket.CloseStatus(o.end) != websocket.StatusServiceRestart {
+			t.Errorf("the chat turn running at SIGTERM: complete %v, text %q, ended with %v (want complete, the whole text, close 1012)", o.complete, o.text, o.end)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the WebSocket was not closed after its turn on SIGTERM")
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()

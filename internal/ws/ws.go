@@ -60,10 +60,24 @@ type Options struct {
 	// Owner returns the owner of conversation id (ok false when there is
 	// none), to check a watch; nil refuses watches.
 	Owner func(ctx context.Context, id string) (owner string, ok bool, err error)
+	// Drain, closed when the replica shuts down, drains every connection
+	// (see drain.go); nil never drains.
+	Drain <-chan struct{}
 }
 
+// Server is the WebSocket endpoint: an http.Handler that also knows its
+// open connections, so that a replica shutting down can wait for them
+// ([Server.Wait]).
+type Server struct {
+	h     http.Handler
+	conns sync.WaitGroup
+}
+
+// ServeHTTP serves one WebSocket connection.
+func (sv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { sv.h.ServeHTTP(w, r) }
+
 // Handler returns the WebSocket endpoint.
-func Handler(o Options) http.Handler {
+func Handler(o Options) *Server {
 	if o.MaxBuffered <= 0 {
 		o.MaxBuffered = 4 << 20
 	}
@@ -74,7 +88,10 @@ func Handler(o Options) http.Handler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	h := newHub(o.Events)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	sv := &Server{}
+	sv.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sv.conns.Add(1)
+		defer sv.conns.Done()
 		patterns := o.OriginPatterns
 		if len(patterns) == 0 {
 			patterns = []string{"*"} // the HTTP front's guard decided Origin
@@ -84,10 +101,11 @@ func Handler(o Options) http.Handler {
 			return // Accept answered the client
 		}
 		c.SetReadLimit(1 << 20)
-		s := &conn{o: o, c: c, log: o.Logger, turns: map[string]context.CancelFunc{}, id: newConnID(), hub: h}
+		s := &conn{o: o, c: c, log: o.Logger, turns: map[string]context.CancelFunc{}, id: newConnID(), hub: h, idle: make(chan struct{}, 1)}
 		defer h.leave(s)
 		s.serve(r.Context(), r)
 	})
+	return sv
 }
 
 // inbound is a client's frame.
@@ -114,6 +132,12 @@ type conn struct {
 	buffered int
 	wake     chan struct{}
 	closed   bool
+	// writing is set while the writer sends a batch taken from outbox.
+	writing bool
+	// draining is set once the replica drains: no new turns start; idle
+	// is signalled when the last running turn ends then.
+	draining bool
+	idle     chan struct{}
 }
 
 func (s *conn) serve(reqCtx context.Context, r *http.Request) {
@@ -139,6 +163,9 @@ func (s *conn) serve(reqCtx context.Context, r *http.Request) {
 		ctx = users.WithUser(ctx, u)
 	}
 	s.user, _ = users.FromContext(ctx)
+	if s.o.Drain != nil {
+		go s.drainWhen(ctx, s.o.Drain)
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer s.cancelTurns("")
@@ -195,6 +222,11 @@ func (s *conn) authenticate(ctx context.Context) (*users.User, error) {
 // conversation.
 func (s *conn) startTurn(ctx context.Context, wg *sync.WaitGroup, in inbound) {
 	s.mu.Lock()
+	if s.draining {
+		s.mu.Unlock()
+		s.push(chat.Event{Type: chat.Error, Code: string(errs.Unavailable), ConversationID: in.ConversationID, Message: restarting})
+		return
+	}
 	if in.ConversationID != "" && s.turns[in.ConversationID] != nil {
 		s.mu.Unlock()
 		s.push(chat.Event{Type: chat.Error, Code: string(errs.Conflict), ConversationID: in.ConversationID,
@@ -214,6 +246,12 @@ func (s *conn) startTurn(ctx context.Context, wg *sync.WaitGroup, in inbound) {
 		defer func() {
 			s.mu.Lock()
 			delete(s.turns, key)
+			if s.draining && len(s.turns) == 0 {
+				select {
+				case s.idle <- struct{}{}:
+				default:
+				}
+			}
 			s.mu.Unlock()
 			cancel()
 		}()
@@ -308,6 +346,7 @@ func (s *conn) writer(ctx context.Context) {
 		s.mu.Lock()
 		batch := s.outbox
 		s.outbox, s.buffered = nil, 0
+		s.writing = len(batch) > 0
 		s.mu.Unlock()
 		for _, e := range batch {
 			b, err := json.Marshal(e)
@@ -322,6 +361,9 @@ func (s *conn) writer(ctx context.Context) {
 			}
 		}
 		if len(batch) > 0 {
+			s.mu.Lock()
+			s.writing = false
+			s.mu.Unlock()
 			continue
 		}
 		select {

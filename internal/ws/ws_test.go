@@ -22,6 +22,13 @@ import (
 // speaking the OpenAI wire format, as the local user.
 func serve(tb testing.TB, script llmtest.Script, maxBuffered int) string {
 	tb.Helper()
+	url, _ := serveWith(tb, script, ws.Options{MaxBuffered: maxBuffered})
+	return url
+}
+
+// serveWith is serve with options o (its Chat set here).
+func serveWith(tb testing.TB, script llmtest.Script, o ws.Options) (string, *ws.Server) {
+	tb.Helper()
 	fake := llmtest.NewOpenAI(tb, script)
 	model, err := llm.NewOpenAI(llm.OpenAIOptions{BaseURL: fake.URL, Model: "fake"})
 	if err != nil {
@@ -32,10 +39,11 @@ func serve(tb testing.TB, script llmtest.Script, maxBuffered int) string {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(a.Close)
-	h := ws.Handler(ws.Options{Chat: a.Chat, MaxBuffered: maxBuffered})
+	o.Chat = a.Chat
+	h := ws.Handler(o)
 	srv := httptest.NewServer(localUser(h))
 	tb.Cleanup(srv.Close)
-	return "ws" + strings.TrimPrefix(srv.URL, "http")
+	return "ws" + strings.TrimPrefix(srv.URL, "http"), h
 }
 
 // TestSlowReaderIsBounded: a client that does not read while a long answer

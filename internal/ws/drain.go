@@ -1,0 +1,72 @@
+package ws
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// restarting is what a connection of a draining replica is told.
+const restarting = "this replica is restarting: connect again (a load balancer sends you to another replica) and send the message again"
+
+// drainWhen drains the connection once drain is closed: new messages are
+// refused (SERVICE_UNAVAILABLE), turns already running finish (their
+// events keep reaching the connections watching their conversation on
+// every replica, over the event bus), their last events are written, and
+// the connection is closed with 1012 (service restart), so that the client
+// connects again, to another replica, and watches again there.
+func (s *conn) drainWhen(ctx context.Context, drain <-chan struct{}) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-drain:
+	}
+	s.mu.Lock()
+	s.draining = true
+	busy := len(s.turns) > 0
+	s.mu.Unlock()
+	if busy {
+		select {
+		case <-s.idle:
+		case <-ctx.Done():
+			return
+		}
+	}
+	s.flush(ctx)
+	s.c.Close(websocket.StatusServiceRestart, "this replica is restarting: connect again")
+}
+
+// flush waits until the writer has sent every queued event.
+func (s *conn) flush(ctx context.Context) {
+	for {
+		s.mu.Lock()
+		done := (len(s.outbox) == 0 && !s.writing) || s.closed
+		s.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// Wait waits until every connection has ended (after Options.Drain was
+// closed, each ends once its turns have), or until ctx ends.
+func (sv *Server) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		sv.conns.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("websocket connections still open: %w", ctx.Err())
+	}
+}
