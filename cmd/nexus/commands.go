@@ -254,7 +254,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}})
 	h := httpapi.Handler(httpapi.Options{
 		MCP: a.Surfaces.Flat, MCPCalls: a.Calls.Of(a.Surfaces.Flat), Agents: a.Surfaces.Agents, Bounded: a.Surfaces.Bounded,
-		Routes: map[string]http.Handler{"/api/": api, "/openapi.json": api, httpapi.WebSocketPath: chatWS},
+		Routes:        map[string]http.Handler{"/api/": api, "/openapi.json": api, httpapi.WebSocketPath: chatWS},
 		SessionRoutes: map[string]http.Handler{"/mcp/servers/": px},
 		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Ready: a.Ready, Drain: draining, Logger: log,
 		Sessions: a.MCPSessions, SessionIDs: a.SessionIDs, Events: a.Events, Auth: authn, TokenLimit: tokenLimit(*tokenRate),
