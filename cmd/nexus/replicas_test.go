@@ -262,6 +262,46 @@ func TestReplicasServeOneSession(t *testing.T) {
 		}
 	})
 
+	t.Run("discovered while both replicas hold it", func(t *testing.T) {
+		// Both replicas serve the session before it discovers a tool on
+		// one of them: the other learns it over the event bus (its copy
+		// lists and calls it, and tells the client its list changed).
+		changed := make(chan struct{}, 8)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "sync", Version: "1"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+				select {
+				case changed <- struct{}{}:
+				default:
+				}
+			}}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: front + "/mcp/bounded"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		for range 4 {
+			if names := toolNames(t, cs); slices.Contains(names, "substrate_belief_query") {
+				t.Fatalf("listed before discovery: %v", names)
+			}
+		}
+		res := call(t, cs, "get_tools", map[string]any{"tools": map[string]any{"substrate": []string{"belief_query"}}})
+		if res.IsError {
+			t.Fatalf("get_tools: %+v", res.Content)
+		}
+		for i := range 4 { // both replicas, twice
+			if names := toolNames(t, cs); !slices.Contains(names, "substrate_belief_query") {
+				t.Fatalf("listing %d after discovery: %v", i, names)
+			}
+			if res := call(t, cs, "substrate_belief_query", map[string]any{"query": "replicas"}); res.IsError {
+				t.Fatalf("call %d of the discovered tool: %+v", i, res.Content)
+			}
+		}
+		select {
+		case <-changed:
+		case <-time.After(5 * time.Second):
+			t.Error("no notifications/tools/list_changed after the discovery")
+		}
+	})
+
 	t.Run("concurrent first requests", func(t *testing.T) {
 		// Many requests of one session reach a replica that does not hold
 		// it at the same moment: it is re-created once, and all succeed.

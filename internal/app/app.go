@@ -257,6 +257,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		st.Close()
 		return nil, err
 	}
+	a.MCPSessions.Follow(a.Events)
 	a.Catalog = &mcpkit.Catalog{Registry: reg}
 	if conf != nil {
 		a.Config = conf

@@ -60,7 +60,7 @@ var sameLayer = map[string][]string{
 	"internal/oauth":          {"internal/users"},
 	"internal/tutor":          {"internal/conversation", "internal/quota"},
 	"internal/pipeline":       {"internal/trace"},
-	"internal/mcpsession":     {"internal/pipeline"},
+	"internal/mcpsession":     {"internal/pipeline", "internal/events"},
 }
 
 // upward lists imports of a higher layer that are known faults, to remove.

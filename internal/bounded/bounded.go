@@ -23,6 +23,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/nexus-mcp/nexus/internal/mcpkit"
+	"github.com/nexus-mcp/nexus/internal/mcpsession"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
@@ -67,7 +68,33 @@ func newSurface(p *pipeline.Pipeline, o mcpkit.Options) (*Surface, error) {
 		return nil, err
 	}
 	s.server = s.build()
+	if o.Sessions != nil {
+		o.Sessions.OnChange(func(c mcpsession.Change) {
+			if c.Discovered {
+				s.rediscover(c.ID)
+			}
+		})
+	}
 	return s, nil
+}
+
+// rediscover brings this replica's copy of session id up to date after it
+// discovered a tool through another replica: its state is read from the
+// store again on its next request, and its client is told its tool list
+// changed (its event stream may be open on this replica).
+func (s *Surface) rediscover(id string) {
+	s.mu.Lock()
+	held := false
+	for ss, st := range s.sessions {
+		if st.id == id {
+			delete(s.sessions, ss)
+			held = true
+		}
+	}
+	s.mu.Unlock()
+	if held {
+		s.listChanged()
+	}
 }
 
 // session is the state of one MCP session of the surface: the tools it
@@ -233,10 +260,15 @@ func (s *Surface) discover(sess *session, name string, t *registry.Tool) {
 			s.logger().Warn("store a tool an MCP session discovered", "session", sess.id, "err", err)
 		}
 	}
-	// The SDK notifies list changes to every session of a server, not one:
-	// re-adding a meta-tool (unchanged) sends notifications/tools/list_changed,
-	// debounced by the SDK; sessions that did not discover anything list the
-	// same tools again.
+	s.listChanged()
+}
+
+// listChanged tells the surface's sessions that their tool lists changed.
+// The SDK notifies list changes to every session of a server, not one:
+// re-adding a meta-tool (unchanged) sends notifications/tools/list_changed,
+// debounced by the SDK; sessions that did not discover anything list the
+// same tools again.
+func (s *Surface) listChanged() {
 	if gt, ok := s.p.Registry().LookupID(registry.ID{Toolbox: registry.BuiltinToolbox, Server: ServerName, Tool: "get_tools"}); ok {
 		s.server.AddTool(mcpkit.Tool(gt), s.metaHandler)
 	}

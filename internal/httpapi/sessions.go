@@ -296,6 +296,15 @@ const TopicSessionEnded = "mcp.session.ended"
 // longer has (their events may have been missed).
 func (l *sessionLimiter) follow(b *events.Bus) {
 	l.events = b
+	if l.store != nil {
+		// A log level a session set through another replica is set on
+		// this replica's copy too.
+		l.store.OnChange(func(c mcpsession.Change) {
+			if c.LogLevel != "" {
+				go l.setLevel(c.ID, c.LogLevel)
+			}
+		})
+	}
 	b.Subscribe(TopicSessionEnded, func(e events.Event) {
 		var id string
 		if e.Origin == b.Origin() || json.Unmarshal(e.Data, &id) != nil {
@@ -316,6 +325,29 @@ func (l *sessionLimiter) follow(b *events.Bus) {
 			}
 		}
 	})
+}
+
+// setLevel sets the log level of this replica's copy of session id, if it
+// holds one, through its endpoint, as the client's logging/setLevel did on
+// the replica it reached (which stored it: storing it again changes
+// nothing, so tells no one).
+func (l *sessionLimiter) setLevel(id, level string) {
+	l.mu.Lock()
+	s := l.live[id]
+	l.mu.Unlock()
+	if s == nil {
+		return
+	}
+	lv, _ := json.Marshal(level)
+	req := httptest.NewRequest(http.MethodPost, s.path, strings.NewReader(`{"jsonrpc":"2.0","id":"nexus-sync-level","method":"logging/setLevel","params":{"level":`+string(lv)+`}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	rec := httptest.NewRecorder()
+	s.handler.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		l.log.Warn("set the log level of an MCP session changed on another replica", "session", id, "status", rec.Code, "body", rec.Body.String())
+	}
 }
 
 // closeLocal closes this replica's copy of session id, if it holds one,

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/events"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/store"
 )
@@ -43,6 +44,10 @@ type Store struct {
 
 	mu   sync.Mutex
 	seen map[string]time.Time // when each session's seen_at was last written
+	// bus tells the other replicas what changed in a session (nil: none
+	// to tell), and changed are the functions told of their changes.
+	bus     *events.Bus
+	changed []func(Change)
 }
 
 // touchEvery is how often a live session's seen_at is written, at most.
@@ -133,17 +138,25 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	})
 }
 
-// SetLogLevel stores the log level session id asked for.
+// SetLogLevel stores the log level session id asked for; a change is told
+// to the other replicas.
 func (s *Store) SetLogLevel(ctx context.Context, id, level string) error {
-	if _, err := s.st.DB().ExecContext(ctx, s.st.Q(`UPDATE mcp_sessions SET log_level = ? WHERE id = ?`), level, id); err != nil {
+	res, err := s.st.DB().ExecContext(ctx, s.st.Q(`UPDATE mcp_sessions SET log_level = ? WHERE id = ? AND log_level <> ?`), level, id, level)
+	if err != nil {
 		return fmt.Errorf("mcpsession: log level of %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n > 0 {
+		return s.publish(ctx, Change{ID: id, LogLevel: level})
 	}
 	return nil
 }
 
-// Discover stores that session id calls tool flat by name.
+// Discover stores that session id calls tool flat by name; a change is
+// told to the other replicas.
 func (s *Store) Discover(ctx context.Context, id, name, flat string) error {
-	return s.st.Tx(ctx, func(tx *sql.Tx) error {
+	changed := false
+	err := s.st.Tx(ctx, func(tx *sql.Tx) error {
+		changed = false
 		var disc string
 		err := tx.QueryRowContext(ctx, s.st.Q(`SELECT discovered FROM mcp_sessions WHERE id = ?`+forUpdate(s.st)), id).Scan(&disc)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -164,8 +177,13 @@ func (s *Store) Discover(ctx context.Context, id, name, flat string) error {
 		if _, err := tx.ExecContext(ctx, s.st.Q(`UPDATE mcp_sessions SET discovered = ? WHERE id = ?`), string(b), id); err != nil {
 			return fmt.Errorf("mcpsession: discovered tools of %s: %w", id, err)
 		}
+		changed = true
 		return nil
 	})
+	if err == nil && changed {
+		return s.publish(ctx, Change{ID: id, Discovered: true})
+	}
+	return err
 }
 
 // Prune deletes the sessions unseen for longer than the ttl, and their

@@ -1,0 +1,73 @@
+package mcpsession
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/nexus-mcp/nexus/internal/events"
+)
+
+// TopicChanged is the event of a session whose stored state changed on one
+// replica (the session sync status of SPEC section 7): the other replicas
+// holding a copy of it bring their copy up to date. Its data is a [Change].
+const TopicChanged = "mcp.session.changed"
+
+// Change is what changed in a session.
+type Change struct {
+	// ID is the session's id.
+	ID string `json:"id"`
+	// LogLevel is the log level it set, when that changed.
+	LogLevel string `json:"log_level,omitempty"`
+	// Discovered is set when it discovered a tool (the tools are in the
+	// store: [Store.Load]).
+	Discovered bool `json:"discovered,omitempty"`
+}
+
+// Follow makes the store tell the replicas sharing bus of the changes it
+// stores, and hand their changes to the functions given to [Store.OnChange].
+// Call it once, before sessions are served.
+func (s *Store) Follow(bus *events.Bus) {
+	if bus == nil {
+		return
+	}
+	s.mu.Lock()
+	s.bus = bus
+	s.mu.Unlock()
+	bus.Subscribe(TopicChanged, func(e events.Event) {
+		var c Change
+		if e.Origin == bus.Origin() || json.Unmarshal(e.Data, &c) != nil || c.ID == "" {
+			return // this replica's own change is in place already
+		}
+		s.mu.Lock()
+		fns := s.changed
+		s.mu.Unlock()
+		for _, fn := range fns {
+			fn(c)
+		}
+	})
+}
+
+// OnChange calls fn with each change another replica made to a session.
+// fn runs on the event bus's goroutine: it must not block for long.
+func (s *Store) OnChange(fn func(Change)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.changed = append(s.changed, fn)
+}
+
+// publish tells the other replicas of change c; an error means the change
+// is stored but their copies stay as they were until the session is
+// re-created there.
+func (s *Store) publish(ctx context.Context, c Change) error {
+	s.mu.Lock()
+	bus := s.bus
+	s.mu.Unlock()
+	if bus == nil {
+		return nil
+	}
+	if err := bus.Publish(context.WithoutCancel(ctx), TopicChanged, c); err != nil {
+		return fmt.Errorf("mcpsession: stored, but the other replicas were not told of the change to %s: %w", c.ID, err)
+	}
+	return nil
+}
