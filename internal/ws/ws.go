@@ -256,14 +256,16 @@ func (s *conn) startTurn(ctx context.Context, wg *sync.WaitGroup, in inbound) {
 			cancel()
 		}()
 		conv := in.ConversationID
+		pub := &relay{h: s.hub, c: s}
 		s.o.Chat.Run(tctx, chat.Turn{ConversationID: in.ConversationID, Content: in.Content}, func(e chat.Event) {
 			if e.ConversationID != "" {
 				conv = e.ConversationID
 			}
 			e.ConversationID = conv
 			s.push(e)
-			s.hub.publish(tctx, s, conv, e)
+			pub.send(tctx, conv, e)
 		})
+		pub.flush(tctx)
 	}()
 }
 
