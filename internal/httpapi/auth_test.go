@@ -10,6 +10,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/quota"
+	"github.com/nexus-mcp/nexus/internal/store/storetest"
 	"github.com/nexus-mcp/nexus/internal/users"
 )
 
@@ -92,7 +93,8 @@ func TestAuthentication(t *testing.T) {
 func TestTokenRateLimit(t *testing.T) {
 	alice := &users.User{ID: "u1", Name: "alice"}
 	bob := &users.User{ID: "u2", Name: "bob"}
-	lim, err := quota.NewLimiter(quota.LimiterOptions{Rate: 0.01, Burst: 2})
+	// The limiter serve uses, on a store of its own.
+	lim, err := quota.NewSharedLimiter(storetest.OpenTestSQLite(t), quota.SharedOptions{LimiterOptions: quota.LimiterOptions{Rate: 0.01, Burst: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +105,9 @@ func TestTokenRateLimit(t *testing.T) {
 		if resp.StatusCode != want {
 			t.Fatalf("alice's request %d: %d %s", i, resp.StatusCode, body)
 		}
-		if want == 429 && (resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "RATE_LIMITED")) {
-			t.Fatalf("429 without Retry-After or code: %v %s", resp.Header, body)
+		if want == 429 && (resp.Header.Get("Retry-After") != "100" || !strings.Contains(body, "RATE_LIMITED") ||
+			!strings.Contains(body, `"too many requests for this user: at most 0.01 a second; retry in 100 s"`)) {
+			t.Fatalf("429 without Retry-After 100, the code or the message: %v %s", resp.Header, body)
 		}
 	}
 	if resp, _ := do(t, ts, "GET", "/api/x", "", map[string]string{"Authorization": "Bearer b"}); resp.StatusCode != 200 {
