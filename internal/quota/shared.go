@@ -144,7 +144,9 @@ func (l *SharedLimiter) decide(ctx context.Context, key string) (bool, time.Dura
 	latest := now + l.tolerance
 	var tat int64
 	var admitted int
-	err := l.st.DB().QueryRowContext(ctx, l.take, key, now, l.interval, latest, now+l.interval).Scan(&tat, &admitted)
+	err := l.st.Write(ctx, func(ctx context.Context) error {
+		return l.st.DB().QueryRowContext(ctx, l.take, key, now, l.interval, latest, now+l.interval).Scan(&tat, &admitted)
+	})
 	if err != nil {
 		return false, 0, fmt.Errorf("quota: rate limit of %q: %w", key, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -328,4 +329,44 @@ func BenchmarkSharedLimiter(b *testing.B) {
 			l.Allow("bench")
 		}
 	})
+}
+
+// BenchmarkSharedLimiterParallel is BenchmarkSharedLimiter with 16
+// goroutines at once (16 users), as concurrent requests of a busy replica
+// decide: on SQLite they take turns on the database's write lock.
+func BenchmarkSharedLimiterParallel(b *testing.B) {
+	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
+		b.Run(string(d), func(b *testing.B) {
+			var s *store.Store
+			if d == store.SQLite {
+				s = storetest.OpenTestSQLite(b)
+			} else {
+				s = open(b, store.Options{URL: storetest.PostgresURL(b)})
+				s.DB().SetMaxOpenConns(16)
+			}
+			l := newShared(b, s, quota.SharedOptions{LimiterOptions: quota.LimiterOptions{Rate: 1e6, Burst: 1 << 20}})
+			var (
+				mu  sync.Mutex
+				ds  []time.Duration
+				key atomic.Int64
+			)
+			b.SetParallelism(8) // 16 goroutines on 2 CPUs
+			b.RunParallel(func(pb *testing.PB) {
+				k := fmt.Sprint("user-", key.Add(1))
+				var mine []time.Duration
+				for pb.Next() {
+					t0 := time.Now()
+					if ok, _ := l.Allow(context.Background(), k); !ok {
+						b.Error("refused")
+						return
+					}
+					mine = append(mine, time.Since(t0))
+				}
+				mu.Lock()
+				ds = append(ds, mine...)
+				mu.Unlock()
+			})
+			storetest.ReportLatencies(b, ds)
+		})
+	}
 }
