@@ -50,7 +50,8 @@ type SharedOptions struct {
 // store outage then degrades the limit (at most N times the rate over N
 // replicas, for its duration) instead of refusing every authenticated
 // request on top of whatever else the outage breaks; the limit stays
-// bounded per replica throughout. Transitions are logged.
+// bounded per replica throughout. Transitions are logged (at most one
+// warning a minute).
 //
 // Replicas decide with their own clocks: a replica whose clock is ahead by
 // d admits up to d×Rate requests earlier than the others would, never a
@@ -66,8 +67,13 @@ type SharedLimiter struct {
 	log       *slog.Logger
 	take      string // the decision, in the store's dialect
 	fallback  *Limiter
-	degraded  atomic.Bool // the last decision was the fallback's
+	degraded  atomic.Bool  // the last decision was the fallback's
+	warned    atomic.Int64 // when the last warning was logged (Unix ns)
+	told      atomic.Bool  // a warning of the current outage was logged
 }
+
+// warnEvery spaces the warnings of a store that fails on and off.
+const warnEvery = time.Minute
 
 // NewSharedLimiter returns a limiter with options o that keeps its state in
 // st.
@@ -125,13 +131,18 @@ func (l *SharedLimiter) Rate() float64 { return l.rate }
 func (l *SharedLimiter) Allow(ctx context.Context, key string) (ok bool, retryAfter time.Duration) {
 	ok, retryAfter, err := l.decide(ctx, key)
 	if err == nil {
-		if l.degraded.CompareAndSwap(true, false) {
+		if l.degraded.CompareAndSwap(true, false) && l.told.Swap(false) {
 			l.log.Info("the shared request rate limit answers again: limiting across replicas")
 		}
 		return ok, retryAfter
 	}
 	if ctx.Err() == nil && l.degraded.CompareAndSwap(false, true) {
-		l.log.Warn("the shared request rate limit is unavailable: limiting per replica until the store answers", "err", err)
+		// At most one warning a minute, however often the store fails.
+		now, last := l.now().UnixNano(), l.warned.Load()
+		if (last == 0 || now-last >= int64(warnEvery)) && l.warned.CompareAndSwap(last, now) {
+			l.told.Store(true)
+			l.log.Warn("the shared request rate limit is unavailable: limiting per replica until the store answers", "err", err)
+		}
 	}
 	return l.fallback.Allow(key)
 }

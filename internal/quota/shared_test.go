@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -242,7 +243,8 @@ func rows(t *testing.T, s *store.Store) int {
 
 // TestSharedLimiterFallsBack: while the store fails, requests are decided
 // in memory (the limit holds per replica; one warning is logged); when it
-// answers again, the store decides again (one message).
+// answers again, the store decides again (one message). Outages a minute
+// apart are told of; those closer, not.
 func TestSharedLimiterFallsBack(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
 		c, ctx := newClock(), context.Background()
@@ -270,12 +272,28 @@ func TestSharedLimiterFallsBack(t *testing.T) {
 		if ok, _ := l.Allow(ctx, "k"); ok {
 			t.Fatal("store again: fourth admitted")
 		}
+		// A store failing on and off is told of once a minute.
+		outage := func() {
+			t.Helper()
+			for _, q := range []string{`ALTER TABLE rate_limits RENAME TO rate_limits_away`, `ALTER TABLE rate_limits_away RENAME TO rate_limits`} {
+				l.Allow(ctx, "k")
+				if _, err := s.DB().Exec(q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l.Allow(ctx, "k")
+		}
+		outage()
+		c.Advance(59 * time.Second)
+		outage()
+		c.Advance(time.Second)
+		outage()
 		var levels []slog.Level
 		for _, r := range logs.Records() {
 			levels = append(levels, r.Level)
 		}
-		if len(levels) != 2 || levels[0] != slog.LevelWarn || levels[1] != slog.LevelInfo {
-			t.Fatalf("logged %v, want one warning and one info", levels)
+		if want := []slog.Level{slog.LevelWarn, slog.LevelInfo, slog.LevelWarn, slog.LevelInfo}; !slices.Equal(levels, want) {
+			t.Fatalf("logged %v, want %v", levels, want)
 		}
 	})
 }
