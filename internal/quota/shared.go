@@ -151,11 +151,11 @@ func (l *SharedLimiter) Allow(ctx context.Context, key string) (ok bool, retryAf
 func (l *SharedLimiter) decide(ctx context.Context, key string) (bool, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
-	now := store.Micros(l.now())
-	latest := now + l.tolerance
-	var tat int64
+	var tat, latest int64
 	var admitted int
 	err := l.st.Write(ctx, func(ctx context.Context) error {
+		now := store.Micros(l.now()) // after any wait in the queue
+		latest = now + l.tolerance
 		return l.st.DB().QueryRowContext(ctx, l.take, key, now, l.interval, latest, now+l.interval).Scan(&tat, &admitted)
 	})
 	if err != nil {
