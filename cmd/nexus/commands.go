@@ -27,6 +27,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/rest"
 	"github.com/nexus-mcp/nexus/internal/stdio"
+	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/users"
 	"github.com/nexus-mcp/nexus/internal/webui"
 	"github.com/nexus-mcp/nexus/internal/ws"
@@ -252,12 +253,16 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			_, owner, ok, err := a.Conversations.Lookup(ctx, id)
 			return owner, ok, err
 		}})
+	limit, err := tokenLimit(a.Store, *tokenRate, log)
+	if err != nil {
+		return err
+	}
 	h := httpapi.Handler(httpapi.Options{
 		MCP: a.Surfaces.Flat, MCPCalls: a.Calls.Of(a.Surfaces.Flat), Agents: a.Surfaces.Agents, Bounded: a.Surfaces.Bounded,
 		Routes:        map[string]http.Handler{"/api/": api, "/openapi.json": api, httpapi.WebSocketPath: chatWS},
 		SessionRoutes: map[string]http.Handler{"/mcp/servers/": px},
 		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Ready: a.Ready, Drain: draining, Logger: log,
-		Sessions: a.MCPSessions, SessionIDs: a.SessionIDs, Events: a.Events, Auth: authn, TokenLimit: tokenLimit(*tokenRate),
+		Sessions: a.MCPSessions, SessionIDs: a.SessionIDs, Events: a.Events, Auth: authn, TokenLimit: limit,
 		AuthorizationServers: authServers, Resource: resource, UI: webui.Handler(),
 		AllowedHosts: hosts, AllowedOrigins: origins, MaxSessions: *maxSessions, Metrics: a.Metrics.Handler,
 		Endpoints: append(rest.Endpoints(), httpapi.Endpoint{Path: "/mcp/servers/{toolbox}/{server}", Description: "MCP, one downstream server proxied unchanged"},
@@ -468,16 +473,20 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // by default.
 const DefaultTokenRate = 20
 
-// tokenLimit is the per-user request limiter of a rate (nil: no limit).
-func tokenLimit(rate float64) *quota.Limiter {
+// tokenLimit is the per-user request limiter of a rate (nil: no limit),
+// kept in the store so that the limit holds across replicas sharing the
+// database (quota.SharedLimiter: one round trip to the store per
+// authenticated request, and none when the rate is 0).
+func tokenLimit(st *store.Store, rate float64, log *slog.Logger) (httpapi.RateLimiter, error) {
 	if rate <= 0 {
-		return nil
+		return nil, nil
 	}
-	l, err := quota.NewLimiter(quota.LimiterOptions{Rate: rate, Burst: max(10, int(2*rate))})
+	l, err := quota.NewSharedLimiter(st, quota.SharedOptions{
+		LimiterOptions: quota.LimiterOptions{Rate: rate, Burst: max(10, int(2*rate))}, Logger: log})
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("--token-rate %v: %w", rate, err)
 	}
-	return l
+	return l, nil
 }
 
 // envFloat is the number in environment variable k, or def when it is

@@ -76,7 +76,8 @@ serve:
                          comma-separated origins whose web pages may call Nexus, e.g.
                          https://app.example.com; env NEXUS_ALLOW_ORIGINS
   --token-rate N         requests a second each user's token may make (default 20;
-                         bursts of twice that); 0 for no limit; env NEXUS_TOKEN_RATE
+                         bursts of twice that), counted in the store across replicas;
+                         0 for no limit; env NEXUS_TOKEN_RATE
   --max-sessions N       live MCP sessions over HTTP, at most (default 10000); the one
                          idle the longest is closed to make room; env NEXUS_MAX_SESSIONS
   --trace-retention AGE  how long call traces are kept: 30d (default), 720h, or 0 to keep

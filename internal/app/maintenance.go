@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/quota"
 	"github.com/nexus-mcp/nexus/internal/trace"
 )
 
@@ -16,8 +17,10 @@ const MaintenanceInterval = time.Hour
 
 // Maintain applies the retention rules: tutoring transcripts
 // (tutor.Server.Retain: anonymized after 90 days, anonymous users' sessions
-// deleted after a year), then the traces older than retention (0 keeps them
-// all); it returns how many traces it deleted.
+// deleted after a year), expired MCP sessions, the request rate limits of
+// users whose bucket is full again (quota.PruneRateLimits), then the traces
+// older than retention (0 keeps them all); it returns how many traces it
+// deleted.
 func (a *App) Maintain(ctx context.Context, retention time.Duration) (int64, error) {
 	r, err := a.Tutor.Retain(ctx, time.Now())
 	if err != nil {
@@ -30,6 +33,13 @@ func (a *App) Maintain(ctx context.Context, retention time.Duration) (int64, err
 		return 0, err
 	} else if n > 0 {
 		a.log.Info("deleted expired MCP sessions", "count", n)
+	}
+	// A minute in the past: a replica whose clock is ahead deletes no row
+	// another replica still limits with.
+	if n, err := quota.PruneRateLimits(ctx, a.Store, time.Now().Add(-time.Minute)); err != nil {
+		return 0, err
+	} else if n > 0 {
+		a.log.Debug("deleted idle request rate limits", "count", n)
 	}
 	if retention <= 0 {
 		return 0, nil

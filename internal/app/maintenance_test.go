@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/app"
+	"github.com/nexus-mcp/nexus/internal/quota"
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/trace"
 )
@@ -50,5 +51,44 @@ func TestMaintainDeletesOldTraces(t *testing.T) {
 	a.Store.DB().QueryRow(`SELECT COUNT(*) FROM traces`).Scan(&all)
 	if left != 2 || all != 2 {
 		t.Fatalf("%d traces left (%d within the retention), want 2", all, left)
+	}
+}
+
+// TestMaintainPrunesRateLimits: maintenance deletes the request rate limits
+// of users idle long enough for their bucket to be full again, and keeps
+// those still limited.
+func TestMaintainPrunesRateLimits(t *testing.T) {
+	ctx := context.Background()
+	a, err := app.Open(ctx, app.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	limiter := func(now time.Time) *quota.SharedLimiter {
+		l, err := quota.NewSharedLimiter(a.Store, quota.SharedOptions{LimiterOptions: quota.LimiterOptions{Rate: 1, Burst: 10,
+			Now: func() time.Time { return now }}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	limiter(time.Now().Add(-2*time.Hour)).Allow(ctx, "idle")
+	limiter(time.Now()).Allow(ctx, "busy")
+	if _, err := a.Maintain(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	rows, err := a.Store.DB().Query(`SELECT subject FROM rate_limits`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		left = append(left, s)
+	}
+	if len(left) != 1 || left[0] != "busy" {
+		t.Fatalf("rate limits left: %v, want [busy]", left)
 	}
 }

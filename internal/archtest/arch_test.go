@@ -27,7 +27,7 @@ var layers = map[string]int{
 	// 1: the core: the one pipeline, its records, the local servers.
 	"internal/trace": 1, "internal/conversation": 1, "internal/substrate": 1, "internal/vkb": 1,
 	"internal/demo": 1, "internal/pipeline": 1, "internal/tutor": 1, "internal/users": 1,
-	"internal/quota":      1, // prompt quotas (store, errs) and the HTTP request rate limit
+	"internal/quota":      1, // prompt quotas (store, errs) and the HTTP request rate limit (store)
 	"internal/access":     1, // who may use which tools and workspaces (the pipeline's authorize step)
 	"internal/oauth":      1, // OAuth resource-server mode: JWT access tokens of an identity provider
 	"internal/mcpsession": 1, // MCP sessions kept in the store, so that any replica serves any session

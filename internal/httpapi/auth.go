@@ -90,7 +90,7 @@ func authenticate(o Options, w http.ResponseWriter, r *http.Request) (*http.Requ
 		return nil, false
 	}
 	if o.TokenLimit != nil {
-		if ok, wait := o.TokenLimit.Allow(u.ID); !ok {
+		if ok, wait := o.TokenLimit.Allow(r.Context(), u.ID); !ok {
 			secs := quota.RetrySeconds(wait)
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			e := errs.E(errs.RateLimited, "too many requests for this user: at most %s a second; retry in %d s", strconv.FormatFloat(o.TokenLimit.Rate(), 'g', -1, 64), secs)

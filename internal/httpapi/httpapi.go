@@ -41,7 +41,6 @@ import (
 	"github.com/nexus-mcp/nexus/internal/ids"
 	"github.com/nexus-mcp/nexus/internal/jsonrpcmsg"
 	"github.com/nexus-mcp/nexus/internal/mcpsession"
-	"github.com/nexus-mcp/nexus/internal/quota"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
 
@@ -76,6 +75,15 @@ var (
 
 // corsMaxAge is how long (seconds) a browser may cache a preflight.
 const corsMaxAge = "600"
+
+// RateLimiter bounds the requests a second of each user (Options.TokenLimit).
+type RateLimiter interface {
+	// Allow admits one request of key now, or refuses it and says how long
+	// until one would be admitted.
+	Allow(ctx context.Context, key string) (ok bool, retryAfter time.Duration)
+	// Rate is the sustained requests a second a key may make.
+	Rate() float64
+}
 
 // Options configure the handler.
 type Options struct {
@@ -139,8 +147,9 @@ type Options struct {
 	Resource             string
 	// TokenLimit, when set, bounds each authenticated user's request rate:
 	// a request over it gets 429 with Retry-After. Requests of the local
-	// user (no token on a loopback-only listener) are not limited.
-	TokenLimit *quota.Limiter
+	// user (no token on a loopback-only listener) are not limited. serve
+	// sets a quota.SharedLimiter, whose limit holds across replicas.
+	TokenLimit RateLimiter
 	// UI, when set, serves the web UI: GET / for a browser (Accept:
 	// text/html; other clients get the JSON index) and its assets under
 	// /ui/.

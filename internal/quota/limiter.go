@@ -26,11 +26,13 @@ type LimiterOptions struct {
 	Now func() time.Time
 }
 
-// Limiter is an in-memory token-bucket rate limiter per key (an API token,
-// for the HTTP front): each key's bucket holds up to Burst tokens, refills at
-// Rate per second, and a request takes one. Memory is bounded: keys unseen
-// for Idle are forgotten, and at most MaxKeys are kept. Each replica limits
-// its own requests. It is safe for concurrent use.
+// Limiter is an in-memory token-bucket rate limiter per key: each key's
+// bucket holds up to Burst tokens, refills at Rate per second, and a request
+// takes one. Memory is bounded: keys unseen for Idle are forgotten, and at
+// most MaxKeys are kept. Each replica limits its own requests: the HTTP
+// front uses a [SharedLimiter], which holds across replicas, and falls back
+// to a Limiter while the store does not answer. It is safe for concurrent
+// use.
 type Limiter struct {
 	rate    float64
 	burst   float64

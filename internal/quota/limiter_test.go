@@ -21,7 +21,7 @@ func newClock() *clock {
 func (c *clock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
 func (c *clock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
-func newLimiter(t *testing.T, o quota.LimiterOptions) *quota.Limiter {
+func newLimiter(t testing.TB, o quota.LimiterOptions) *quota.Limiter {
 	t.Helper()
 	l, err := quota.NewLimiter(o)
 	if err != nil {

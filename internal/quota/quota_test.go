@@ -323,6 +323,62 @@ func TestConcurrentAdmitAtTheLimit(t *testing.T) {
 	}
 }
 
+// TestConcurrentAdmitManyReplicas: four replicas (four stores on one
+// database) send 60 prompts at once for users with no count yet (the
+// upsert's insert path races too): exactly the anonymous limit of 10 is
+// admitted per user in total, every other prompt is RATE_LIMITED, and the
+// admitted prompts are numbered 1 to 10.
+func TestConcurrentAdmitManyReplicas(t *testing.T) {
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		t.Run(dialect, func(t *testing.T) {
+			const replicas, prompts = 4, 60
+			var qs []*quota.Quotas
+			for _, s := range replicaStores(t, dialect, replicas) {
+				s.DB().SetMaxOpenConns(6) // the test server's connections are shared
+				qs = append(qs, newQuotas(t, s))
+			}
+			for round := range 3 {
+				subject := fmt.Sprint("fresh-", round)
+				var (
+					wg                sync.WaitGroup
+					mu                sync.Mutex
+					admitted, limited int
+					others            []error
+					seen              = map[int]int{}
+					start             = make(chan struct{})
+				)
+				for i := range prompts {
+					wg.Go(func() {
+						<-start
+						u, err := qs[i%replicas].Admit(context.Background(), subject, quota.Anonymous, noon)
+						mu.Lock()
+						defer mu.Unlock()
+						switch {
+						case err == nil:
+							admitted++
+							seen[u.Current]++
+						case errs.CodeOf(err) == errs.RateLimited:
+							limited++
+						default:
+							others = append(others, err)
+						}
+					})
+				}
+				close(start)
+				wg.Wait()
+				if admitted != 10 || limited != prompts-10 || len(others) > 0 {
+					t.Fatalf("round %d: admitted %d, limited %d, errors %v", round, admitted, limited, others)
+				}
+				for c := 1; c <= 10; c++ {
+					if seen[c] != 1 {
+						t.Fatalf("round %d: prompt number %d admitted %d times: %v", round, c, seen[c], seen)
+					}
+				}
+			}
+		})
+	}
+}
+
 func open(tb testing.TB, o store.Options) *store.Store {
 	tb.Helper()
 	s, err := store.Open(context.Background(), o)

@@ -1,14 +1,17 @@
 // Package quota holds Nexus's usage limits: the prompts a user may send per
 // UTC day by tier (SPEC section 3, Tutor Nexus ADR-018), counted in the store
 // so that every replica sharing a database sees one counter, and the
-// in-memory per-token request rate limit of the HTTP front.
+// per-user request rate limit of the HTTP front, kept in the store too so
+// that it holds across replicas.
 //
 // A prompt is admitted by [Quotas.Admit], which counts it and answers
 // RATE_LIMITED (ADR-012's shape: details.retryAfter and details.limit) once
 // the day's limit is reached; [Quotas.Peek] reads the usage without counting
 // (tn_user_quota). Prompts run on the user's own provider key (BYOK) are not
 // counted: their caller does not call Admit, or calls [Quotas.AdmitPrompt]
-// with byok set. HTTP requests are limited per token by a [Limiter].
+// with byok set. HTTP requests are limited per user by a [SharedLimiter]
+// (one decision in the store per request), which falls back to an in-memory
+// [Limiter] while the store does not answer.
 package quota
 
 import (

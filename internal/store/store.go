@@ -196,6 +196,24 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return nil
 }
 
+// Write runs fn, which makes one write outside a transaction (a single
+// statement, autocommitted), in the turn [Store.Tx] takes on SQLite: the
+// writers of this process queue in arrival order (see Store.writer) instead
+// of retrying on SQLite's busy handler, whose sleeps put milliseconds on the
+// tail of a busy write path. On PostgreSQL fn just runs. fn must not start
+// a transaction of s, which would wait for itself.
+func (s *Store) Write(ctx context.Context, fn func(ctx context.Context) error) error {
+	if s.writer != nil {
+		select {
+		case s.writer <- struct{}{}:
+		case <-ctx.Done():
+			return fmt.Errorf("store: wait to write: %w", ctx.Err())
+		}
+		defer func() { <-s.writer }()
+	}
+	return fn(ctx)
+}
+
 // migrate applies the embedded migrations of the dialect that are not yet
 // recorded in schema_migrations, each in its own transaction. Replicas
 // starting together on one PostgreSQL database take turns: everything,

@@ -1,0 +1,25 @@
+-- Scale-out (issue 13): the per-user HTTP request rate limit
+-- (internal/quota, SharedLimiter) is kept in the store, so that replicas
+-- sharing the database share one limit per user instead of each allowing the
+-- whole rate. One row per subject (a user id) holds the GCRA's theoretical
+-- arrival time (tat, Unix microseconds): the time at which the subject's
+-- bucket would be full again. Each request decides and updates its row in one
+-- upsert; admitted says whether the last request was admitted. A row whose
+-- tat is past says nothing a missing row does not, and quota.PruneRateLimits
+-- deletes it. There is no index on tat: every request changes it, and an
+-- index would make each update write the index too (on PostgreSQL, no
+-- heap-only update); the hourly prune scans the table, one row per user seen
+-- within the hour.
+--
+-- PostgreSQL: UNLOGGED, so that the write each request makes needs no WAL
+-- flush at commit (about two thirds of a decision's latency on the development
+-- machine, and most of its tail). What is lost is harmless: after a crash
+-- of the database the table is empty, and a promoted standby has none of
+-- it; either way every user starts again with a full bucket (one extra
+-- burst). FILLFACTOR 70 leaves room on each page for the row's next version
+-- (heap-only updates).
+CREATE UNLOGGED TABLE rate_limits (
+    subject  TEXT PRIMARY KEY,
+    tat      BIGINT NOT NULL,
+    admitted INTEGER NOT NULL
+) WITH (fillfactor = 70);
