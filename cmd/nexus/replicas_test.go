@@ -354,3 +354,55 @@ func TestReplicasServeOneSession(t *testing.T) {
 }
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
+
+// TestReplicasServeToolboxes: each replica runs its own stdio downstream
+// servers, and HTTP downstream servers are shared; a toolbox opened
+// through one replica is usable through every replica, on the flat and the
+// bounded surfaces, by one session whose requests alternate between them.
+func TestReplicasServeToolboxes(t *testing.T) {
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"dev": map[string]any{"description": "development", "mcpServers": map[string]any{
+			"hello":   map[string]any{"command": helloServer(t)},
+			"sleeper": map[string]any{"url": sleepServer(t), "transport": "http"},
+		}},
+	}})
+	reps, _ := startReplicas(t, 2, "--no-demo", "--config", cfg)
+	front, counts := roundRobin(t, bases(reps))
+
+	t.Run("flat", func(t *testing.T) {
+		cs, _ := connect(t, front+"/mcp")
+		for i := range 4 {
+			if res := call(t, cs, "dev__hello__greet", map[string]any{"name": fmt.Sprint("flat ", i)}); res.IsError || text(res) != fmt.Sprint("Hi flat ", i) {
+				t.Fatalf("call %d of a stdio server's tool: %s", i, text(res))
+			}
+			if res := call(t, cs, "dev__sleeper__sleep", map[string]any{"ms": 1}); res.IsError || text(res) != "slept" {
+				t.Fatalf("call %d of an HTTP server's tool: %s", i, text(res))
+			}
+		}
+	})
+	t.Run("bounded", func(t *testing.T) {
+		cs, _ := connect(t, front+"/mcp/bounded")
+		if res := call(t, cs, "open_toolbox", map[string]any{"toolbox": "dev"}); res.IsError {
+			t.Fatalf("open_toolbox: %s", text(res))
+		}
+		for i := range 4 {
+			res := call(t, cs, "use_tool", map[string]any{"tool": map[string]any{"toolbox": "dev", "server": "hello", "tool": "greet"}, "arguments": map[string]any{"name": fmt.Sprint("bounded ", i)}})
+			if res.IsError || text(res) != fmt.Sprint("Hi bounded ", i) {
+				t.Fatalf("use_tool %d: %s", i, text(res))
+			}
+		}
+		if res := call(t, cs, "get_tools", map[string]any{"tools": []string{"hello_greet"}}); res.IsError {
+			t.Fatalf("get_tools: %s", text(res))
+		}
+		for i := range 4 {
+			if res := call(t, cs, "hello_greet", map[string]any{"name": "discovered"}); res.IsError || text(res) != "Hi discovered" {
+				t.Fatalf("call %d of the discovered downstream tool: %s", i, text(res))
+			}
+		}
+	})
+	for i, c := range counts {
+		if c.Load() == 0 {
+			t.Errorf("replica %d got no requests", i)
+		}
+	}
+}
