@@ -105,7 +105,7 @@ type session struct {
 	// it discovers nothing, and is not kept.
 	sessionless bool
 	mu          sync.Mutex
-	discovered map[string]*discoveredTool
+	discovered  map[string]*discoveredTool
 }
 
 // discoveredTool is a tool a session discovered with get_tools.
