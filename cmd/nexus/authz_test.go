@@ -397,7 +397,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	t.Run("membership", func(t *testing.T) {
 		// Made a member, bob reaches the workspace (within the cache's
 		// time); removed, he no longer does.
-		s := surfaces[3] // REST
+		s := surfaces[slices.IndexFunc(surfaces, func(s surfaceCaller) bool { return s.name == "rest" })]
 		args := map[string]any{"query": "fridays", "workspaceContext": map[string]any{"workspaceId": "team-rest"}}
 		if _, errOut, code := runNexus(t, "", "workspaces", "add-member", "team-rest", "bob", "--data-dir", dir); code != 0 {
 			t.Fatalf("add-member: %s", errOut)
