@@ -73,7 +73,7 @@ const (
 // CORS: what an allowed origin may send and read.
 var (
 	corsMethods = []string{"GET", "POST", "DELETE", "OPTIONS"}
-	corsHeaders = []string{"Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID", "Authorization", "Accept"}
+	corsHeaders = []string{"Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name", "Last-Event-ID", "Authorization", "Accept"}
 	// Response headers a page may read besides the safelisted ones.
 	corsExpose = []string{"Mcp-Session-Id", "X-Request-Id", "X-Nexus-Session", "X-Nexus-Workspace", "Retry-After"}
 )

@@ -248,7 +248,7 @@ func TestCORS(t *testing.T) {
 		t.Run(path, func(t *testing.T) {
 			resp, body := do(t, ts, "OPTIONS", path, "", map[string]string{"Origin": origin,
 				"Access-Control-Request-Method":  "POST",
-				"Access-Control-Request-Headers": "content-type,mcp-protocol-version,mcp-session-id,last-event-id,authorization,accept"})
+				"Access-Control-Request-Headers": "content-type,mcp-protocol-version,mcp-session-id,mcp-method,mcp-name,last-event-id,authorization,accept"})
 			if resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusOK {
 				t.Fatalf("preflight: %d %s", resp.StatusCode, body)
 			}
@@ -260,7 +260,7 @@ func TestCORS(t *testing.T) {
 					t.Errorf("preflight allows methods %q, not %s", resp.Header.Get("Access-Control-Allow-Methods"), m)
 				}
 			}
-			for _, h := range []string{"content-type", "mcp-session-id", "mcp-protocol-version", "last-event-id", "authorization", "accept"} {
+			for _, h := range []string{"content-type", "mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name", "last-event-id", "authorization", "accept"} {
 				if !slices.Contains(headerList(resp.Header, "Access-Control-Allow-Headers"), h) {
 					t.Errorf("preflight allows headers %q, not %s", resp.Header.Get("Access-Control-Allow-Headers"), h)
 				}
