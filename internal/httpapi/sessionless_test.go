@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,14 +15,21 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/logtest"
+	"github.com/nexus-mcp/nexus/internal/sdklog"
 	"github.com/nexus-mcp/nexus/internal/testtools"
 	"github.com/nexus-mcp/nexus/internal/users"
 )
 
 // whoServer is an MCP server with one tool, "who", answering the user the
-// call acts as and whether its session has an id.
-func whoServer() *mcp.Server {
-	srv := testServer(nil)
+// call acts as and whether its session has an id; log (nil: none) receives
+// the SDK's logs as a surface's server sends them (sdklog).
+func whoServer(log *slog.Logger) *mcp.Server {
+	var sl *slog.Logger
+	if log != nil {
+		sl = sdklog.New(log)
+	}
+	srv := testServer(sl)
 	srv.AddTool(&mcp.Tool{Name: "who", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		name := "-"
 		if u, ok := users.FromContext(ctx); ok {
@@ -48,7 +56,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // gets a session; without a token the sessionless client is refused.
 func TestSessionlessClients(t *testing.T) {
 	alice := &users.User{ID: "u1", Name: "alice", Role: users.Member, Tier: users.Free}
-	srvs := map[string]*mcp.Server{"/mcp": whoServer(), "/mcp/agents": whoServer(), "/mcp/bounded": whoServer()}
+	srvs := map[string]*mcp.Server{"/mcp": whoServer(nil), "/mcp/agents": whoServer(nil), "/mcp/bounded": whoServer(nil)}
 	var live func() int
 	ts := serve(t, httpapi.Options{MCP: srvs["/mcp"], Agents: srvs["/mcp/agents"], Bounded: srvs["/mcp/bounded"],
 		Auth: tokens{"good": alice}, AllowedHosts: []string{"127.0.0.1"},
@@ -144,7 +152,9 @@ func post(t *testing.T, ts *httptest.Server, path, body string, hdr map[string]s
 // the problem, and a legacy POST without Mcp-Session-Id other than
 // initialize is served as a one-off.
 func TestSessionlessRequests(t *testing.T) {
-	ts := serve(t, httpapi.Options{MCP: whoServer()})
+	logs := &logtest.Capture{}
+	ts := serve(t, httpapi.Options{MCP: whoServer(slog.New(logs)), Logger: slog.New(logs)})
+	defer func() { checkLogs(t, logs, slog.LevelWarn) }()
 	const call = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"who","arguments":{}%s}}`
 	meta := func(v string) string {
 		return fmt.Sprintf(`,"_meta":{"io.modelcontextprotocol/protocolVersion":%q,"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`, v)
