@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/httpapi"
@@ -221,5 +222,48 @@ func TestSessionlessRequests(t *testing.T) {
 		if resp, body := do(t, ts, m, "/mcp", "", map[string]string{"Accept": "text/event-stream"}); resp.StatusCode != http.StatusBadRequest {
 			t.Fatalf("%s without a session: %s %s", m, resp.Status, body)
 		}
+	}
+}
+
+// fastWho is a fast path (httpapi.ToolCalls) for whoServer's tool that
+// answers "fast", so that a test sees which way a call went.
+type fastWho struct{}
+
+func (fastWho) Serves(name string) bool { return name == "who" }
+
+func (fastWho) Call(context.Context, *mcp.ServerSession, string, json.RawMessage, mcp.Meta) (json.RawMessage, *jsonrpc.Error) {
+	return json.RawMessage(`{"content":[{"type":"text","text":"fast"}]}`), nil
+}
+
+// TestFastPathLeavesSessionlessCalls: the flat surface's fast path serves
+// the tools/call of sessions, and never a sessionless one, which the SDK's
+// stateless handler serves.
+func TestFastPathLeavesSessionlessCalls(t *testing.T) {
+	ts := serve(t, httpapi.Options{MCP: whoServer(nil), MCPCalls: fastWho{}})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		opts *mcp.ClientSessionOptions
+		want string
+	}{{testtools.WithSession(), "fast"}, {testtools.Sessionless(), "local session="}} {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "who", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Content[0].(*mcp.TextContent).Text; got != tc.want {
+				t.Fatalf("protocol %s: the call answered %q, want %q", tc.opts.ProtocolVersion, got, tc.want)
+			}
+		}
+		cs.Close()
+	}
+	// A one-off POST of an earlier version without a session is the SDK's too.
+	resp, body := post(t, ts, "/mcp", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"who","arguments":{}}}`, map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "local session=") {
+		t.Fatalf("one-off call: %s %s", resp.Status, body)
 	}
 }
