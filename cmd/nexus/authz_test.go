@@ -118,22 +118,32 @@ func TestAuthorizationMatrix(t *testing.T) {
 	// MCP clients, one session per user and endpoint.
 	var mu sync.Mutex
 	sessions := map[string]*mcp.ClientSession{}
-	session := func(t *testing.T, path, user string) *mcp.ClientSession {
+	// With sessionless, the client speaks the sessionless protocol
+	// (2026-07-28): no session, every request checked on its own.
+	session := func(t *testing.T, path, user string, sessionless bool) *mcp.ClientSession {
 		mu.Lock()
 		defer mu.Unlock()
-		if cs := sessions[path+" "+user]; cs != nil {
+		key := fmt.Sprintf("%s %s %v", path, user, sessionless)
+		if cs := sessions[key]; cs != nil {
 			return cs
+		}
+		opts := testtools.WithSession()
+		if sessionless {
+			opts = testtools.Sessionless()
 		}
 		hc := &http.Client{Transport: bearer{tokens[user]}}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "authz", Version: "1"}, nil).
-			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + path, HTTPClient: hc}, nil)
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + path, HTTPClient: hc}, opts)
 		if err != nil {
 			t.Fatalf("%s as %s: %v", path, user, err)
 		}
+		if got := cs.InitializeResult().ProtocolVersion; got != opts.ProtocolVersion {
+			t.Fatalf("%s as %s: negotiated %s, want %s", path, user, got, opts.ProtocolVersion)
+		}
 		t.Cleanup(func() { cs.Close() })
-		sessions[path+" "+user] = cs
+		sessions[key] = cs
 		return cs
 	}
 	mcpCall := func(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, string) {
@@ -169,58 +179,69 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}
 		return out
 	}
-	surfaces := []surfaceCaller{
-		{name: "mcp-flat",
-			call: func(t *testing.T, user, tool string, args map[string]any) (string, string) {
-				return mcpCall(t, session(t, "/mcp", user), tool, args)
-			},
-			list: func(t *testing.T, user string) []string { return mcpList(t, session(t, "/mcp", user)) }},
-		{name: "mcp-agents",
-			call: func(t *testing.T, user, tool string, args map[string]any) (string, string) {
-				_, agent, mode := idOf(tool)
-				a := map[string]any{"mode": mode, "sessionId": ""}
-				for k, v := range args {
-					a[k] = v
-				}
-				if _, named := args["sessionId"]; !named {
-					delete(a, "sessionId")
-				}
-				return mcpCall(t, session(t, "/mcp/agents", user), agent, a)
-			},
-			list: func(t *testing.T, user string) []string { return mcpList(t, session(t, "/mcp/agents", user)) }},
-		{name: "mcp-bounded",
-			call: func(t *testing.T, user, tool string, args map[string]any) (string, string) {
-				// The call's context goes with use_tool's own call, as a
-				// bounded client sends it.
-				toolbox, server, name := idOf(tool)
-				outer := map[string]any{"tool": map[string]any{"toolbox": toolbox, "server": server, "tool": name}}
-				inner := map[string]any{}
-				for k, v := range args {
-					if k == "context" || k == "workspaceContext" {
-						outer[k] = v
-					} else {
-						inner[k] = v
+	// The MCP surfaces, for clients with a session or without.
+	mcpSurfaces := func(sessionless bool) []surfaceCaller {
+		suffix := ""
+		if sessionless {
+			suffix = "-sessionless"
+		}
+		session := func(t *testing.T, path, user string) *mcp.ClientSession { return session(t, path, user, sessionless) }
+		return []surfaceCaller{
+			{name: "mcp-flat" + suffix,
+				call: func(t *testing.T, user, tool string, args map[string]any) (string, string) {
+					return mcpCall(t, session(t, "/mcp", user), tool, args)
+				},
+				list: func(t *testing.T, user string) []string { return mcpList(t, session(t, "/mcp", user)) }},
+			{name: "mcp-agents" + suffix,
+				call: func(t *testing.T, user, tool string, args map[string]any) (string, string) {
+					_, agent, mode := idOf(tool)
+					a := map[string]any{"mode": mode, "sessionId": ""}
+					for k, v := range args {
+						a[k] = v
 					}
-				}
-				outer["arguments"] = inner
-				return mcpCall(t, session(t, "/mcp/bounded", user), "use_tool", outer)
-			},
-			list: func(t *testing.T, user string) []string {
-				_, body := mcpCall(t, session(t, "/mcp/bounded", user), "get_tools", map[string]any{})
-				var ov struct {
-					Agents []struct {
-						Modes []struct{ Name string } `json:"modes"`
-					} `json:"agents"`
-				}
-				json.Unmarshal([]byte(body), &ov)
-				var out []string
-				for _, a := range ov.Agents {
-					for _, m := range a.Modes {
-						out = append(out, m.Name)
+					if _, named := args["sessionId"]; !named {
+						delete(a, "sessionId")
 					}
-				}
-				return out
-			}},
+					return mcpCall(t, session(t, "/mcp/agents", user), agent, a)
+				},
+				list: func(t *testing.T, user string) []string { return mcpList(t, session(t, "/mcp/agents", user)) }},
+			{name: "mcp-bounded" + suffix,
+				call: func(t *testing.T, user, tool string, args map[string]any) (string, string) {
+					// The call's context goes with use_tool's own call, as a
+					// bounded client sends it.
+					toolbox, server, name := idOf(tool)
+					outer := map[string]any{"tool": map[string]any{"toolbox": toolbox, "server": server, "tool": name}}
+					inner := map[string]any{}
+					for k, v := range args {
+						if k == "context" || k == "workspaceContext" {
+							outer[k] = v
+						} else {
+							inner[k] = v
+						}
+					}
+					outer["arguments"] = inner
+					return mcpCall(t, session(t, "/mcp/bounded", user), "use_tool", outer)
+				},
+				list: func(t *testing.T, user string) []string {
+					_, body := mcpCall(t, session(t, "/mcp/bounded", user), "get_tools", map[string]any{})
+					var ov struct {
+						Agents []struct {
+							Modes []struct{ Name string } `json:"modes"`
+						} `json:"agents"`
+					}
+					json.Unmarshal([]byte(body), &ov)
+					var out []string
+					for _, a := range ov.Agents {
+						for _, m := range a.Modes {
+							out = append(out, m.Name)
+						}
+					}
+					return out
+				}},
+		}
+	}
+	surfaces := append(mcpSurfaces(false), mcpSurfaces(true)...)
+	surfaces = append(surfaces, []surfaceCaller{
 		{name: "rest",
 			call: func(t *testing.T, user, tool string, args map[string]any) (string, string) {
 				b, _ := json.Marshal(args)
@@ -252,7 +273,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 				}
 				return "", out
 			}},
-	}
+	}...)
 
 	for _, s := range surfaces {
 		t.Run(s.name, func(t *testing.T) {
@@ -376,7 +397,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	t.Run("membership", func(t *testing.T) {
 		// Made a member, bob reaches the workspace (within the cache's
 		// time); removed, he no longer does.
-		s := surfaces[3] // REST
+		s := surfaces[slices.IndexFunc(surfaces, func(s surfaceCaller) bool { return s.name == "rest" })]
 		args := map[string]any{"query": "fridays", "workspaceContext": map[string]any{"workspaceId": "team-rest"}}
 		if _, errOut, code := runNexus(t, "", "workspaces", "add-member", "team-rest", "bob", "--data-dir", dir); code != 0 {
 			t.Fatalf("add-member: %s", errOut)
@@ -431,7 +452,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 
 	t.Run("mcp session id", func(t *testing.T) {
 		// Alice's MCP session id, presented with bob's token, is not found.
-		cs := session(t, "/mcp", "alice")
+		cs := session(t, "/mcp", "alice", false)
 		req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
 		req.Header.Set("Authorization", "Bearer "+tokens["bob"])
 		req.Header.Set("Mcp-Session-Id", cs.ID())

@@ -103,7 +103,7 @@ func BenchmarkCreateOverMCP(b *testing.B) {
 			deadline := time.Now().Add(time.Duration(seconds) * time.Second)
 			for s := range sessions {
 				client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-				cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+				cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, testtools.WithSession())
 				if err != nil {
 					b.Fatal(err)
 				}

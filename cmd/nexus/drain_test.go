@@ -67,7 +67,8 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	testtools.EventuallyErr(t, 30*time.Second, "nexus serve to become ready at "+base, func() error { return ready(base) })
 
 	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "drain-test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	// With a session: its GET stream is what the drain ends.
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "drain-test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, testtools.WithSession())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 var localTools = []string{"belief_create", "belief_create_batch", "belief_get", "belief_query", "belief_supersede", "entity_get", "entity_search", "tension_list", "tension_resolve",
@@ -128,7 +129,9 @@ func testHTTP(t *testing.T, base string) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	// With a session: its calls that name no session share one
+	// conversation (sessionless clients: TestSessionlessOverHTTP).
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, testtools.WithSession())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -209,7 +209,7 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 			var err error
 			if _, ok := retry(surface+" connect", func() (string, error) {
 				cs, err = mcp.NewClient(&mcp.Implementation{Name: "kill", Version: "1"}, nil).Connect(context.Background(),
-					&mcp.StreamableClientTransport{Endpoint: front + path}, nil)
+					&mcp.StreamableClientTransport{Endpoint: front + path}, testtools.WithSession())
 				return "", err
 			}); !ok {
 				return

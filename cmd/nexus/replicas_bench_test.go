@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // TestReplicaScaling measures throughput with 1, 2 and 3 replicas on one
@@ -42,7 +44,7 @@ func TestReplicaScaling(t *testing.T) {
 				sessions := make([]*mcp.ClientSession, clients)
 				for i := range sessions {
 					cs, err := mcp.NewClient(&mcp.Implementation{Name: "scale", Version: "1"}, nil).Connect(context.Background(),
-						&mcp.StreamableClientTransport{Endpoint: front + "/mcp"}, nil)
+						&mcp.StreamableClientTransport{Endpoint: front + "/mcp"}, testtools.WithSession())
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -277,7 +277,7 @@ func TestReplicasServeOneSession(t *testing.T) {
 				case changed <- struct{}{}:
 				default:
 				}
-			}}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: front + "/mcp/bounded"}, nil)
+			}}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: front + "/mcp/bounded"}, testtools.WithSession())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -401,6 +401,25 @@ func TestReplicasServeToolboxes(t *testing.T) {
 		for i := range 4 {
 			if res := call(t, cs, "hello_greet", map[string]any{"name": "discovered"}); res.IsError || text(res) != "Hi discovered" {
 				t.Fatalf("call %d of the discovered downstream tool: %s", i, text(res))
+			}
+		}
+	})
+	t.Run("sessionless", func(t *testing.T) {
+		// No initialize opens the toolboxes: a sessionless tools/list does,
+		// on whichever replica it reaches.
+		flat := connectSessionless(t, front+"/mcp")
+		for i := range 2 {
+			if names := toolNames(t, flat); !slices.Contains(names, "dev__hello__greet") {
+				t.Fatalf("listing %d: %v", i, names)
+			}
+			if res := call(t, flat, "dev__hello__greet", map[string]any{"name": "sessionless"}); res.IsError || text(res) != "Hi sessionless" {
+				t.Fatalf("call %d: %s", i, text(res))
+			}
+		}
+		bounded := connectSessionless(t, front+"/mcp/bounded")
+		for i := range 2 {
+			if res := call(t, bounded, "hello_greet", map[string]any{"name": "by name"}); res.IsError || text(res) != "Hi by name" {
+				t.Fatalf("call %d of a downstream tool by its get_tools name: %s", i, text(res))
 			}
 		}
 	})

@@ -10,11 +10,21 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
-// connect opens an SDK client session to a Nexus HTTP endpoint; changed
+// connect opens an SDK client session to a Nexus HTTP endpoint, with an
+// MCP session (initialize, Mcp-Session-Id: protocol 2025-11-25); changed
 // receives tools/list_changed notifications.
 func connect(t *testing.T, url string) (*mcp.ClientSession, chan struct{}) {
+	t.Helper()
+	return connectWith(t, url, testtools.WithSession())
+}
+
+// connectWith is [connect] with the client's session options (such as
+// testtools.Sessionless()).
+func connectWith(t *testing.T, url string, opts *mcp.ClientSessionOptions) (*mcp.ClientSession, chan struct{}) {
 	t.Helper()
 	changed := make(chan struct{}, 16)
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
@@ -22,7 +32,7 @@ func connect(t *testing.T, url string) (*mcp.ClientSession, chan struct{}) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -190,7 +190,7 @@ func (sy *syncer) handler(a mcpkit.Agent) mcp.ToolHandler {
 		// surface cannot map to one is refused through the pipeline, which
 		// traces it and renders the error in the agent's tools' family.
 		refuse := func(e *errs.Error) (*mcp.CallToolResult, error) {
-			r := mcpkit.CallRequest(sy.surface, sy.instance, req.Session, a.Name, req.Params.Arguments, req.Params.Meta)
+			r := mcpkit.CallRequest(sy.surface, mcpkit.Transport(sy.instance, req), a.Name, req.Params.Arguments, req.Params.Meta)
 			r.Refused = e
 			if len(modes) > 0 {
 				r.RenderAs = modes[0].ID.Name()
@@ -217,7 +217,7 @@ func (sy *syncer) handler(a mcpkit.Agent) mcp.ToolHandler {
 		}
 		delete(args, "mode")
 		raw, _ := json.Marshal(args)
-		o := sy.p.Call(ctx, mcpkit.CallRequest(sy.surface, sy.instance, req.Session, t.ID.Name(), raw, req.Params.Meta))
+		o := sy.p.Call(ctx, mcpkit.CallRequest(sy.surface, mcpkit.Transport(sy.instance, req), t.ID.Name(), raw, req.Params.Meta))
 		return mcpkit.Result(o), nil
 	}
 }

@@ -100,9 +100,12 @@ func (s *Surface) rediscover(id string) {
 // session is the state of one MCP session of the surface: the tools it
 // discovered, by the name it calls them.
 type session struct {
-	id         string // the MCP session's id, "" for stdio and in-memory
-	mu         sync.Mutex
-	discovered map[string]*discoveredTool
+	id string // the MCP session's id, "" for stdio and in-memory
+	// sessionless: the session is one request's ([mcpkit.Sessionless]);
+	// it discovers nothing, and is not kept.
+	sessionless bool
+	mu          sync.Mutex
+	discovered  map[string]*discoveredTool
 }
 
 // discoveredTool is a tool a session discovered with get_tools.
@@ -125,10 +128,15 @@ func (s *Surface) Sessions() int {
 	return len(s.sessions)
 }
 
-// state returns the state of session ss, creating it on first use: what a
-// session kept in the store discovered (on this replica or another) is
-// discovered again.
-func (s *Surface) state(ctx context.Context, ss *mcp.ServerSession) *session {
+// state returns the state of the session of req, creating it on first use:
+// what a session kept in the store discovered (on this replica or another)
+// is discovered again. A sessionless request gets a state of its own, empty
+// and not kept.
+func (s *Surface) state(ctx context.Context, req mcp.Request) *session {
+	if mcpkit.Sessionless(req) {
+		return &session{sessionless: true, discovered: map[string]*discoveredTool{}}
+	}
+	ss, _ := req.GetSession().(*mcp.ServerSession)
 	s.mu.Lock()
 	st := s.sessions[ss]
 	s.mu.Unlock()
@@ -198,9 +206,9 @@ func (s *Surface) build() *mcp.Server {
 }
 
 func (s *Surface) metaHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	sess := s.state(ctx, req.Session)
+	sess := s.state(ctx, req)
 	ctx = context.WithValue(ctx, sessionKey{}, sess)
-	o := s.p.Call(ctx, mcpkit.CallRequest(s.o.Surface, s.instance, req.Session, req.Params.Name, req.Params.Arguments, req.Params.Meta))
+	o := s.p.Call(ctx, mcpkit.CallRequest(s.o.Surface, mcpkit.Transport(s.instance, req), req.Params.Name, req.Params.Arguments, req.Params.Meta))
 	return mcpkit.Result(o), nil
 }
 
@@ -216,7 +224,7 @@ func (s *Surface) perSession(next mcp.MethodHandler) mcp.MethodHandler {
 			if err != nil || !ok || ss == nil || lt.NextCursor != "" {
 				return res, err
 			}
-			sess := s.state(ctx, ss)
+			sess := s.state(ctx, req)
 			sess.mu.Lock()
 			names := slices.Sorted(maps.Keys(sess.discovered))
 			for _, n := range names {
@@ -229,23 +237,44 @@ func (s *Surface) perSession(next mcp.MethodHandler) mcp.MethodHandler {
 			if !ok || ss == nil {
 				break
 			}
-			sess := s.state(ctx, ss)
+			sess := s.state(ctx, req)
 			sess.mu.Lock()
 			d := sess.discovered[p.Name]
 			sess.mu.Unlock()
-			if d == nil {
+			flat := ""
+			switch {
+			case d != nil:
+				flat = d.flat
+			case sess.sessionless && !s.meta(p.Name):
+				// Nothing was kept of an earlier get_tools: a name it
+				// would have made callable is resolved now, by the same
+				// rule.
+				if t, ok := s.named(ctx, p.Name); ok {
+					flat = t.ID.Name()
+				}
+			}
+			if flat == "" {
 				break
 			}
-			o := s.p.Call(ctx, mcpkit.CallRequest(s.o.Surface, s.instance, ss, d.flat, p.Arguments, p.Meta))
+			o := s.p.Call(ctx, mcpkit.CallRequest(s.o.Surface, mcpkit.Transport(s.instance, req), flat, p.Arguments, p.Meta))
 			return mcpkit.Result(o), nil
 		}
 		return next(ctx, method, req)
 	}
 }
 
+// meta reports whether name is one of the surface's meta-tools.
+func (s *Surface) meta(name string) bool {
+	t, ok := s.p.Registry().Lookup(name)
+	return ok && t.Meta && t.ID.Server == ServerName
+}
+
 // discover makes tool t callable in the session as name, and tells clients
-// their tool list changed.
+// their tool list changed; a sessionless request's session keeps nothing.
 func (s *Surface) discover(sess *session, name string, t *registry.Tool) {
+	if sess.sessionless {
+		return
+	}
 	sess.mu.Lock()
 	if _, ok := sess.discovered[name]; ok {
 		sess.mu.Unlock()

@@ -184,31 +184,58 @@ func (s *Surface) getTools(ctx context.Context, _ *registry.Call, in getToolsIn)
 	out := &discovered{Tools: []toolSchema{}}
 	opened := map[string]bool{}
 	for _, w := range wanted {
-		a, ok := s.cat.Agent(w.agent)
+		t, ok := s.lookup(ctx, w.agent, w.mode, opened)
 		if !ok {
 			out.Unknown = append(out.Unknown, w.agent+"_"+w.mode)
 			continue
 		}
-		t, ok := s.p.Registry().LookupID(registry.ID{Toolbox: a.Toolbox, Server: a.Server, Tool: w.mode})
-		if !ok && a.Toolbox != registry.BuiltinToolbox && s.cat.Toolboxes != nil && !opened[a.Toolbox] {
-			// A downstream agent's tools are known once its toolbox is open.
-			opened[a.Toolbox] = true
-			if _, err := s.cat.Toolboxes.Open(ctx, a.Toolbox); err == nil {
-				t, ok = s.p.Registry().LookupID(registry.ID{Toolbox: a.Toolbox, Server: a.Server, Tool: w.mode})
-			}
-		}
-		if !ok || !t.In(registry.Tools) || !s.p.Visible(ctx, t) {
-			out.Unknown = append(out.Unknown, w.agent+"_"+w.mode)
-			continue
-		}
-		name := a.Name + "_" + w.mode
+		name := w.agent + "_" + w.mode
 		out.Tools = append(out.Tools, toolSchema{Name: name, Description: t.Description, InputSchema: t.ListedSchema(),
 			Toolbox: t.ID.Toolbox, Server: t.ID.Server, Tool: t.ID.Tool})
 		if sess != nil && len(name) <= 128 {
 			s.discover(sess, name, t)
 		}
 	}
-	return &getToolsResult{discovered: out, Usage: "Call each tool by its name, passing context {sessionId, workspaceId} beside its arguments."}, nil
+	usage := "Call each tool by its name, passing context {sessionId, workspaceId} beside its arguments."
+	if sess != nil && sess.sessionless {
+		usage = "This request has no session (sessionless protocol), so nothing is kept between requests: these tools are not added to tools/list. " +
+			"Call each by its name all the same (resolved again on every request), or with use_tool {toolbox, server, tool}; " +
+			"pass context {sessionId, workspaceId} beside its arguments to keep one conversation."
+	}
+	return &getToolsResult{discovered: out, Usage: usage}, nil
+}
+
+// lookup is the tool get_tools names agent_mode by: mode of the catalog's
+// agent, a tool the Tools view lists and the caller may see; a downstream
+// agent's toolbox is opened when its tools are not known yet (once per
+// toolbox and call: opened records the toolboxes tried).
+func (s *Surface) lookup(ctx context.Context, agent, mode string, opened map[string]bool) (*registry.Tool, bool) {
+	a, ok := s.cat.Agent(agent)
+	if !ok {
+		return nil, false
+	}
+	t, ok := s.p.Registry().LookupID(registry.ID{Toolbox: a.Toolbox, Server: a.Server, Tool: mode})
+	if !ok && a.Toolbox != registry.BuiltinToolbox && s.cat.Toolboxes != nil && !opened[a.Toolbox] {
+		// A downstream agent's tools are known once its toolbox is open.
+		opened[a.Toolbox] = true
+		if _, err := s.cat.Toolboxes.Open(ctx, a.Toolbox); err == nil {
+			t, ok = s.p.Registry().LookupID(registry.ID{Toolbox: a.Toolbox, Server: a.Server, Tool: mode})
+		}
+	}
+	if !ok || !t.In(registry.Tools) || !s.p.Visible(ctx, t) {
+		return nil, false
+	}
+	return t, true
+}
+
+// named is the tool get_tools makes callable as name ("agent_mode"), for a
+// sessionless request, which keeps nothing get_tools discovered.
+func (s *Surface) named(ctx context.Context, name string) (*registry.Tool, bool) {
+	agent, mode, ok := mcpkit.SplitName(name)
+	if !ok || agent == "" || mode == "" || len(name) > 128 {
+		return nil, false
+	}
+	return s.lookup(ctx, agent, mode, map[string]bool{})
 }
 
 type want struct{ agent, mode string }

@@ -172,7 +172,7 @@ func benchEchoAs(b *testing.B, url string, drain func(), token string) {
 	sessions := make([]*mcp.ClientSession, benchClients)
 	for i := range sessions {
 		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc}, nil)
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc}, testtools.WithSession())
 		if err != nil {
 			b.Fatalf("connect session %d: %v", i, err)
 		}

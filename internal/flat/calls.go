@@ -36,7 +36,7 @@ func (c *Calls) Serves(name string) bool {
 func (c *Calls) Call(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage, meta mcp.Meta) (json.RawMessage, *jsonrpc.Error) {
 	sy := c.sy
 	listed := sy.lists(name)
-	o := sy.p.Call(ctx, mcpkit.CallRequest(sy.surface, sy.instance, ss, name, args, meta))
+	o := sy.p.Call(ctx, mcpkit.CallRequest(sy.surface, mcpkit.TransportKey(sy.instance, ss), name, args, meta))
 	if !listed && o.Tool == nil && o.Err != nil && o.Err.Code == errs.NotFound {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: o.Err.Message}
 	}

@@ -88,7 +88,7 @@ func (sy *syncer) sync() {
 // session that name no session of their own share one conversation.
 func Handler(p *pipeline.Pipeline, surface, instance string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		o := p.Call(ctx, mcpkit.CallRequest(surface, instance, req.Session, req.Params.Name, req.Params.Arguments, req.Params.Meta))
+		o := p.Call(ctx, mcpkit.CallRequest(surface, mcpkit.Transport(instance, req), req.Params.Name, req.Params.Arguments, req.Params.Meta))
 		return mcpkit.Result(o), nil
 	}
 }

@@ -40,12 +40,18 @@ type ToolCalls interface {
 // session of that handler, for a tool calls serves, answering as the SDK
 // would: an SSE response of one message event, or the same JSON-RPC error.
 // Everything else goes to the SDK unchanged: other methods, batches,
-// notifications and responses, requests without a session or of a session
-// it does not know (the SDK's 404), a protocol version header it might
-// refuse or of the sessionless protocol, a request with a progress token
+// notifications and responses, requests of a session it does not know (the
+// SDK's 404), a protocol version header it might refuse, a request with a
+// progress token
 // or other protocol _meta, a Last-Event-ID, anything unusual in the
 // message. A notifications/cancelled naming a call served here cancels
 // that call (and goes to the SDK too, which answers it).
+//
+// Requests without a session (the sessionless protocol, one-off POSTs)
+// never reach it: the front hands them to the SDK's stateless handler
+// before the session limiter (see sessionless), so that the fast path only
+// ever serves sessions it learned; the header checks below would leave them
+// to the SDK anyway.
 //
 // Sessions are learned from the initialize responses the SDK writes
 // through fastCalls, and forgotten when the client deletes them or the

@@ -14,6 +14,11 @@
 //     (413 beyond) within Options.BodyTimeout (408 and the connection closed
 //     when it stalls).
 //
+// Every MCP endpoint of the surfaces serves clients with a session
+// (initialize, then Mcp-Session-Id on every request) and clients without
+// one (the sessionless protocol, 2026-07-28 and later, and one-off POSTs):
+// see [SessionlessVersion] and servesSessionless.
+//
 // Every error the front itself writes (403, 404, 405, 408, 413) is JSON in
 // the REST surface's one error shape ([WriteError]); the errors the MCP SDK
 // writes on the MCP routes are JSON-RPC errors ([JSONRPCErrors]).
@@ -68,7 +73,7 @@ const (
 // CORS: what an allowed origin may send and read.
 var (
 	corsMethods = []string{"GET", "POST", "DELETE", "OPTIONS"}
-	corsHeaders = []string{"Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID", "Authorization", "Accept"}
+	corsHeaders = []string{"Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name", "Last-Event-ID", "Authorization", "Accept"}
 	// Response headers a page may read besides the safelisted ones.
 	corsExpose = []string{"Mcp-Session-Id", "X-Request-Id", "X-Nexus-Session", "X-Nexus-Workspace", "Retry-After"}
 )
@@ -210,7 +215,8 @@ func Handler(o Options) http.Handler {
 		limit.follow(o.Events)
 	}
 	streamable := func(s *mcp.Server, calls ToolCalls) http.Handler {
-		var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
+		server := func(*http.Request) *mcp.Server { return s }
+		opts := mcp.StreamableHTTPOptions{
 			Logger:              sdklog.New(o.Logger),
 			MaxRequestBodyBytes: o.MaxBodyBytes,
 			// No SessionTimeout: the limiter ends idle sessions, since a
@@ -218,11 +224,18 @@ func Handler(o Options) http.Handler {
 			// The guard decides Host for every route; the SDK's own check
 			// would reject the AllowedHosts on a loopback listener.
 			DisableLocalhostProtection: true,
-		})
+		}
+		var h http.Handler = mcp.NewStreamableHTTPHandler(server, &opts)
 		if calls != nil {
 			h = newFastCalls(s, calls, h)
 		}
-		return JSONRPCErrors(limit.wrap(h, o.SessionTimeout))
+		// The same server without sessions, for the requests that have
+		// none (see sessionless): a session of one request, not counted
+		// by the limiter; a sessionless request's work ends when its
+		// client goes away, its POST being the whole request.
+		opts.Stateless, opts.PropagateRequestCancellation = true, true
+		stateless := mcp.NewStreamableHTTPHandler(server, &opts)
+		return JSONRPCErrors(sessionless(stateless, limit.wrap(h, o.SessionTimeout)))
 	}
 	index := []Endpoint{{"/mcp", "MCP over Streamable HTTP, flat surface: every tool by name"}}
 	mux.Handle("/mcp", streamable(o.MCP, o.MCPCalls))

@@ -22,6 +22,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/logtest"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
@@ -248,7 +249,7 @@ func TestCORS(t *testing.T) {
 		t.Run(path, func(t *testing.T) {
 			resp, body := do(t, ts, "OPTIONS", path, "", map[string]string{"Origin": origin,
 				"Access-Control-Request-Method":  "POST",
-				"Access-Control-Request-Headers": "content-type,mcp-protocol-version,mcp-session-id,last-event-id,authorization,accept"})
+				"Access-Control-Request-Headers": "content-type,mcp-protocol-version,mcp-session-id,mcp-method,mcp-name,last-event-id,authorization,accept"})
 			if resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusOK {
 				t.Fatalf("preflight: %d %s", resp.StatusCode, body)
 			}
@@ -260,7 +261,7 @@ func TestCORS(t *testing.T) {
 					t.Errorf("preflight allows methods %q, not %s", resp.Header.Get("Access-Control-Allow-Methods"), m)
 				}
 			}
-			for _, h := range []string{"content-type", "mcp-session-id", "mcp-protocol-version", "last-event-id", "authorization", "accept"} {
+			for _, h := range []string{"content-type", "mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name", "last-event-id", "authorization", "accept"} {
 				if !slices.Contains(headerList(resp.Header, "Access-Control-Allow-Headers"), h) {
 					t.Errorf("preflight allows headers %q, not %s", resp.Header.Get("Access-Control-Allow-Headers"), h)
 				}
@@ -370,6 +371,13 @@ func checkLogs(t *testing.T, c *logtest.Capture, min slog.Level) {
 // session (connect, a stream the client closes, a request it abandons) logs
 // nothing above Debug.
 func TestSDKLoggerQuietOnNormalSessions(t *testing.T) {
+	// Clients with a session and sessionless ones alike.
+	for _, opts := range []*mcp.ClientSessionOptions{testtools.WithSession(), testtools.Sessionless()} {
+		t.Run(opts.ProtocolVersion, func(t *testing.T) { sdkLoggerQuiet(t, opts) })
+	}
+}
+
+func sdkLoggerQuiet(t *testing.T, opts *mcp.ClientSessionOptions) {
 	c := &logtest.Capture{}
 	log := sdklog.New(slog.New(c))
 	srv := testServer(log)
@@ -386,7 +394,7 @@ func TestSDKLoggerQuietOnNormalSessions(t *testing.T) {
 	t.Cleanup(func() { close(release) }) // before the server closes
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

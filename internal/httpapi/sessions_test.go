@@ -95,7 +95,7 @@ func TestSessionCapWithSDKClients(t *testing.T) {
 	connect := func() *mcp.ClientSession {
 		// A default client keeps its GET event stream open: that is not
 		// activity, so such a session can still be evicted when idle.
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: client}, nil)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: client}, testtools.WithSession())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +226,7 @@ func TestIdleSessionsEnd(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	ts := serve(t, httpapi.Options{MCP: srv, SessionTimeout: timeout})
 	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, testtools.WithSession())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -172,6 +172,32 @@ func newServer(name, version, instructions string, log *slog.Logger, sessionIDs 
 	return mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, o)
 }
 
+// Sessionless reports whether req is a request without a session over
+// Streamable HTTP: one the HTTP front served through the SDK's stateless
+// handler (a client of the sessionless protocol, 2026-07-28 and later, or a
+// one-off POST without Mcp-Session-Id), which makes a session for that
+// request alone, without an id, and ends it with the request. Nothing of
+// such a session is kept: it is not tracked, its calls are bound to no
+// conversation, it discovers nothing. Requests over stdio or in memory (no
+// HTTP headers) are never sessionless: their connection is their session.
+func Sessionless(req mcp.Request) bool {
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	extra := req.GetExtra()
+	return ss != nil && ss.ID() == "" && extra != nil && extra.Header != nil
+}
+
+// Transport is the pipeline's transport key of an SDK request (see
+// [TransportKey]): "" for a [Sessionless] request, so that its call, unless
+// it names a session (in its arguments or _meta), gets a one-off session,
+// as a REST call does.
+func Transport(instance string, req mcp.Request) string {
+	if Sessionless(req) {
+		return ""
+	}
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	return TransportKey(instance, ss)
+}
+
 // TransportKey is the pipeline's name for the transport session of an MCP
 // request. A Streamable HTTP session is named by its id alone
 // ([mcpsession.TransportKey]), the same on every replica, so that its calls
@@ -196,12 +222,13 @@ func TransportKey(instance string, ss *mcp.ServerSession) string {
 // are swept when new sessions arrive (every time while few are tracked,
 // every [sweepEvery] new sessions beyond that), so tracking costs a map entry
 // per session and no goroutine; what an ended session leaves is bounded by
-// the live sessions plus sweepEvery.
+// the live sessions plus sweepEvery. [Sessionless] requests are not
+// tracked: their session ends with them and binds nothing.
 func Track(s *mcp.Server, p *pipeline.Pipeline, instance string, onEnd func(*mcp.ServerSession)) {
 	t := &tracker{s: s, p: p, instance: instance, onEnd: onEnd, sessions: map[*mcp.ServerSession]bool{}}
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil && !Sessionless(req) {
 				t.see(ss)
 			}
 			return next(ctx, method, req)
@@ -268,11 +295,12 @@ func (t *tracker) sweep() {
 }
 
 // CallRequest is the pipeline request of a tools/call on an MCP surface:
-// the tool (by its flat name) and arguments, the session's transport key and
-// the context in the request's _meta. Every MCP surface builds its requests
+// the tool (by its flat name) and arguments, the transport key of the
+// request's session ([Transport], or [TransportKey] of a session) and the
+// context in the request's _meta. Every MCP surface builds its requests
 // here.
-func CallRequest(surface, instance string, ss *mcp.ServerSession, tool string, args json.RawMessage, meta mcp.Meta) pipeline.Request {
-	return pipeline.Request{Tool: tool, Args: args, Surface: surface, Transport: TransportKey(instance, ss), Context: CallContext(meta)}
+func CallRequest(surface, transport, tool string, args json.RawMessage, meta mcp.Meta) pipeline.Request {
+	return pipeline.Request{Tool: tool, Args: args, Surface: surface, Transport: transport, Context: CallContext(meta)}
 }
 
 // CallContext is the call context a client put in a tools/call request's

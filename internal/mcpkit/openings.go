@@ -12,7 +12,9 @@ import (
 // tools/list requests wait until that run has ended (or the request is
 // cancelled). A session runs one opening at a time: a repeated initialize
 // (which the SDK refuses anyway) starts none, and a session's entry is
-// removed when its opening ends, so none outlives it.
+// removed when its opening ends, so none outlives it. A [Sessionless]
+// request has no initialize before it: its tools/list runs open itself and
+// waits for it.
 func OpenOnInitialize(open func(context.Context)) mcp.Middleware {
 	mw, _ := openOnInitialize(open)
 	return mw
@@ -82,6 +84,15 @@ func openOnInitialize(open func(context.Context)) (mcp.Middleware, *openings) {
 				}
 				return res, err
 			case "tools/list":
+				if Sessionless(req) {
+					// No initialize came first, and the session ends with
+					// this request: the request runs the opening itself
+					// (at once over when the toolboxes are open, as
+					// workbench.Manager.OpenAll is idempotent) and waits for
+					// it, bounded by the request.
+					open(ctx)
+					break
+				}
 				if err := o.wait(ctx, req.GetSession()); err != nil {
 					return nil, err
 				}

@@ -247,8 +247,9 @@ func TestSessionGauges(t *testing.T) {
 
 	var sessions []*mcp.ClientSession
 	for i := range 3 {
+		// Clients with sessions: a sessionless client has none to count.
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).
-			Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
+			Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, testtools.WithSession())
 		if err != nil {
 			t.Fatalf("session %d: %v", i, err)
 		}

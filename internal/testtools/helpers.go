@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // PollInterval is how often Eventually and EventuallyErr check their
@@ -169,4 +171,28 @@ func SharedData(tb testing.TB) string {
 		tb.Fatalf("the shared data is needed (%s overrides its place): %v", SharedDataEnv, err)
 	}
 	return dir
+}
+
+// SessionProtocol is the latest MCP protocol version with sessions
+// (initialize, then Mcp-Session-Id): a test of session behaviour connects
+// an SDK client with it ([WithSession]), since the SDK client's default,
+// 2026-07-28, is sessionless.
+const SessionProtocol = "2025-11-25"
+
+// SessionlessProtocol is the first MCP protocol version without sessions
+// (SEP-2567, SEP-2575): server/discover, then each request on its own.
+const SessionlessProtocol = "2026-07-28"
+
+// WithSession are the options of an SDK client session that speaks
+// [SessionProtocol]; Sessionless those of one that speaks
+// [SessionlessProtocol]. (Against a server without it, the SDK client falls
+// back to initialize: a test checks what its session negotiated,
+// ClientSession.InitializeResult().ProtocolVersion.)
+func WithSession() *mcp.ClientSessionOptions {
+	return &mcp.ClientSessionOptions{ProtocolVersion: SessionProtocol}
+}
+
+// Sessionless: see [WithSession].
+func Sessionless() *mcp.ClientSessionOptions {
+	return &mcp.ClientSessionOptions{ProtocolVersion: SessionlessProtocol}
 }

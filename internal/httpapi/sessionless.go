@@ -1,0 +1,57 @@
+package httpapi
+
+import (
+	"net/http"
+)
+
+// SessionlessVersion is the first MCP protocol version of the sessionless
+// direction of MCP (SEP-2567, SEP-2575): no initialize and no session; a
+// client learns the server with server/discover, and every request carries
+// its protocol version in the Mcp-Protocol-Version header and in its _meta.
+const SessionlessVersion = "2026-07-28"
+
+// sessionless sends each request of an MCP endpoint either to the SDK's
+// stateful Streamable HTTP handler (through the session limiter and, on the
+// flat surface, the fast path: next) or to a stateless handler of the same
+// server (stateless), one request at a time. It is the one place that
+// decides (see [servesSessionless]); the guard (Host, Origin, body bounds,
+// authentication) has run before it for both, and both reach the same
+// server, whose tools run through the one pipeline.
+func sessionless(stateless, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if servesSessionless(r) {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// servesSessionless reports whether r is served without a session:
+//
+//   - r speaks the sessionless protocol: Mcp-Protocol-Version is
+//     [SessionlessVersion] or later (any method: server/discover, tools/call;
+//     a GET or DELETE gets the stateless handler's 405), with or without an
+//     Mcp-Session-Id, which that protocol does not have;
+//   - or r is a POST of one JSON-RPC message without Mcp-Session-Id that is
+//     not initialize, of an earlier protocol version. The SDK's stateful
+//     handler answers such a request 400 (a session is needed first); Nexus
+//     serves it as a one-off instead, as the stateless handler does: on a
+//     session made for it alone (initialized with the header's protocol
+//     version), its tool call in a conversation of its own unless it names
+//     one. A client with a session sends its id; only initialize starts a
+//     session.
+//
+// Everything else (initialize, any request with Mcp-Session-Id of an
+// earlier version, GET and DELETE, a body that is no JSON-RPC message) goes
+// to the stateful handler, as before.
+func servesSessionless(r *http.Request) bool {
+	if r.Header.Get(protocolHeader) >= SessionlessVersion {
+		return true
+	}
+	if r.Method != http.MethodPost || r.Header.Get(sessionHeader) != "" {
+		return false
+	}
+	method, _, ok := peek(r)
+	return ok && method != "initialize"
+}
