@@ -57,8 +57,8 @@ type Options struct {
 // [Manager.Close]. Every server has its own session and its own timeouts, so
 // a broken or hung server never blocks another.
 type Manager struct {
-	cfg    *config.Config
 	reg    *registry.Registry
+	impl   *mcp.Implementation
 	log    *slog.Logger
 	stderr *os.File
 	noRaw  bool // Options.SDKCalls
@@ -67,14 +67,19 @@ type Manager struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // every goroutine the manager starts
 
-	toolboxes []*toolbox // config order
+	reloadMu sync.Mutex // one Reload at a time
 
-	mu     sync.Mutex
-	closed bool
-	opened map[string]bool
+	mu        sync.Mutex
+	toolboxes []*toolbox // config order; replaced, never changed, by Reload
+	closed    bool
+	opened    map[string]bool
+	// all reports whether OpenAll has run: a client of a surface that
+	// lists every tool connected, so a reload connects new servers at once.
+	all bool
 }
 
-// toolbox is a configured toolbox and its servers.
+// toolbox is a configured toolbox and its servers (never changed once
+// built: a reload builds new ones).
 type toolbox struct {
 	name, description string
 	servers           []*server // config order
@@ -83,7 +88,7 @@ type toolbox struct {
 // NewManager returns a manager of cfg's toolboxes that registers their tools
 // in reg. It connects nothing until [Manager.Start] or [Manager.Open].
 func NewManager(cfg *config.Config, reg *registry.Registry, o Options) *Manager {
-	m := &Manager{cfg: cfg, reg: reg, log: o.Logger, stderr: o.Stderr, noRaw: o.SDKCalls, opened: map[string]bool{}}
+	m := &Manager{reg: reg, log: o.Logger, stderr: o.Stderr, noRaw: o.SDKCalls, opened: map[string]bool{}}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
@@ -97,7 +102,17 @@ func NewManager(cfg *config.Config, reg *registry.Registry, o Options) *Manager 
 	if impl.Version == "" {
 		impl.Version = "dev"
 	}
+	m.impl = impl
 	m.ctx, m.cancel = context.WithCancel(context.Background())
+	m.toolboxes, _, _ = m.build(cfg, nil)
+	return m
+}
+
+// build makes the toolboxes of cfg. A server of old whose configuration is
+// unchanged is kept as it is (connected or not); the others are new. It
+// returns the toolboxes, the servers of old not kept, and the new servers.
+func (m *Manager) build(cfg *config.Config, old []*toolbox) (tbs []*toolbox, dropped, added []*server) {
+	kept := map[*server]bool{}
 	if cfg != nil {
 		for _, name := range ordered(cfg.Order, cfg.Toolboxes) {
 			tc := cfg.Toolboxes[name]
@@ -110,12 +125,48 @@ func NewManager(cfg *config.Config, reg *registry.Registry, o Options) *Manager 
 				if sc == nil {
 					continue
 				}
-				tb.servers = append(tb.servers, newServer(m, name, sname, sc, impl))
+				if s := find(old, name, sname); s != nil && s.same(sc) {
+					kept[s] = true
+					tb.servers = append(tb.servers, s)
+					continue
+				}
+				s := newServer(m, name, sname, sc, m.impl)
+				added = append(added, s)
+				tb.servers = append(tb.servers, s)
 			}
-			m.toolboxes = append(m.toolboxes, tb)
+			tbs = append(tbs, tb)
 		}
 	}
-	return m
+	for _, tb := range old {
+		for _, s := range tb.servers {
+			if !kept[s] {
+				dropped = append(dropped, s)
+			}
+		}
+	}
+	return tbs, dropped, added
+}
+
+// find returns the server named sname of the toolbox named tb in tbs.
+func find(tbs []*toolbox, tb, sname string) *server {
+	for _, t := range tbs {
+		if t.name != tb {
+			continue
+		}
+		for _, s := range t.servers {
+			if s.name == sname {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// list is the toolboxes now, in config order.
+func (m *Manager) list() []*toolbox {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.toolboxes
 }
 
 // ordered returns the keys of m in the order given, followed by any key the
@@ -144,7 +195,7 @@ func ordered[V any](order []string, m map[string]V) []string {
 // and retried when its toolbox is opened (see [Manager.OpenAll] for when a
 // client's connection retries it).
 func (m *Manager) Start(ctx context.Context) {
-	for _, tb := range m.toolboxes {
+	for _, tb := range m.list() {
 		for _, s := range tb.servers {
 			if s.cfg.Eager {
 				m.log.DebugContext(ctx, "connecting eager downstream server", "toolbox", tb.name, "server", s.name)
@@ -188,8 +239,9 @@ func (m *Manager) goroutine(fn func()) bool {
 
 // Toolboxes lists the configured toolboxes in config order.
 func (m *Manager) Toolboxes() []registry.Toolbox {
-	out := make([]registry.Toolbox, 0, len(m.toolboxes))
-	for _, tb := range m.toolboxes {
+	tbs := m.list()
+	out := make([]registry.Toolbox, 0, len(tbs))
+	for _, tb := range tbs {
 		info := registry.Toolbox{Name: tb.name, Description: tb.description, Servers: []string{}}
 		for _, s := range tb.servers {
 			info.Servers = append(info.Servers, s.name)
@@ -215,7 +267,7 @@ type ServerState struct {
 // server in config order. It only reads: it connects nothing.
 func (m *Manager) Servers() []ServerState {
 	var out []ServerState
-	for _, tb := range m.toolboxes {
+	for _, tb := range m.list() {
 		for _, s := range tb.servers {
 			s.mu.Lock()
 			out = append(out, ServerState{Toolbox: tb.name, Server: s.name, Connected: s.sess.live(), Restarts: s.restarts})
@@ -226,7 +278,7 @@ func (m *Manager) Servers() []ServerState {
 }
 
 func (m *Manager) toolbox(name string) *toolbox {
-	for _, tb := range m.toolboxes {
+	for _, tb := range m.list() {
 		if tb.name == name {
 			return tb
 		}
@@ -367,7 +419,10 @@ func (m *Manager) Resolve(ctx context.Context, name string) error {
 // at once). Failures are logged.
 func (m *Manager) OpenAll(ctx context.Context) {
 	var wg sync.WaitGroup
-	for _, tb := range m.toolboxes {
+	m.mu.Lock()
+	m.all = true
+	m.mu.Unlock()
+	for _, tb := range m.list() {
 		if !m.markOpened(tb.name) {
 			return
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,19 @@ import (
 // errClosed is why a server is down once the manager is closed.
 var errClosed = errors.New("the workbench is shutting down")
 
+// errRemoved is why a server is down once a reload removed or replaced it
+// ([Manager.Reload]); it is an errClosed too: nothing restarts it.
+var errRemoved error = stoppedError("the server was removed from the configuration, or changed and replaced, by a reload")
+
+// stoppedError is why a server stopped for good other than at Close.
+type stoppedError string
+
+func (e stoppedError) Error() string { return string(e) }
+
+// Is makes a stopped server's cause errClosed to the checks that tell
+// a server that stopped for good from one that ended on its own.
+func (e stoppedError) Is(target error) bool { return target == errClosed }
+
 // server is one downstream server of one toolbox and its connection.
 //
 // Its life: an attempt (dial, list tools, register them) runs in a goroutine
@@ -31,7 +45,17 @@ var errClosed = errors.New("the workbench is shutting down")
 // refreshes, the session's end) and, when the session ends on its own,
 // reconnects with backoff until the manager closes.
 type server struct {
-	m       *Manager
+	m *Manager
+	// ctx ends when the manager closes or a reload stops the server
+	// ([server.stop]); every connection of the server derives from it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// gmu guards halted and the start of goroutines counted in wg: every
+	// goroutine of the server, which stop waits for.
+	gmu    sync.Mutex
+	halted bool
+	wg     sync.WaitGroup
+
 	toolbox string
 	name    string
 	cfg     *config.Server
@@ -91,6 +115,7 @@ func newServer(m *Manager, toolbox, name string, sc *config.Server, impl *mcp.Im
 	c := *sc
 	c.Name = name
 	s := &server{m: m, toolbox: toolbox, name: name, cfg: &c, refresh: make(chan struct{}, 1), backoff: restartMin, retryDelay: restartMin}
+	s.ctx, s.cancel = context.WithCancel(m.ctx)
 	if c.TransportKind() == config.StreamableHTTP {
 		s.hc = downstream.HTTPClient(&c)
 	}
@@ -107,6 +132,49 @@ func newServer(m *Manager, toolbox, name string, sc *config.Server, impl *mcp.Im
 		},
 	})
 	return s
+}
+
+// goroutine runs fn in a goroutine that [server.stop] and [Manager.Close]
+// wait for; it reports false, and runs nothing, once either has begun.
+func (s *server) goroutine(fn func()) bool {
+	s.gmu.Lock()
+	defer s.gmu.Unlock()
+	if s.halted {
+		return false
+	}
+	s.wg.Add(1)
+	if !s.m.goroutine(func() {
+		defer s.wg.Done()
+		fn()
+	}) {
+		s.wg.Done()
+		return false
+	}
+	return true
+}
+
+// stop ends the server for good (a reload removed or replaced it): its
+// session is closed (a stdio server's process ends), nothing restarts it,
+// and stop returns once every goroutine of the server has ended. Calls of
+// its tools fail from then on with [errRemoved].
+func (s *server) stop() {
+	s.gmu.Lock()
+	s.halted = true
+	s.gmu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+	s.mu.Lock()
+	s.sess, s.down = nil, errRemoved
+	s.mu.Unlock()
+}
+
+// closedErr is why the server stopped: the manager closed ([errClosed]) or
+// a reload stopped it ([errRemoved]).
+func (s *server) closedErr() error {
+	if s.m.ctx.Err() != nil {
+		return errClosed
+	}
+	return errRemoved
 }
 
 func (s *server) timeout() time.Duration { return s.cfg.CallTimeout() }
@@ -184,8 +252,8 @@ func (s *server) open() *attempt {
 // once the manager is closed.
 func (s *server) startLocked() *attempt {
 	a := &attempt{done: make(chan struct{})}
-	if !s.m.goroutine(func() { s.connect(a) }) {
-		s.down = errClosed
+	if !s.goroutine(func() { s.connect(a) }) {
+		s.down = s.closedErr()
 		return nil
 	}
 	s.attempt = a
@@ -199,7 +267,7 @@ func (s *server) connect(a *attempt) {
 	deadline := start.Add(s.connectTimeout())
 	cs, stop, err := s.dial(deadline)
 	if err == nil {
-		ctx, cancel := context.WithDeadline(s.m.ctx, deadline)
+		ctx, cancel := context.WithDeadline(s.ctx, deadline)
 		err = s.list(ctx, cs)
 		cancel()
 		if err != nil {
@@ -213,9 +281,9 @@ func (s *server) connect(a *attempt) {
 	if err == nil {
 		sess := &session{cs: cs, stop: stop, ended: make(chan struct{}), raw: s.rawSession(cs)}
 		s.sess, s.down = sess, nil
-		if !s.m.goroutine(func() { s.monitor(sess) }) {
-			s.sess, s.down = nil, errClosed
-			err, orphan = errClosed, true
+		if !s.goroutine(func() { s.monitor(sess) }) {
+			s.sess, s.down = nil, s.closedErr()
+			err, orphan = s.closedErr(), true
 		}
 	} else {
 		s.down = err
@@ -249,7 +317,7 @@ func (s *server) discard(cs *mcp.ClientSession, stop context.CancelFunc) {
 		_ = cs.Close()
 		stop()
 	}
-	if !s.m.goroutine(end) {
+	if !s.goroutine(end) {
 		end()
 	}
 }
@@ -269,7 +337,7 @@ func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.Ca
 		// whose sessions take raw tools/call requests (rawSession).
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: downstream.LegacyProtocol}
 	}
-	ctx, cancel := context.WithCancel(s.m.ctx)
+	ctx, cancel := context.WithCancel(s.ctx)
 	type result struct {
 		cs  *mcp.ClientSession
 		err error
@@ -279,7 +347,7 @@ func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.Ca
 		abandoned bool
 		done      = make(chan result, 1)
 	)
-	started := s.m.goroutine(func() {
+	started := s.goroutine(func() {
 		cs, err := s.client.Connect(ctx, t, opts)
 		if err != nil && opts != nil && ctx.Err() == nil {
 			// A server that refuses the handshake protocol (one of the
@@ -299,7 +367,7 @@ func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.Ca
 	})
 	if !started {
 		cancel()
-		return nil, nil, errClosed
+		return nil, nil, s.closedErr()
 	}
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
@@ -307,7 +375,7 @@ func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.Ca
 	select {
 	case r = <-done:
 	case <-timer.C:
-	case <-s.m.ctx.Done():
+	case <-s.ctx.Done():
 	}
 	if r.cs == nil && r.err == nil { // gave up waiting, unless the result just arrived
 		mu.Lock()
@@ -324,8 +392,8 @@ func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.Ca
 		return nil, nil, s.connectError("connect", r.err)
 	case r.cs == nil:
 		cancel()
-		if s.m.ctx.Err() != nil {
-			return nil, nil, errClosed
+		if s.ctx.Err() != nil {
+			return nil, nil, s.closedErr()
 		}
 		return nil, nil, fmt.Errorf("connect: no answer within %s", formatDuration(s.connectTimeout()))
 	}
@@ -333,8 +401,8 @@ func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.Ca
 }
 
 func (s *server) connectError(step string, err error) error {
-	if s.m.ctx.Err() != nil {
-		return errClosed
+	if s.ctx.Err() != nil {
+		return s.closedErr()
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: no answer within %s", step, formatDuration(s.connectTimeout()))
@@ -361,18 +429,18 @@ func (s *server) monitor(sess *session) {
 			s.ended(sess, time.Since(up))
 			return
 		case <-s.refresh:
-			ctx, cancel := context.WithTimeout(s.m.ctx, s.connectTimeout())
-			if err := s.list(ctx, cs); err != nil && s.m.ctx.Err() == nil {
+			ctx, cancel := context.WithTimeout(s.ctx, s.connectTimeout())
+			if err := s.list(ctx, cs); err != nil && s.ctx.Err() == nil {
 				s.m.log.Warn("refresh downstream tools", "toolbox", s.toolbox, "server", s.name, "err", err)
 			}
 			cancel()
-		case <-s.m.ctx.Done():
+		case <-s.ctx.Done():
 			_ = cs.Close()
 			sess.stop()
 			<-sess.ended
 			s.mu.Lock()
 			if s.sess == sess {
-				s.sess, s.down = nil, errClosed
+				s.sess, s.down = nil, s.closedErr()
 			}
 			s.mu.Unlock()
 			return
@@ -382,8 +450,8 @@ func (s *server) monitor(sess *session) {
 
 // endCause says why a session ended, given what its Wait returned.
 func (s *server) endCause(err error) error {
-	if s.m.ctx.Err() != nil {
-		return errClosed
+	if s.ctx.Err() != nil {
+		return s.closedErr()
 	}
 	what := "its session ended"
 	if s.cfg.TransportKind() == config.Stdio {
@@ -434,7 +502,7 @@ func (s *server) ended(sess *session, uptime time.Duration) {
 		s.mu.Unlock()
 		timer := time.NewTimer(delay)
 		select {
-		case <-s.m.ctx.Done():
+		case <-s.ctx.Done():
 			timer.Stop()
 			return
 		case <-timer.C:
@@ -444,7 +512,7 @@ func (s *server) ended(sess *session, uptime time.Duration) {
 			return // connected meanwhile (an Open), or closed
 		}
 		select {
-		case <-s.m.ctx.Done():
+		case <-s.ctx.Done():
 			return
 		case <-a.done:
 		}
@@ -666,4 +734,12 @@ func formatDuration(d time.Duration) string {
 		return fmt.Sprintf("%ds", d/time.Second)
 	}
 	return d.String()
+}
+
+// same reports whether sc configures the server as it is configured now
+// (a reload keeps it, connected or not).
+func (s *server) same(sc *config.Server) bool {
+	c := *sc
+	c.Name = s.name
+	return reflect.DeepEqual(*s.cfg, c)
 }
