@@ -205,7 +205,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer closeServing(a, log, "serve")
-	accounts := users.New(a.Store)
+	accounts := a.Users
 	var authn httpapi.Authenticator = accounts
 	var authServers []string
 	resource := ""
@@ -245,6 +245,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return a.Access.Server(a.Pipeline.Principal(r.Context()), toolbox, server)
 	}})
 	defer px.Close()
+	a.OnReload(px.SetConfig)
+	go reloadOnHangup(ctx, a, log)
 	// Closed on SIGTERM: /readyz turns 503, MCP GET streams end, and
 	// WebSockets end once their turns have.
 	draining := make(chan struct{})
@@ -351,6 +353,7 @@ func cmdStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	defer closeServing(a, log, "stdio")
+	go reloadOnHangup(ctx, a, log)
 	srv := a.Surfaces.Flat
 	switch *surface {
 	case "agents":
@@ -450,7 +453,7 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer a.Close()
 	if *as != "" {
-		u, err := users.New(a.Store).Get(ctx, *as)
+		u, err := a.Users.Get(ctx, *as)
 		if err != nil {
 			return fmt.Errorf("--as %s: %w", *as, err)
 		}

@@ -59,6 +59,11 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := a.Keyring.Save(a.KeyringPath); err != nil {
 		return fmt.Errorf("save the rotated keyring: %w", err)
 	}
+	// Replicas read the keyring again now, not when they first meet a
+	// credential sealed under the new version.
+	if err := a.KeysRotated(ctx, version); err != nil {
+		fmt.Fprintf(stderr, "nexus keys rotate: %v (they read it when they first meet a credential sealed under version %d)\n", err, version)
+	}
 	n, err := tutor.RewrapCredentials(ctx, a.Store, a.Keyring, rewrapBatch)
 	if err != nil {
 		return fmt.Errorf("rewrapped %d credentials, then: %w (the keyring keeps every version: run nexus keys rotate again)", n, err)

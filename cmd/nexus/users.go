@@ -30,7 +30,7 @@ func openUsers(ctx context.Context, c *common, stderr io.Writer) (*users.Users, 
 	if err != nil {
 		return nil, nil, err
 	}
-	return users.New(a.Store), a.Close, nil
+	return a.Users, a.Close, nil
 }
 
 // printToken shows a new token's text, once.

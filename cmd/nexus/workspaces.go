@@ -53,7 +53,7 @@ func cmdWorkspaces(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer a.Close()
-	accounts := users.New(a.Store)
+	accounts := a.Users
 	// Users are named on the command line and stored by id.
 	byName := func(name string) (*users.User, error) {
 		u, err := accounts.Get(ctx, name)

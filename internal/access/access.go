@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/config"
@@ -54,12 +55,15 @@ func Personal(name string) string { return PersonalPrefix + name }
 // safe for concurrent use.
 type Authorizer struct {
 	st    *store.Store
-	rules config.Access
+	rules atomic.Pointer[config.Access]
 	now   func() time.Time
 
 	mu sync.Mutex
 	// decided holds recent decisions by workspace and user id.
 	decided map[decisionKey]decision
+	// changed are called after this process changed owners or members
+	// ([Authorizer.OnChange]).
+	changed []func(context.Context)
 }
 
 type decisionKey struct{ workspace, user string }
@@ -71,21 +75,30 @@ type decision struct {
 
 // New returns the authorizer of st's workspaces under rules.
 func New(st *store.Store, rules config.Access) *Authorizer {
-	return &Authorizer{st: st, rules: rules, now: store.Now, decided: map[decisionKey]decision{}}
+	a := &Authorizer{st: st, now: store.Now, decided: map[decisionKey]decision{}}
+	a.SetRules(rules)
+	return a
+}
+
+// SetRules replaces the access rules (a reloaded configuration's); the
+// next decision on a tool follows them.
+func (a *Authorizer) SetRules(rules config.Access) {
+	a.rules.Store(&rules)
 }
 
 // Tool reports whether who may see and call t: admins may use every tool;
 // anyone else, a tool every applying rule allows (its toolbox's and each
 // tool rule whose pattern matches its flat name).
 func (a *Authorizer) Tool(who registry.Principal, t *registry.Tool) bool {
-	if who.Admin() || a.rules.Empty() {
+	rules := a.rules.Load()
+	if who.Admin() || rules.Empty() {
 		return true
 	}
-	if r, ok := a.rules.Toolboxes[t.ID.Toolbox]; ok && !allows(r, who) {
+	if r, ok := rules.Toolboxes[t.ID.Toolbox]; ok && !allows(r, who) {
 		return false
 	}
 	name := t.ID.Name()
-	for _, r := range a.rules.Tools {
+	for _, r := range rules.Tools {
 		if ok, _ := path.Match(r.Pattern, name); ok && !allows(r.Rule, who) {
 			return false
 		}
@@ -99,15 +112,16 @@ func (a *Authorizer) Tool(who registry.Principal, t *registry.Tool) bool {
 // them and no tool rule that refuses them could match a tool of that server
 // (a pattern naming the server's tools, or starting with a wildcard).
 func (a *Authorizer) Server(who registry.Principal, toolbox, server string) bool {
-	if who.Admin() || a.rules.Empty() {
+	rules := a.rules.Load()
+	if who.Admin() || rules.Empty() {
 		return true
 	}
-	if r, ok := a.rules.Toolboxes[toolbox]; ok && !allows(r, who) {
+	if r, ok := rules.Toolboxes[toolbox]; ok && !allows(r, who) {
 		return false
 	}
 	prefix := registry.ID{Toolbox: toolbox, Server: server, Tool: "x"}.Name()
 	prefix = prefix[:len(prefix)-1]
-	for _, r := range a.rules.Tools {
+	for _, r := range rules.Tools {
 		if allows(r.Rule, who) {
 			continue
 		}
@@ -224,9 +238,33 @@ func (a *Authorizer) claim(ctx context.Context, ws, user string) error {
 	return nil
 }
 
-// forget drops the cached decisions (after a change by this process).
-func (a *Authorizer) forget() {
+// forget drops the cached decisions after a change made by this process,
+// which takes effect at once here, and tells the functions of
+// [Authorizer.OnChange] (other processes forget theirs when they hear of
+// it, or within CacheFor).
+func (a *Authorizer) forget(ctx context.Context) {
+	a.Forget()
+	a.mu.Lock()
+	fns := slices.Clone(a.changed)
+	a.mu.Unlock()
+	for _, fn := range fns {
+		fn(ctx)
+	}
+}
+
+// Forget drops the cached decisions on workspaces: another process changed
+// owners or members, and the next call in each workspace reads the store.
+func (a *Authorizer) Forget() {
 	a.mu.Lock()
 	clear(a.decided)
 	a.mu.Unlock()
+}
+
+// OnChange registers fn, called after this process changes a workspace's
+// owner or members (what other processes cache for up to CacheFor), so
+// that it can tell them to [Authorizer.Forget].
+func (a *Authorizer) OnChange(fn func(context.Context)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.changed = append(a.changed, fn)
 }

@@ -69,7 +69,7 @@ func (a *Authorizer) AddMember(ctx context.Context, ws, user string) error {
 		}
 		return nil
 	})
-	a.forget()
+	a.forget(ctx)
 	return err
 }
 
@@ -80,7 +80,7 @@ func (a *Authorizer) RemoveMember(ctx context.Context, ws, user string) error {
 	if err != nil {
 		return fmt.Errorf("remove member of workspace %q: %w", ws, err)
 	}
-	a.forget()
+	a.forget(ctx)
 	if n, _ := res.RowsAffected(); n == 0 {
 		return errs.E(errs.NotFound, "that user is not a member of workspace %q", ws)
 	}
@@ -99,7 +99,7 @@ func (a *Authorizer) SetOwner(ctx context.Context, ws, user string) error {
 	}
 	_, err := a.st.DB().ExecContext(ctx, a.st.Q(`INSERT INTO workspaces (id, owner_id, created_at) VALUES (?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET owner_id = excluded.owner_id`), ws, owner, store.Micros(a.now()))
-	a.forget()
+	a.forget(ctx)
 	if err != nil {
 		return fmt.Errorf("set owner of workspace %q: %w", ws, err)
 	}

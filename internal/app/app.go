@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -123,10 +124,14 @@ type App struct {
 	// Chat runs the bounded tool loop of the WebSocket chat and
 	// tn_session_ask.
 	Chat *chat.Chat
-	// Config is the loaded configuration (nil without --config) and
-	// Workbench its downstream servers.
+	// Config is the configuration loaded at start (nil without --config)
+	// and Workbench its downstream servers, which follow the configuration
+	// reloaded since ([App.ReloadConfig]).
 	Config    *config.Config
 	Workbench *workbench.Manager
+	// Users are the users and their tokens; the HTTP front authenticates
+	// with them, and their changes reach the other replicas' caches.
+	Users *users.Users
 	// MCPSessions keeps the MCP sessions over HTTP in the store, and
 	// SessionIDs names new ones, so that any replica serves any session
 	// (serve gives both to the HTTP front).
@@ -142,6 +147,13 @@ type App struct {
 	// runs).
 	Instance string
 	log      *slog.Logger
+
+	// configPath is the configuration file ("" without one); current is
+	// the configuration in use, replaced by ReloadConfig under reloadMu.
+	configPath string
+	reloadMu   sync.Mutex
+	current    *config.Config
+	reloaded   []func(*config.Config)
 }
 
 // Open opens the store, registers the local servers and builds the pipeline.
@@ -211,7 +223,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	tw := trace.NewWriter(st, log)
 	a := &App{Store: st, Registry: reg, Substrate: sub, Tutor: tut, Keyring: keys, KeyringPath: keysPath, Conversations: conv, Traces: tw, Telemetry: tel, log: log,
-		Instance: instanceName()}
+		Instance: instanceName(), Users: users.New(st), configPath: cfg.ConfigPath, current: conf}
 	a.Metrics = metrics.New(metrics.Options{DB: st.DB(), Servers: a.downstreamServers, Logger: log})
 	var rules config.Access
 	if conf != nil {
@@ -265,6 +277,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.Catalog.Toolboxes = a.Workbench
 		a.Workbench.Start(ctx)
 	}
+	a.follow()
 	if err := a.buildSurfaces(cfg.Transport); err != nil {
 		a.Close()
 		return nil, err

@@ -236,6 +236,33 @@ func New(cfg *config.Config, o Options) *Proxy {
 	return p
 }
 
+// SetConfig makes cfg the configuration of the servers proxied (a reloaded
+// one): a server it adds is served from the next request; the endpoint of
+// a server it removes or changes is closed (its sessions and downstream
+// connections end, a stdio server's process too), and a client of it gets
+// 404 for its session and initializes again, reaching the new one.
+func (p *Proxy) SetConfig(cfg *config.Config) {
+	p.mu.Lock()
+	p.cfg = cfg
+	var gone []*endpoint
+	for key, ep := range p.endpoints {
+		var srv *config.Server
+		if cfg != nil && cfg.Toolboxes[ep.toolbox] != nil {
+			srv = cfg.Toolboxes[ep.toolbox].Servers[ep.name]
+		}
+		if srv == nil || !reflect.DeepEqual(*ep.cfg, endpointConfig(ep.name, srv)) {
+			gone = append(gone, ep)
+			delete(p.endpoints, key)
+		}
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, ep := range gone {
+		wg.Go(ep.close)
+	}
+	wg.Wait()
+}
+
 // ServeHTTP serves the MCP endpoint of one downstream server. The path ends
 // in /mcp/servers/{toolbox}/{server} (the prefix may have been stripped);
 // an unknown toolbox or server is 404 with a message naming it. The proxy's
@@ -279,6 +306,8 @@ func splitPath(path string) (toolbox, server string, ok bool) {
 // endpoint returns the endpoint of a configured server, creating it on first
 // use, or nil with an HTTP status and error.
 func (p *Proxy) endpoint(toolbox, server string) (*endpoint, int, *errs.Error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	var tb *config.Toolbox
 	if p.cfg != nil {
 		tb = p.cfg.Toolboxes[toolbox]
@@ -291,8 +320,6 @@ func (p *Proxy) endpoint(toolbox, server string) (*endpoint, int, *errs.Error) {
 		return nil, http.StatusNotFound, errs.E(errs.NotFound, "unknown server %q in toolbox %q", server, toolbox)
 	}
 	key := toolbox + "/" + server
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.closed {
 		return nil, http.StatusServiceUnavailable, errs.E(errs.Unavailable, "the MCP proxy is shutting down")
 	}
@@ -349,10 +376,16 @@ type endpoint struct {
 	raw    map[string]*rawSession // by upstream session id
 }
 
-func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
+// endpointConfig is the configuration an endpoint of server name keeps.
+func endpointConfig(name string, srv *config.Server) config.Server {
 	c := *srv
 	c.Name = name
 	c.Transport = c.TransportKind()
+	return c
+}
+
+func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
+	c := endpointConfig(name, srv)
 	ep := &endpoint{
 		p:       p,
 		toolbox: toolbox,

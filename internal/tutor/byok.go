@@ -91,6 +91,25 @@ func (s *Server) newerKeyring(kr *secrets.Keyring, sv secrets.Sealed) (*secrets.
 	return nk, nil
 }
 
+// ReloadKeyring reads the keyring again (nexus keys rotate told this
+// process of a new current key) and uses it when its current version is
+// newer than the one in use; it returns the version current now. Without a
+// keyring file (NEXUS_KEYRING, or no keyring) it changes nothing.
+func (s *Server) ReloadKeyring() (int, error) {
+	kr := s.keys.Load()
+	if kr == nil || s.reloadKeys == nil {
+		return 0, nil
+	}
+	nk, err := s.reloadKeys()
+	if err != nil {
+		return kr.Current(), fmt.Errorf("reload the keyring: %w", err)
+	}
+	if nk.Current() > kr.Current() && s.keys.CompareAndSwap(kr, nk) {
+		return nk.Current(), nil
+	}
+	return s.keys.Load().Current(), nil
+}
+
 type byokAddIn struct {
 	Provider string `json:"provider"`
 	Label    string `json:"label"`

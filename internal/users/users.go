@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -83,6 +84,9 @@ type Users struct {
 	touched map[string]time.Time
 	// cache holds recently authenticated tokens by hash, for CacheFor.
 	cache map[string]cached
+	// changed are called after this process changed what the cache holds
+	// ([Users.OnChange]).
+	changed []func(context.Context)
 }
 
 // cached is an authenticated token's user and when it was read.
@@ -229,16 +233,39 @@ func (u *Users) Revoke(ctx context.Context, id string) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return errs.E(errs.NotFound, "no token %s (nexus tokens list NAME shows a user's tokens)", id)
 	}
-	u.forget()
+	u.forget(ctx)
 	return nil
 }
 
-// forget drops the authentication cache (a change made by this process
-// takes effect at once here; other servers see it within CacheFor).
-func (u *Users) forget() {
+// forget drops the authentication cache after a change made by this
+// process, which takes effect at once here, and tells the functions of
+// [Users.OnChange] (other processes forget theirs when they hear of it, or
+// within CacheFor).
+func (u *Users) forget(ctx context.Context) {
+	u.Forget()
+	u.mu.Lock()
+	fns := slices.Clone(u.changed)
+	u.mu.Unlock()
+	for _, fn := range fns {
+		fn(ctx)
+	}
+}
+
+// Forget drops the authentication cache: another process revoked a token
+// or changed a user, and the next request of every token reads the store.
+func (u *Users) Forget() {
 	u.mu.Lock()
 	clear(u.cache)
 	u.mu.Unlock()
+}
+
+// OnChange registers fn, called after this process revokes a token or
+// changes a user (what other processes cache for up to CacheFor), so that
+// it can tell them to [Users.Forget].
+func (u *Users) OnChange(fn func(context.Context)) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.changed = append(u.changed, fn)
 }
 
 // Authenticate returns the user token text acts as. A token that is not
@@ -429,7 +456,7 @@ func (u *Users) Set(ctx context.Context, name string, c Change) (*User, error) {
 		return nil
 	})
 	if err == nil {
-		u.forget()
+		u.forget(ctx)
 	}
 	return out, err
 }
