@@ -1,0 +1,227 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
+	"github.com/nexus-mcp/nexus/internal/users"
+)
+
+// children counts the running processes whose parent is pid and whose
+// executable is exe (the stdio servers a replica started).
+func children(t *testing.T, pid int, exe string) int {
+	t.Helper()
+	dirs, err := filepath.Glob("/proc/[0-9]*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range dirs {
+		stat, err := os.ReadFile(filepath.Join(d, "stat"))
+		if err != nil {
+			continue // ended meanwhile
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so after the last ")".
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) < 2 || fields[0] == "Z" || fields[1] != strconv.Itoa(pid) {
+			continue
+		}
+		if target, err := os.Readlink(filepath.Join(d, "exe")); err == nil && target == exe {
+			n++
+		}
+	}
+	return n
+}
+
+// logCount counts the lines of r's log that hold every one of parts.
+func logCount(r *replica, parts ...string) int {
+	b, _ := os.ReadFile(r.logs)
+	n := 0
+	for line := range strings.Lines(string(b)) {
+		if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(line, p) }) {
+			n++
+		}
+	}
+	return n
+}
+
+// writeYAML replaces the configuration file at path, as an operator edits
+// it in place.
+func writeYAML(t *testing.T, path, yaml string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReplicasReloadConfig: two replicas share one configuration file. An
+// operator adds a toolbox with a stdio server to the file and sends SIGHUP
+// to one replica: a client connected to the other replica gets
+// notifications/tools/list_changed and lists and calls the new tool (each
+// replica runs its own stdio server); removing the toolbox ends that
+// server's process; an invalid file is refused, with the reason in the
+// log, and the configuration in use keeps serving. Each replica reloads
+// once per change, the one that got the signal too (it receives its own
+// event).
+func TestReplicasReloadConfig(t *testing.T) {
+	hello := helloServer(t)
+	path := filepath.Join(t.TempDir(), "nexus.yaml")
+	one := "toolboxes:\n  one:\n    mcpServers:\n      hello:\n        command: " + hello + "\n"
+	two := one + "  two:\n    description: added by a reload\n    mcpServers:\n      hello:\n        command: " + hello + "\n"
+	writeYAML(t, path, one)
+	reps, _ := startReplicas(t, 2, "--no-demo", "--config", path)
+	a, b := reps[0], reps[1]
+	cs, changed := connect(t, b.base()+"/mcp")
+	waitForTool(t, cs, "one__hello__greet")
+	bPID := b.cmd.Process.Pid
+	if n := children(t, bPID, hello); n != 1 {
+		t.Fatalf("replica B runs %d hello servers, want 1 (toolbox one's)", n)
+	}
+	for len(changed) > 0 {
+		<-changed
+	}
+	hangup := func() {
+		t.Helper()
+		if err := a.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Added.
+	writeYAML(t, path, two)
+	hangup()
+	select {
+	case <-changed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the client of replica B got no notifications/tools/list_changed after replica A's reload")
+	}
+	waitForTool(t, cs, "two__hello__greet")
+	if res := call(t, cs, "two__hello__greet", map[string]any{"name": "reload"}); res.IsError || !strings.Contains(text(res), "reload") {
+		t.Fatalf("the added tool: %+v", res.Content)
+	}
+	testtools.EventuallyErr(t, 10*time.Second, "replica B to run the added toolbox's stdio server", func() error {
+		if n := children(t, bPID, hello); n != 2 {
+			return fmt.Errorf("%d hello servers", n)
+		}
+		return nil
+	})
+
+	// Invalid: refused whole, the reason in the log, the old one serves.
+	writeYAML(t, path, two+"  three:\n    mcpServers:\n      broken:\n        args: [x]\n")
+	hangup()
+	testtools.EventuallyErr(t, 10*time.Second, "replica A to refuse the invalid file", func() error {
+		if logCount(a, `msg="configuration not reloaded"`, path, "three", "broken") != 1 {
+			return fmt.Errorf("no log line of the refusal naming the file and the server")
+		}
+		return nil
+	})
+	for _, r := range reps {
+		req, _ := http.NewRequest("POST", r.base()+"/api/tools/two__hello__greet:call", strings.NewReader(`{"name":"still"}`))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("replica %d after the invalid file: the tool answered %d, want 200", r.i, resp.StatusCode)
+		}
+	}
+
+	// Removed: the stdio server's process ends, the tool is unlisted.
+	writeYAML(t, path, one)
+	hangup()
+	testtools.EventuallyErr(t, 20*time.Second, "replica B to stop the removed toolbox's stdio server", func() error {
+		if n := children(t, bPID, hello); n != 1 {
+			return fmt.Errorf("%d hello servers", n)
+		}
+		return nil
+	})
+	testtools.EventuallyErr(t, 10*time.Second, "the removed tool to be unlisted", func() error {
+		if names := toolNames(t, cs); slices.Contains(names, "two__hello__greet") || !slices.Contains(names, "one__hello__greet") {
+			return fmt.Errorf("have %v", names)
+		}
+		return nil
+	})
+	// Two reloads each: the replica that got the signal did not reload
+	// again on its own event, and neither reloaded the invalid file.
+	for _, r := range reps {
+		if n := logCount(r, `msg="configuration reloaded"`); n != 2 {
+			t.Errorf("replica %d reloaded %d times, want 2", r.i, n)
+		}
+	}
+}
+
+// TestReplicasForgetRevokedToken: a token revoked (by nexus tokens revoke,
+// a process of its own on the same database) is refused at once by every
+// replica, not after users.CacheFor: the revocation is an event.
+func TestReplicasForgetRevokedToken(t *testing.T) {
+	reps, db := startReplicas(t, 2, "--no-demo")
+	out, errOut, code := runNexus(t, "", "users", "add", "alice", "--db", db)
+	if code != 0 {
+		t.Fatalf("users add: %s", errOut)
+	}
+	token := strings.TrimSpace(out[strings.Index(out, "nxs_"):])
+	get := func(r *replica) int {
+		req, _ := http.NewRequest("GET", r.base()+"/api/tools", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, r := range reps {
+		if c := get(r); c != http.StatusOK {
+			t.Fatalf("replica %d: the token answered %d", r.i, c) // and is cached now
+		}
+	}
+	out, _, _ = runNexus(t, "", "tokens", "list", "alice", "--json", "--db", db)
+	id := out[strings.Index(out, `"id": "`)+7:]
+	id = id[:strings.Index(id, `"`)]
+	if _, errOut, code := runNexus(t, "", "tokens", "revoke", id, "--db", db); code != 0 {
+		t.Fatalf("revoke: %s", errOut)
+	}
+	revoked := time.Now()
+	for _, r := range reps {
+		testtools.EventuallyErr(t, time.Second, "the revoked token to be refused", func() error {
+			if c := get(r); c != http.StatusUnauthorized {
+				return fmt.Errorf("replica %d answered %d", r.i, c)
+			}
+			return nil
+		})
+	}
+	if d := time.Since(revoked); d >= users.CacheFor/2 {
+		t.Errorf("the revoked token was refused after %s, want far less than the cache's %s", d, users.CacheFor)
+	}
+}
+
+// TestReplicasReloadKeyring: nexus keys rotate tells the replicas, which
+// read the keyring again at once.
+func TestReplicasReloadKeyring(t *testing.T) {
+	dir := t.TempDir()
+	reps, db := startReplicas(t, 2, "--no-demo", "--data-dir", dir)
+	if _, errOut, code := runNexus(t, "", "keys", "rotate", "--db", db, "--data-dir", dir); code != 0 {
+		t.Fatalf("keys rotate: %s", errOut)
+	}
+	for _, r := range reps {
+		testtools.EventuallyErr(t, 5*time.Second, "the replica to read the rotated keyring", func() error {
+			if logCount(r, "keyring read again after a rotation", "current_version=2") != 1 {
+				return fmt.Errorf("replica %d: no log line of the reload", r.i)
+			}
+			return nil
+		})
+	}
+}
