@@ -48,11 +48,14 @@ type common struct {
 	noDemo                        bool
 	// transport is what serve and stdio serve the surfaces over.
 	transport string
-	// events names the event engine between replicas (serve's --events).
+	// events names the event engine between replicas: serve's --events,
+	// NEXUS_EVENTS for every command (the commands that change users,
+	// tokens, workspaces or keys tell the replicas over it).
 	events string
 }
 
 func (c *common) register(fs *flag.FlagSet) {
+	c.events = os.Getenv("NEXUS_EVENTS")
 	fs.StringVar(&c.dataDir, "data-dir", os.Getenv("NEXUS_DATA_DIR"), "data directory holding the SQLite database (env NEXUS_DATA_DIR; default: the user's data directory)")
 	fs.StringVar(&c.db, "db", os.Getenv("NEXUS_DB"), "database: a postgres:// or postgresql:// URL for PostgreSQL, or a SQLite file path (or sqlite:PATH) (env NEXUS_DB; default: nexus.db in the data directory)")
 	fs.StringVar(&c.logLevel, "log-level", envOr("NEXUS_LOG_LEVEL", "info"), "log level: debug, info, warn or error (env NEXUS_LOG_LEVEL)")

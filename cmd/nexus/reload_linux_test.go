@@ -163,19 +163,48 @@ func TestReplicasReloadConfig(t *testing.T) {
 	}
 }
 
-// TestReplicasForgetRevokedToken: a token revoked (by nexus tokens revoke,
-// a process of its own on the same database) is refused at once by every
-// replica, not after users.CacheFor: the revocation is an event.
+// TestReplicasForgetRevokedToken: a membership removed and a token revoked
+// (by nexus workspaces and nexus tokens, processes of their own on the same
+// database) are refused at once by every replica, not after the caches'
+// CacheFor: each change is an event, over PostgreSQL LISTEN/NOTIFY and
+// over NATS.
 func TestReplicasForgetRevokedToken(t *testing.T) {
-	reps, db := startReplicas(t, 2, "--no-demo")
-	out, errOut, code := runNexus(t, "", "users", "add", "alice", "--db", db)
-	if code != 0 {
-		t.Fatalf("users add: %s", errOut)
+	engines := map[string][]string{"postgres": nil}
+	if nats := os.Getenv("NEXUS_TEST_NATS_URL"); nats != "" {
+		engines["nats"] = []string{"--events", nats + "/nexus-forget-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
 	}
+	for name, events := range engines {
+		t.Run(name, func(t *testing.T) {
+			url := ""
+			if len(events) > 0 {
+				url = events[1]
+			}
+			t.Setenv("NEXUS_EVENTS", url) // the commands' engine
+			testForget(t, events)
+		})
+	}
+}
+
+func testForget(t *testing.T, events []string) {
+	reps, db := startReplicas(t, 2, append([]string{"--no-demo"}, events...)...)
+	nexus := func(args ...string) string {
+		t.Helper()
+		out, errOut, code := runNexus(t, "", append(args, "--db", db)...)
+		if code != 0 {
+			t.Fatalf("nexus %s: %s", strings.Join(args, " "), errOut)
+		}
+		return out
+	}
+	out := nexus("users", "add", "alice")
 	token := strings.TrimSpace(out[strings.Index(out, "nxs_"):])
-	get := func(r *replica) int {
-		req, _ := http.NewRequest("GET", r.base()+"/api/tools", nil)
+	nexus("workspaces", "set-owner", "team", "-")
+	nexus("workspaces", "add-member", "team", "alice")
+	// post calls belief_query in workspace team as alice.
+	post := func(r *replica) int {
+		req, _ := http.NewRequest("POST", r.base()+"/api/tools/belief_query:call",
+			strings.NewReader(`{"query":"x","workspaceContext":{"workspaceId":"team"}}`))
 		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -184,28 +213,35 @@ func TestReplicasForgetRevokedToken(t *testing.T) {
 		return resp.StatusCode
 	}
 	for _, r := range reps {
-		if c := get(r); c != http.StatusOK {
-			t.Fatalf("replica %d: the token answered %d", r.i, c) // and is cached now
+		if c := post(r); c != http.StatusOK {
+			t.Fatalf("replica %d: alice's call in her workspace answered %d", r.i, c) // token and decision cached now
 		}
 	}
-	out, _, _ = runNexus(t, "", "tokens", "list", "alice", "--json", "--db", db)
+	// refused waits, far less than the caches' 5 s, for every replica to
+	// answer want.
+	refused := func(what string, want int) {
+		t.Helper()
+		start := time.Now()
+		for _, r := range reps {
+			testtools.EventuallyErr(t, time.Second, what, func() error {
+				if c := post(r); c != want {
+					return fmt.Errorf("replica %d answered %d, want %d", r.i, c, want)
+				}
+				return nil
+			})
+		}
+		if d := time.Since(start); d >= users.CacheFor/2 {
+			t.Errorf("%s took %s, want far less than the caches' %s", what, d, users.CacheFor)
+		}
+	}
+	nexus("workspaces", "remove-member", "team", "alice")
+	refused("the removed member to be refused", http.StatusForbidden)
+
+	out = nexus("tokens", "list", "alice", "--json")
 	id := out[strings.Index(out, `"id": "`)+7:]
 	id = id[:strings.Index(id, `"`)]
-	if _, errOut, code := runNexus(t, "", "tokens", "revoke", id, "--db", db); code != 0 {
-		t.Fatalf("revoke: %s", errOut)
-	}
-	revoked := time.Now()
-	for _, r := range reps {
-		testtools.EventuallyErr(t, time.Second, "the revoked token to be refused", func() error {
-			if c := get(r); c != http.StatusUnauthorized {
-				return fmt.Errorf("replica %d answered %d", r.i, c)
-			}
-			return nil
-		})
-	}
-	if d := time.Since(revoked); d >= users.CacheFor/2 {
-		t.Errorf("the revoked token was refused after %s, want far less than the cache's %s", d, users.CacheFor)
-	}
+	nexus("tokens", "revoke", id)
+	refused("the revoked token to be refused", http.StatusUnauthorized)
 }
 
 // TestReplicasReloadKeyring: nexus keys rotate tells the replicas, which
