@@ -111,6 +111,10 @@ func TestReplicasReloadConfig(t *testing.T) {
 	if res := call(t, cs, "two__hello__greet", map[string]any{"name": "reload"}); res.IsError || !strings.Contains(text(res), "reload") {
 		t.Fatalf("the added tool: %+v", res.Content)
 	}
+	// A client initializing now reads the new toolbox in the instructions.
+	if fresh, _ := connect(t, b.base()+"/mcp"); !strings.Contains(fresh.InitializeResult().Instructions, "- two: added by a reload") {
+		t.Errorf("instructions after the reload:\n%s", fresh.InitializeResult().Instructions)
+	}
 	testtools.EventuallyErr(t, 10*time.Second, "replica B to run the added toolbox's stdio server", func() error {
 		if n := children(t, bPID, hello); n != 2 {
 			return fmt.Errorf("%d hello servers", n)

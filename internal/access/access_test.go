@@ -204,3 +204,50 @@ func TestServer(t *testing.T) {
 		t.Error("a rule naming dev/github's tools hides other servers")
 	}
 }
+
+// TestSetRules: a reloaded configuration's rules decide the next call.
+func TestSetRules(t *testing.T) {
+	a := New(nil, config.Access{})
+	prod := &registry.Tool{ID: registry.ID{Toolbox: "prod", Server: "github", Tool: "get_issue"}}
+	if !a.Tool(bob, prod) || !a.Server(bob, "prod", "github") {
+		t.Fatal("without rules every tool is everyone's")
+	}
+	a.SetRules(config.Access{Toolboxes: map[string]config.Rule{"prod": {Roles: []string{"admin"}}}})
+	if a.Tool(bob, prod) || a.Server(bob, "prod", "github") || !a.Tool(root, prod) {
+		t.Error("the new rules are not applied")
+	}
+}
+
+// TestForgetAndOnChange: a change of members or owners this process makes
+// calls the OnChange functions (serve publishes them to the other
+// replicas), and Forget (another replica's change) drops the cached
+// decisions at once.
+func TestForgetAndOnChange(t *testing.T) {
+	st := storetest.OpenTestSQLite(t)
+	ctx := context.Background()
+	a, other := New(st, config.Access{}), New(st, config.Access{})
+	var changes atomic.Int64
+	other.OnChange(func(context.Context) { changes.Add(1) })
+	if err := other.SetOwner(ctx, "team", alice.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.AddMember(ctx, "team", bob.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Workspace(ctx, bob, "team"); err != nil {
+		t.Fatalf("bob, a member: %v", err)
+	}
+	if err := other.RemoveMember(ctx, "team", bob.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := changes.Load(); n != 3 {
+		t.Errorf("OnChange called %d times for three changes", n)
+	}
+	if err := a.Workspace(ctx, bob, "team"); err != nil {
+		t.Fatalf("cached before Forget: %v", err)
+	}
+	a.Forget()
+	if err := a.Workspace(ctx, bob, "team"); !forbidden(err) {
+		t.Fatalf("bob after his removal and Forget: %v", err)
+	}
+}

@@ -103,9 +103,21 @@ func (o Options) OpenAll() func(context.Context) {
 
 // Server returns the MCP server of a surface built with o (see
 // [NewServer]); its instructions are o.Instructions followed by how (how the
-// surface serves tools) and the catalog's toolboxes.
+// surface serves tools) and the catalog's toolboxes, as they are when a
+// client initializes (a reloaded configuration changes them).
 func (o Options) Server(how string) *mcp.Server {
 	s := newServer(o.Name, o.Version, o.instructions(how), o.Logger, o.IDs)
+	if o.Instructions != "" && o.Catalog != nil && o.Catalog.Toolboxes != nil {
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				res, err := next(ctx, method, req)
+				if ir, ok := res.(*mcp.InitializeResult); ok && method == "initialize" {
+					ir.Instructions = o.instructions(how)
+				}
+				return res, err
+			}
+		})
+	}
 	if o.Sessions != nil {
 		s.AddReceivingMiddleware(keep(o.Sessions, o.Surface, o.Logger))
 	}

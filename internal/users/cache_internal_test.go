@@ -51,3 +51,42 @@ func TestAuthenticationCache(t *testing.T) {
 		t.Fatalf("disabled by this server: %v", err)
 	}
 }
+
+// TestForgetAndOnChange: a change this process makes calls the OnChange
+// functions (serve publishes them to the other replicas), and Forget
+// (another replica's change) drops what the cache trusted at once.
+func TestForgetAndOnChange(t *testing.T) {
+	st := storetest.OpenTestSQLite(t)
+	ctx := context.Background()
+	server, other := New(st), New(st)
+	changes := 0
+	other.OnChange(func(context.Context) { changes++ })
+	_, tok, err := other.Add(ctx, "alice", Free, Member, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changes != 0 {
+		t.Errorf("adding a user is no change others cache: %d calls", changes)
+	}
+	if _, err := server.Authenticate(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	toks, _ := other.Tokens(ctx, "alice")
+	if err := other.Revoke(ctx, toks[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if changes != 1 {
+		t.Errorf("a revocation called OnChange %d times, want 1", changes)
+	}
+	if _, err := server.Authenticate(ctx, tok); err != nil {
+		t.Fatalf("cached, before Forget: %v", err)
+	}
+	server.Forget()
+	if _, err := server.Authenticate(ctx, tok); !errors.Is(err, ErrRevoked) {
+		t.Fatalf("after Forget: %v", err)
+	}
+	yes := true
+	if _, err := other.Set(ctx, "alice", Change{Disabled: &yes}); err != nil || changes != 2 {
+		t.Errorf("Set: %v, OnChange called %d times, want 2", err, changes)
+	}
+}
