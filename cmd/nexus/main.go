@@ -59,7 +59,8 @@ Usage:
 
 Common flags:
   --config FILE          toolboxes of downstream MCP servers: Nexus YAML, MCP Workbench
-                         or desktop-client (mcpServers) format; env NEXUS_CONFIG
+                         or desktop-client (mcpServers) format; env NEXUS_CONFIG;
+                         serve and stdio read it again on SIGHUP (and tell the replicas)
   --data-dir DIR         where the SQLite database nexus.db lives (default: the user's
                          data directory, e.g. ~/.local/share/nexus); env NEXUS_DATA_DIR
   --db URL|PATH          a postgres:// or postgresql:// URL for PostgreSQL, or a SQLite
