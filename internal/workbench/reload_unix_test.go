@@ -5,6 +5,7 @@ package workbench
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
@@ -110,4 +112,49 @@ func waitForList(t *testing.T, cs *mcp.ClientSession, name string, want bool) {
 		}
 		return slices.ContainsFunc(lt.Tools, func(tl *mcp.Tool) bool { return tl.Name == name }) == want
 	})
+}
+
+// TestReloadWhileInUse: reloads back and forth while clients open
+// toolboxes, resolve and call tools and read the servers' states: every
+// call answers or fails cleanly, and the last configuration is the one
+// served (run with -race).
+func TestReloadWhileInUse(t *testing.T) {
+	a := toolboxConfig("tb", named{"hello", example("hello")})
+	b := toolboxConfig("tb", named{"hello", example("hello")}, named{"peer", peer()})
+	m, reg := newManager(t, a)
+	p := pipeline.New(pipeline.Options{Registry: reg, Resolve: m.Resolve})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				m.Open(ctx, "tb")
+				p.Call(ctx, pipeline.Request{Tool: "tb__hello__greet", Args: []byte(`{"name":"x"}`)})
+				p.Call(ctx, pipeline.Request{Tool: "tb__peer__pid"})
+				m.Servers()
+				m.Toolboxes()
+				cancel()
+			}
+		})
+	}
+	for i := range 6 {
+		next := a
+		if i%2 == 0 {
+			next = b
+		}
+		m.Reload(context.Background(), next)
+		time.Sleep(50 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	open(t, m, "tb")
+	if got := toolNames(reg, "tb"); !slices.Equal(got, []string{"tb__hello__greet"}) {
+		t.Errorf("after the last reload: %v", got)
+	}
 }
