@@ -55,6 +55,8 @@ Usage:
   nexus workspaces list|add-member|remove-member|set-owner ...
         who, besides admins, may act in a workspace: its owner and members
   nexus keys rotate [common flags]   new key for users' model credentials; rewraps them
+  nexus reload [--db URL]   every replica on the database (or NATS) reads its --config
+        file again, as SIGHUP to one of them does
   nexus version
 
 Common flags:
@@ -148,6 +150,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdWorkspaces(ctx, rest, stdout, stderr)
 	case "keys":
 		err = cmdKeys(ctx, rest, stdout, stderr)
+	case "reload":
+		err = cmdReload(ctx, rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "nexus", versionString())
 	case "help", "-h", "--help":

@@ -72,16 +72,16 @@ func writeYAML(t *testing.T, path, yaml string) {
 // notifications/tools/list_changed and lists and calls the new tool (each
 // replica runs its own stdio server); removing the toolbox ends that
 // server's process; an invalid file is refused, with the reason in the
-// log, and the configuration in use keeps serving. Each replica reloads
-// once per change, the one that got the signal too (it receives its own
-// event).
+// log, and the configuration in use keeps serving; nexus reload, a process
+// of its own, makes both reload. Each replica reloads once per change, the
+// one that got the signal too (it receives its own event).
 func TestReplicasReloadConfig(t *testing.T) {
 	hello := helloServer(t)
 	path := filepath.Join(t.TempDir(), "nexus.yaml")
 	one := "toolboxes:\n  one:\n    mcpServers:\n      hello:\n        command: " + hello + "\n"
 	two := one + "  two:\n    description: added by a reload\n    mcpServers:\n      hello:\n        command: " + hello + "\n"
 	writeYAML(t, path, one)
-	reps, _ := startReplicas(t, 2, "--no-demo", "--config", path)
+	reps, db := startReplicas(t, 2, "--no-demo", "--config", path)
 	a, b := reps[0], reps[1]
 	cs, changed := connect(t, b.base()+"/mcp")
 	waitForTool(t, cs, "one__hello__greet")
@@ -158,11 +158,26 @@ func TestReplicasReloadConfig(t *testing.T) {
 		}
 		return nil
 	})
-	// Two reloads each: the replica that got the signal did not reload
-	// again on its own event, and neither reloaded the invalid file.
+	// nexus reload, from a process of its own, tells both replicas.
+	writeYAML(t, path, two)
+	if out, errOut, code := runNexus(t, "", "reload", "--db", db); code != 0 || !strings.Contains(out, "told the replicas") {
+		t.Fatalf("nexus reload: %d %s %s", code, out, errOut)
+	}
+	waitForTool(t, cs, "two__hello__greet")
+	testtools.EventuallyErr(t, 10*time.Second, "both replicas to reload", func() error {
+		for _, r := range reps {
+			if n := logCount(r, `msg="configuration reloaded"`); n != 3 {
+				return fmt.Errorf("replica %d reloaded %d times", r.i, n)
+			}
+		}
+		return nil
+	})
+	// Three reloads each: the replica that got the signals did not reload
+	// again on its own events, and neither reloaded the invalid file.
+	time.Sleep(200 * time.Millisecond)
 	for _, r := range reps {
-		if n := logCount(r, `msg="configuration reloaded"`); n != 2 {
-			t.Errorf("replica %d reloaded %d times, want 2", r.i, n)
+		if n := logCount(r, `msg="configuration reloaded"`); n != 3 {
+			t.Errorf("replica %d reloaded %d times, want 3", r.i, n)
 		}
 	}
 }
@@ -263,5 +278,16 @@ func TestReplicasReloadKeyring(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// TestReloadCommandOnSQLite: nexus reload has nobody to tell on SQLite, and
+// says to send SIGHUP instead.
+func TestReloadCommandOnSQLite(t *testing.T) {
+	t.Setenv("NEXUS_DB", "")
+	t.Setenv("NEXUS_EVENTS", "")
+	_, errOut, code := runNexus(t, "", "reload", "--data-dir", t.TempDir())
+	if code != 1 || !strings.Contains(errOut, "send SIGHUP") {
+		t.Fatalf("nexus reload on SQLite: exit %d %s", code, errOut)
 	}
 }
