@@ -356,7 +356,11 @@ func cmdStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	defer closeServing(a, log, "stdio")
-	go reloadOnHangup(ctx, a, log)
+	if c.config != "" {
+		// Without a file, SIGHUP keeps its default: a hung-up terminal
+		// ends the process.
+		go reloadOnHangup(ctx, a, log)
+	}
 	srv := a.Surfaces.Flat
 	switch *surface {
 	case "agents":
