@@ -4,16 +4,21 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/testtools"
 	"github.com/nexus-mcp/nexus/internal/users"
@@ -290,4 +295,80 @@ func TestReloadCommandOnSQLite(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "send SIGHUP") {
 		t.Fatalf("nexus reload on SQLite: exit %d %s", code, errOut)
 	}
+}
+
+// TestStdioReloadsOnHangup: nexus stdio with --config reads the file again
+// on SIGHUP: its client gets notifications/tools/list_changed, the removed
+// toolbox's tool is no longer listed, and the added one's is called and
+// listed.
+func TestStdioReloadsOnHangup(t *testing.T) {
+	hello := helloServer(t)
+	path := filepath.Join(t.TempDir(), "nexus.yaml")
+	writeYAML(t, path, "toolboxes:\n  one:\n    mcpServers:\n      hello:\n        command: "+hello+"\n")
+	cmd := exec.Command(binary, "stdio", "--no-demo", "--data-dir", t.TempDir(), "--config", path)
+	var stderr syncBuilder
+	cmd.Stderr = &stderr
+	changed := make(chan struct{}, 16)
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	defer func() {
+		if t.Failed() {
+			t.Logf("stderr:\n%s", stderr.String())
+		}
+	}()
+	// A call connects the toolbox's server (whatever the client's
+	// handshake opened).
+	if res := call(t, cs, "one__hello__greet", map[string]any{"name": "before"}); res.IsError {
+		t.Fatalf("before the reload: %+v", res.Content)
+	}
+	waitForTool(t, cs, "one__hello__greet")
+	for len(changed) > 0 {
+		<-changed
+	}
+	writeYAML(t, path, "toolboxes:\n  two:\n    mcpServers:\n      hello:\n        command: "+hello+"\n")
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no notifications/tools/list_changed after SIGHUP")
+	}
+	testtools.EventuallyErr(t, 10*time.Second, "the removed toolbox's tool to be unlisted", func() error {
+		if names := toolNames(t, cs); slices.Contains(names, "one__hello__greet") {
+			return fmt.Errorf("have %v", names)
+		}
+		return nil
+	})
+	if res := call(t, cs, "two__hello__greet", map[string]any{"name": "stdio"}); res.IsError || !strings.Contains(text(res), "stdio") {
+		t.Fatalf("the added tool: %+v", res.Content)
+	}
+	waitForTool(t, cs, "two__hello__greet")
+}
+
+// syncBuilder is a strings.Builder safe for a process's writes and the
+// test's reads.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
