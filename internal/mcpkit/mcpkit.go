@@ -111,8 +111,11 @@ func (o Options) Server(how string) *mcp.Server {
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 				res, err := next(ctx, method, req)
-				if ir, ok := res.(*mcp.InitializeResult); ok && method == "initialize" {
-					ir.Instructions = o.instructions(how)
+				switch r := res.(type) {
+				case *mcp.InitializeResult:
+					r.Instructions = o.instructions(how)
+				case *mcp.DiscoverResult: // sessionless clients
+					r.Instructions = o.instructions(how)
 				}
 				return res, err
 			}
