@@ -93,12 +93,16 @@ func (s *Server) newerKeyring(kr *secrets.Keyring, sv secrets.Sealed) (*secrets.
 
 // ReloadKeyring reads the keyring again (nexus keys rotate told this
 // process of a new current key) and uses it when its current version is
-// newer than the one in use; it returns the version current now. Without a
-// keyring file (NEXUS_KEYRING, or no keyring) it changes nothing.
+// newer than the one in use; it returns the version current now (0 without
+// a keyring). Without a keyring file (NEXUS_KEYRING, or no keyring) it
+// changes nothing.
 func (s *Server) ReloadKeyring() (int, error) {
 	kr := s.keys.Load()
-	if kr == nil || s.reloadKeys == nil {
+	switch {
+	case kr == nil:
 		return 0, nil
+	case s.reloadKeys == nil:
+		return kr.Current(), nil
 	}
 	nk, err := s.reloadKeys()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -548,4 +549,41 @@ func TestBYOKConcurrentLabel(t *testing.T) {
 			t.Fatalf("%d adds succeeded, %d rows", ok, e.count())
 		}
 	})
+}
+
+// TestReloadKeyring: told of a rotation (keys.rotated), a server reads the
+// keyring file again and seals new credentials under the new version; an
+// older file changes nothing, and without a file there is nothing to read.
+func TestReloadKeyring(t *testing.T) {
+	st := storetest.OpenTestSQLite(t)
+	path := filepath.Join(t.TempDir(), "keyring.json")
+	running, err := secrets.LoadOrCreate(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newBYOKEnv(t, st, running)
+	if v, err := e.s.ReloadKeyring(); err != nil || v != 1 {
+		t.Fatalf("without a reload function: %d %v, want 1 (nothing read)", v, err)
+	}
+	e.s.reloadKeys = func() (*secrets.Keyring, error) { return secrets.Load(path) }
+	other, err := secrets.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Rotate()
+	if err := other.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := e.s.ReloadKeyring(); err != nil || v != 2 || e.s.keys.Load().Current() != 2 {
+		t.Fatalf("after a rotation: %d %v", v, err)
+	}
+	if v, err := e.s.ReloadKeyring(); err != nil || v != 2 {
+		t.Fatalf("again: %d %v", v, err)
+	}
+	if err := os.WriteFile(path, []byte("not a keyring"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.ReloadKeyring(); err == nil || e.s.keys.Load().Current() != 2 {
+		t.Fatalf("a broken file: %v; the keyring in use must stay", err)
+	}
 }
