@@ -24,8 +24,8 @@ type chatClient struct {
 	// first, when set, is where the first connection goes (not base).
 	first string
 	conn  *websocket.Conn
-	// drops counts the connections lost, after the turns completed after
-	// the first loss.
+	// drops counts the connections lost, after the turns answered (with
+	// complete, or an error such as the quota's) after the first loss.
 	drops, after int
 	conv         string
 	// acked are the assistant message ids of the turns that completed.
@@ -103,13 +103,13 @@ func (c *chatClient) turn(ctx context.Context, content string) ([]map[string]any
 			c.conv = conv
 		}
 		switch e["type"] {
-		case "complete":
-			c.acked = append(c.acked, str(e["message_id"]))
+		case "complete", "error":
+			if e["type"] == "complete" {
+				c.acked = append(c.acked, str(e["message_id"]))
+			}
 			if c.drops > 0 {
 				c.after++
 			}
-			return out, nil
-		case "error":
 			return out, nil
 		}
 	}

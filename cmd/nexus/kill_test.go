@@ -434,7 +434,7 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 	// quotas exact.
 	checkChatStored(t, conn, append(append(chatters, quotaUsed...), runner))
 	if pinned != nil && (pinned.drops == 0 || pinned.after == 0) {
-		t.Errorf("the chat client on the killed replica lost its connection %d times and completed %d turns after", pinned.drops, pinned.after)
+		t.Errorf("the chat client on the killed replica lost its connection %d times and had %d turns answered after", pinned.drops, pinned.after)
 	}
 	checkQuota(t, conn, localTally, 500)
 	checkQuota(t, conn, quotaTally, 10)
