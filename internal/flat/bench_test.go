@@ -115,6 +115,15 @@ func BenchmarkOverheadNexus(b *testing.B) {
 	}
 }
 
+// BenchmarkOverheadNexusSessionless is BenchmarkOverheadNexus with
+// sessionless clients (protocol 2026-07-28): every call is served by the
+// SDK's stateless handler, on a session made for it alone, not by the fast
+// path.
+func BenchmarkOverheadNexusSessionless(b *testing.B) {
+	ts, _, tw := nexusBenchServer(b, nil)
+	benchEchoWith(b, ts.URL, tw.Flush, "", testtools.Sessionless())
+}
+
 // BenchmarkOverheadNexusAuth is BenchmarkOverheadNexus with every request
 // carrying a user's bearer token, authenticated against the store (issue
 // 10: authentication must add at most 5%).
@@ -158,6 +167,13 @@ func (t bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // empty).
 func benchEchoAs(b *testing.B, url string, drain func(), token string) {
 	b.Helper()
+	benchEchoWith(b, url, drain, token, testtools.WithSession())
+}
+
+// benchEchoWith is benchEchoAs with the clients connecting with opts (a
+// session, or sessionless: testtools.Sessionless).
+func benchEchoWith(b *testing.B, url string, drain func(), token string, opts *mcp.ClientSessionOptions) {
+	b.Helper()
 	ctx := context.Background()
 	// The default transport keeps only 2 idle connections per host, which
 	// would make 8 clients reconnect constantly; keep enough for all of them
@@ -172,7 +188,7 @@ func benchEchoAs(b *testing.B, url string, drain func(), token string) {
 	sessions := make([]*mcp.ClientSession, benchClients)
 	for i := range sessions {
 		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc}, testtools.WithSession())
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc}, opts)
 		if err != nil {
 			b.Fatalf("connect session %d: %v", i, err)
 		}
