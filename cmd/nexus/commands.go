@@ -63,6 +63,18 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.config, "config", os.Getenv("NEXUS_CONFIG"), "configuration file of toolboxes of downstream MCP servers: Nexus YAML, MCP Workbench or desktop-client (mcpServers) format (env NEXUS_CONFIG)")
 }
 
+// openAdmin opens the app for an administrative command (users, tokens,
+// workspaces, keys, reload): the database is checked first (checkDB), no
+// demo data is loaded into a new one, and no configuration file is read.
+func (c *common) openAdmin(ctx context.Context, stderr io.Writer) (*app.App, error) {
+	if err := checkDB(c.db); err != nil {
+		return nil, err
+	}
+	c.noDemo, c.config = true, ""
+	a, _, err := c.open(ctx, stderr)
+	return a, err
+}
+
 // open opens the app. The command has checked c.db (checkDB) before,
 // so that a --db Nexus cannot open is refused before anything is created.
 func (c *common) open(ctx context.Context, stderr io.Writer) (*app.App, *slog.Logger, error) {

@@ -38,11 +38,7 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stderr, "nexus keys rotate: no arguments wanted, %d given\nUsage: %s\n", len(pos), keysSynopsis)
 		return exitError{2}
 	}
-	if err := checkDB(c.db); err != nil {
-		return err
-	}
-	c.noDemo, c.config = true, ""
-	a, _, err := c.open(ctx, stderr)
+	a, err := c.openAdmin(ctx, stderr)
 	if err != nil {
 		return err
 	}

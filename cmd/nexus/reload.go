@@ -53,11 +53,7 @@ func cmdReload(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "nexus reload: no arguments wanted, %d given\nUsage: %s\n", len(pos), reloadSynopsis)
 		return exitError{2}
 	}
-	if err := checkDB(c.db); err != nil {
-		return err
-	}
-	c.noDemo, c.config = true, ""
-	a, _, err := c.open(ctx, stderr)
+	a, err := c.openAdmin(ctx, stderr)
 	if err != nil {
 		return err
 	}

@@ -22,11 +22,7 @@ const tokensSynopsis = `nexus tokens add NAME [--label TEXT]
 // openUsers opens the database for a users or tokens command (no demo data,
 // no downstream servers).
 func openUsers(ctx context.Context, c *common, stderr io.Writer) (*users.Users, func(), error) {
-	if err := checkDB(c.db); err != nil {
-		return nil, nil, err
-	}
-	c.noDemo, c.config = true, ""
-	a, _, err := c.open(ctx, stderr)
+	a, err := c.openAdmin(ctx, stderr)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -44,11 +44,7 @@ func cmdWorkspaces(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "nexus workspaces %s: %d argument(s) given, %d wanted\nUsage: %s\n", sub, len(pos), n, workspacesSynopsis)
 		return exitError{2}
 	}
-	if err := checkDB(c.db); err != nil {
-		return err
-	}
-	c.noDemo, c.config = true, ""
-	a, _, err := c.open(ctx, stderr)
+	a, err := c.openAdmin(ctx, stderr)
 	if err != nil {
 		return err
 	}
