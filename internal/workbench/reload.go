@@ -53,6 +53,18 @@ func (m *Manager) Reload(ctx context.Context, cfg *config.Config) Changes {
 	}
 	old := m.toolboxes
 	tbs, dropped, added := m.build(cfg, old)
+	// A server replaced under its name waits for the old one to stop and
+	// drop its tools before it connects, whoever starts it (a client may
+	// open its toolbox while the old one is still stopping).
+	stopped := map[string]chan struct{}{}
+	for _, s := range dropped {
+		stopped[s.toolbox+"/"+s.name] = make(chan struct{})
+	}
+	for _, s := range added {
+		if c, ok := stopped[s.toolbox+"/"+s.name]; ok {
+			s.after = c
+		}
+	}
 	m.toolboxes = tbs
 	for name := range m.opened {
 		if !slices.ContainsFunc(tbs, func(tb *toolbox) bool { return tb.name == name }) {
@@ -69,7 +81,7 @@ func (m *Manager) Reload(ctx context.Context, cfg *config.Config) Changes {
 	}
 	// Stopped in parallel (a stdio server may take seconds to exit), and
 	// their tools dropped, before any new server registers its own under
-	// the same names.
+	// the same names (server.after).
 	var wg sync.WaitGroup
 	for _, s := range dropped {
 		key := s.toolbox + "/" + s.name
@@ -79,6 +91,7 @@ func (m *Manager) Reload(ctx context.Context, cfg *config.Config) Changes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer close(stopped[key])
 			s.stop()
 			m.reg.ReplaceServer(s.toolbox, s.name, nil)
 		}()

@@ -64,6 +64,10 @@ type server struct {
 	// shared by the SDK client and raw calls ([downstream.HTTPSession]);
 	// nil for other transports.
 	hc      *http.Client
+	// after, when a reload replaced a server of the same name, is closed
+	// once that server has stopped and its tools left the registry: no
+	// connection attempt starts before (nil: nothing to wait for).
+	after   <-chan struct{}
 	refresh chan struct{} // a list_changed notification arrived (capacity 1)
 	listMu  sync.Mutex    // one tool listing at a time
 
@@ -263,9 +267,24 @@ func (s *server) startLocked() *attempt {
 // connect makes attempt a: dial, list and register the tools, then follow
 // the session in a monitor goroutine.
 func (s *server) connect(a *attempt) {
+	if s.after != nil {
+		// A reload replaced the server of this name: the old one's tools
+		// leave the registry before this one registers its own.
+		select {
+		case <-s.after:
+		case <-s.ctx.Done():
+		}
+	}
 	start := time.Now()
 	deadline := start.Add(s.connectTimeout())
-	cs, stop, err := s.dial(deadline)
+	var cs *mcp.ClientSession
+	var stop context.CancelFunc
+	err := s.ctx.Err()
+	if err != nil {
+		err = s.closedErr()
+	} else {
+		cs, stop, err = s.dial(deadline)
+	}
 	if err == nil {
 		ctx, cancel := context.WithDeadline(s.ctx, deadline)
 		err = s.list(ctx, cs)
