@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -223,7 +224,7 @@ func roundRobin(t *testing.T, bases []string) (string, []*atomic.Int64) {
 // store, its calls keep one conversation, and on the bounded surface a tool
 // discovered through one replica is listed and callable through the other.
 func TestReplicasServeOneSession(t *testing.T) {
-	reps, _ := startReplicas(t, 2, "--no-demo")
+	reps, db := startReplicas(t, 2, "--no-demo")
 	bases := bases(reps)
 	front, counts := roundRobin(t, bases)
 	ctx := context.Background()
@@ -304,6 +305,44 @@ func TestReplicasServeOneSession(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Error("no notifications/tools/list_changed after the discovery")
 		}
+	})
+
+	t.Run("log levels set through both replicas", func(t *testing.T) {
+		// Each level set through one replica is applied on the other's
+		// copy without being stored or told again: the replicas do not
+		// echo levels back and forth, and the store ends on the last one.
+		cs, _ := connect(t, front+"/mcp")
+		toolNames(t, cs)
+		toolNames(t, cs) // both replicas hold the session
+		levels := []mcp.LoggingLevel{"debug", "info", "warning", "error", "notice"}
+		var last mcp.LoggingLevel
+		for i := range 20 {
+			last = levels[i%len(levels)]
+			if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: last}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		conn, err := sql.Open("pgx", db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		// Settled: the stored level stays the last one for a while.
+		stable := 0
+		testtools.EventuallyErr(t, 10*time.Second, "the stored log level to settle on "+string(last), func() error {
+			var got string
+			if err := conn.QueryRow(`SELECT log_level FROM mcp_sessions WHERE id = $1`, cs.ID()).Scan(&got); err != nil {
+				return err
+			}
+			if got != string(last) {
+				stable = 0
+				return fmt.Errorf("stored %q", got)
+			}
+			if stable++; stable < 10 {
+				return errors.New("not settled yet")
+			}
+			return nil
+		})
 	})
 
 	t.Run("concurrent first requests", func(t *testing.T) {

@@ -376,6 +376,9 @@ func guard(o Options, next http.Handler) http.Handler {
 		}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Only the front itself marks a request as applying another
+		// replica's change to a session (sessionLimiter.setLevel).
+		r.Header.Del(mcpsession.SyncHeader)
 		hdr := w.Header()
 		hdr.Add("Vary", "Origin")
 		if !p.hostAllowed(r.Host) {

@@ -298,10 +298,11 @@ func (l *sessionLimiter) follow(b *events.Bus) {
 	l.events = b
 	if l.store != nil {
 		// A log level a session set through another replica is set on
-		// this replica's copy too.
+		// this replica's copy too, in the order the levels were set (on
+		// the bus's goroutine: an in-process call).
 		l.store.OnChange(func(c mcpsession.Change) {
 			if c.LogLevel != "" {
-				go l.setLevel(c.ID, c.LogLevel)
+				l.setLevel(c.ID, c.LogLevel)
 			}
 		})
 	}
@@ -329,8 +330,9 @@ func (l *sessionLimiter) follow(b *events.Bus) {
 
 // setLevel sets the log level of this replica's copy of session id, if it
 // holds one, through its endpoint, as the client's logging/setLevel did on
-// the replica it reached (which stored it: storing it again changes
-// nothing, so tells no one).
+// the replica it reached, which stored it and told the others: the request
+// is marked ([mcpsession.SyncHeader]), so that it is applied, not stored or
+// told again.
 func (l *sessionLimiter) setLevel(id, level string) {
 	l.mu.Lock()
 	s := l.live[id]
@@ -339,7 +341,9 @@ func (l *sessionLimiter) setLevel(id, level string) {
 		return
 	}
 	lv, _ := json.Marshal(level)
-	req := httptest.NewRequest(http.MethodPost, s.path, strings.NewReader(`{"jsonrpc":"2.0","id":"nexus-sync-level","method":"logging/setLevel","params":{"level":`+string(lv)+`}}`))
+	req := httptest.NewRequest(http.MethodPost, s.path,
+		strings.NewReader(`{"jsonrpc":"2.0","id":"nexus-sync-level","method":"logging/setLevel","params":{"level":`+string(lv)+`}}`))
+	req.Header.Set(mcpsession.SyncHeader, "1")
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Session-Id", id)

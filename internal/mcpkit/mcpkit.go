@@ -127,6 +127,13 @@ func (o Options) Server(how string) *mcp.Server {
 	return s
 }
 
+// syncing reports whether req applies another replica's change to a
+// session ([mcpsession.SyncHeader]).
+func syncing(req mcp.Request) bool {
+	extra := req.GetExtra()
+	return extra != nil && mcpsession.IsSyncing(extra.Header)
+}
+
 // keep stores each Streamable HTTP session of a surface when it
 // initializes, and the log level it sets (see [Options.Sessions]); stdio and
 // in-memory sessions have no id and are not kept.
@@ -157,7 +164,8 @@ func keep(st *mcpsession.Store, surface string, log *slog.Logger) mcp.Middleware
 					log.Warn("store an MCP session", "session", ss.ID(), "err", merr)
 				}
 			case "logging/setLevel":
-				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
+				// A level another replica stored and told is only applied.
+				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && !syncing(req) {
 					if err := st.SetLogLevel(ctx, ss.ID(), string(p.Level)); err != nil {
 						log.Warn("store an MCP session's log level", "session", ss.ID(), "err", err)
 					}

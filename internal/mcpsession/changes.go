@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 
 	"github.com/nexus-mcp/nexus/internal/events"
 )
@@ -47,6 +48,20 @@ func (s *Store) Follow(bus *events.Bus) {
 		}
 	})
 }
+
+// SyncHeader marks a request that applies another replica's change to this
+// replica's copy of a session (the HTTP front sends it to the session's
+// endpoint in process, and strips it from requests from outside): what
+// handles it must not store or tell the change again, or the replicas would
+// echo it back and forth, and an older change could overwrite a newer one
+// in the store. A header, not a context value: the MCP SDK hands a
+// session's later requests the context of its first, and the request's
+// header in [mcp.RequestExtra].
+const SyncHeader = "Nexus-Session-Sync"
+
+// IsSyncing reports whether header marks a request as applying another
+// replica's change ([SyncHeader]).
+func IsSyncing(header http.Header) bool { return header.Get(SyncHeader) != "" }
 
 // OnChange calls fn with each change another replica made to a session.
 // fn runs on the event bus's goroutine: it must not block for long.

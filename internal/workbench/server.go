@@ -63,7 +63,7 @@ type server struct {
 	// hc is the HTTP client of a Streamable HTTP server's connections,
 	// shared by the SDK client and raw calls ([downstream.HTTPSession]);
 	// nil for other transports.
-	hc      *http.Client
+	hc *http.Client
 	// after, when a reload replaced a server of the same name, is closed
 	// once that server has stopped and its tools left the registry: no
 	// connection attempt starts before (nil: nothing to wait for).
