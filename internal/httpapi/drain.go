@@ -20,10 +20,19 @@ func closed(c <-chan struct{}) bool {
 }
 
 // longLived reports whether r opens a stream that lasts as long as its
-// client keeps it: an MCP GET stream (server-to-client messages). A
-// WebSocket is hijacked, which http.Server.Shutdown does not wait for.
+// client keeps it: an MCP GET stream (server-to-client messages), or a
+// sessionless client's subscriptions/listen, a POST whose answer is such a
+// stream. A WebSocket is hijacked, which http.Server.Shutdown does not
+// wait for.
 func longLived(r *http.Request) bool {
-	return r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	switch r.Method {
+	case http.MethodGet:
+		return strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	case http.MethodPost:
+		method, _, ok := peek(r)
+		return ok && method == "subscriptions/listen"
+	}
+	return false
 }
 
 // drainStreams ends long-lived streams when drain is closed: their
