@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oklog/ulid/v2"
+
 	"github.com/nexus-mcp/nexus/internal/quota"
 	"github.com/nexus-mcp/nexus/internal/trace"
 )
@@ -109,11 +111,14 @@ func FormatRetention(d time.Duration) string {
 	return d.String()
 }
 
-// instanceName names this process among replicas: host name and process id.
+// instanceName names this process among replicas: host name, process id
+// and a random part, since containers on one host network can share both
+// (each the PID 1 of a host named alike), and replicas ignore the events of
+// their own name.
 func instanceName() string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "nexus"
 	}
-	return fmt.Sprintf("%s:%d", host, os.Getpid())
+	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), strings.ToLower(ulid.Make().String()[18:]))
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/events"
@@ -67,13 +69,18 @@ func (a *App) ReloadConfig(ctx context.Context, publish bool) (*Reloaded, error)
 	}
 	r := &Reloaded{Path: a.configPath}
 	if !reflect.DeepEqual(conf.Access, a.current.Access) {
-		a.Access.SetRules(conf.Access)
+		// While servers stop and start, the old rules hold too: a toolbox
+		// removed with its rule stays restricted until its tools are gone.
+		a.Access.SetRules(transitional(a.current.Access, conf.Access))
 		r.Access = true
 	}
 	if !reflect.DeepEqual(conf.Model, a.current.Model) {
 		r.NeedRestart = append(r.NeedRestart, "model")
 	}
 	r.Servers = a.Workbench.Reload(ctx, conf)
+	if r.Access {
+		a.Access.SetRules(conf.Access)
+	}
 	a.current = conf
 	for _, fn := range a.reloaded {
 		fn(conf)
@@ -116,6 +123,24 @@ func (a *App) KeysRotated(ctx context.Context, version int) error {
 	return nil
 }
 
+// transitional are the access rules in force while a reload moves from
+// rules old to rules new: every tool rule of both (a tool must satisfy
+// each that applies), new's rule of each toolbox, and old's of a toolbox
+// new has no rule for (one the reload removes, whose servers may still be
+// stopping).
+func transitional(old, new config.Access) config.Access {
+	t := config.Access{Toolboxes: maps.Clone(new.Toolboxes), Tools: slices.Concat(new.Tools, old.Tools)}
+	for name, rule := range old.Toolboxes {
+		if _, ok := t.Toolboxes[name]; !ok {
+			if t.Toolboxes == nil {
+				t.Toolboxes = map[string]config.Rule{}
+			}
+			t.Toolboxes[name] = rule
+		}
+	}
+	return t
+}
+
 // follow wires the events between replicas: this process's changes to what
 // others cache are published, and the others' changes are applied here.
 // Handlers that take time (a reload) run in a goroutine of their own: the
@@ -139,10 +164,15 @@ func (a *App) follow() {
 	bus.OnResync(func(ctx context.Context) {
 		a.Users.Forget()
 		a.Access.Forget()
-		a.reloadKeys(ctx)
-		if a.configPath != "" {
-			a.reloadFromEvent(ctx)
-		}
+		// Reading files and restarting servers takes time: not on the
+		// bus's goroutine.
+		ctx = context.WithoutCancel(ctx)
+		go func() {
+			a.reloadKeys(ctx)
+			if a.configPath != "" {
+				a.reloadFromEvent(ctx)
+			}
+		}()
 	})
 }
 
