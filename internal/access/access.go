@@ -61,6 +61,9 @@ type Authorizer struct {
 	mu sync.Mutex
 	// decided holds recent decisions by workspace and user id.
 	decided map[decisionKey]decision
+	// generation counts the times decided was dropped: a decision read
+	// before a drop is not kept (it may predate the change behind it).
+	generation uint64
 	// changed are called after this process changed owners or members
 	// ([Authorizer.OnChange]).
 	changed []func(context.Context)
@@ -159,6 +162,7 @@ func (a *Authorizer) Workspace(ctx context.Context, who registry.Principal, ws s
 	now := a.now()
 	a.mu.Lock()
 	d, ok := a.decided[k]
+	generation := a.generation
 	a.mu.Unlock()
 	if !ok || now.Sub(d.at) >= CacheFor {
 		allowed, err := a.decide(ctx, who, ws)
@@ -170,7 +174,9 @@ func (a *Authorizer) Workspace(ctx context.Context, who registry.Principal, ws s
 		if len(a.decided) >= maxCached {
 			clear(a.decided)
 		}
-		a.decided[k] = d
+		if a.generation == generation {
+			a.decided[k] = d
+		}
 		a.mu.Unlock()
 	}
 	if d.allowed {
@@ -257,6 +263,7 @@ func (a *Authorizer) forget(ctx context.Context) {
 func (a *Authorizer) Forget() {
 	a.mu.Lock()
 	clear(a.decided)
+	a.generation++
 	a.mu.Unlock()
 }
 

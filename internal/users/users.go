@@ -84,6 +84,10 @@ type Users struct {
 	touched map[string]time.Time
 	// cache holds recently authenticated tokens by hash, for CacheFor.
 	cache map[string]cached
+	// generation counts the times the cache was dropped: a store read that
+	// began before a drop is not cached (it may be older than the change
+	// that caused the drop).
+	generation uint64
 	// changed are called after this process changed what the cache holds
 	// ([Users.OnChange]).
 	changed []func(context.Context)
@@ -256,6 +260,7 @@ func (u *Users) forget(ctx context.Context) {
 func (u *Users) Forget() {
 	u.mu.Lock()
 	clear(u.cache)
+	u.generation++
 	u.mu.Unlock()
 }
 
@@ -283,6 +288,7 @@ func (u *Users) Authenticate(ctx context.Context, text string) (*User, error) {
 		usr := *c.user
 		return &usr, nil
 	}
+	generation := u.generation
 	u.mu.Unlock()
 	var (
 		tokID, stored string
@@ -314,8 +320,10 @@ func (u *Users) Authenticate(ctx context.Context, text string) (*User, error) {
 	if len(u.cache) > 100_000 {
 		clear(u.cache)
 	}
-	kept := *usr
-	u.cache[hash] = cached{user: &kept, at: now}
+	if u.generation == generation {
+		kept := *usr
+		u.cache[hash] = cached{user: &kept, at: now}
+	}
 	stale := now.Sub(u.touched[tokID]) >= touchEvery
 	if stale {
 		if len(u.touched) > 100_000 {
