@@ -45,6 +45,11 @@ type Surface struct {
 	instance string
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
+	// restoring counts the restores from the store in progress by session
+	// id, and stale marks those a change from another replica overtook:
+	// their result is used once, not kept (see [Surface.state]).
+	restoring map[string]int
+	stale     map[string]bool
 }
 
 // New registers the meta-tools in p's registry and returns the bounded
@@ -63,7 +68,7 @@ func newSurface(p *pipeline.Pipeline, o mcpkit.Options) (*Surface, error) {
 	if o.Catalog == nil {
 		return nil, fmt.Errorf("bounded: a catalog is required")
 	}
-	s := &Surface{p: p, cat: o.Catalog, o: o, sessions: map[*mcp.ServerSession]*session{}}
+	s := &Surface{p: p, cat: o.Catalog, o: o, sessions: map[*mcp.ServerSession]*session{}, restoring: map[string]int{}, stale: map[string]bool{}}
 	if err := s.register(); err != nil {
 		return nil, err
 	}
@@ -90,6 +95,10 @@ func (s *Surface) rediscover(id string) {
 			delete(s.sessions, ss)
 			held = true
 		}
+	}
+	if s.restoring[id] > 0 {
+		s.stale[id] = true // a restore under way may have read the store before the change
+		held = true
 	}
 	s.mu.Unlock()
 	if held {
@@ -144,9 +153,20 @@ func (s *Surface) state(ctx context.Context, req mcp.Request) *session {
 		return st
 	}
 	fresh := &session{id: ss.ID(), discovered: map[string]*discoveredTool{}}
+	s.mu.Lock()
+	s.restoring[fresh.id]++
+	s.mu.Unlock()
 	s.restore(ctx, fresh)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	stale := s.stale[fresh.id]
+	if s.restoring[fresh.id]--; s.restoring[fresh.id] == 0 {
+		delete(s.restoring, fresh.id)
+		delete(s.stale, fresh.id)
+	}
+	if stale {
+		return fresh // serves this request; the next one reads the store again
+	}
 	if st = s.sessions[ss]; st == nil {
 		st = fresh
 		s.sessions[ss] = st
