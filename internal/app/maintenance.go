@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -22,39 +23,38 @@ const MaintenanceInterval = time.Hour
 // deleted after a year), expired MCP sessions, the request rate limits of
 // users whose bucket is full again (quota.PruneRateLimits), then the traces
 // older than retention (0 keeps them all); it returns how many traces it
-// deleted.
+// deleted. A step that fails does not keep the others from running: the
+// error names every step that failed.
 func (a *App) Maintain(ctx context.Context, retention time.Duration) (int64, error) {
-	r, err := a.Tutor.Retain(ctx, time.Now())
-	if err != nil {
-		return 0, err
-	}
-	if r.Anonymized > 0 || r.Deleted > 0 {
+	var errsSeen []error
+	if r, err := a.Tutor.Retain(ctx, time.Now()); err != nil {
+		errsSeen = append(errsSeen, fmt.Errorf("transcript retention: %w", err))
+	} else if r.Anonymized > 0 || r.Deleted > 0 {
 		a.log.Info("tutoring transcript retention", "anonymized_messages", r.Anonymized, "deleted_anonymous_sessions", r.Deleted)
 	}
 	if n, err := a.MCPSessions.Prune(ctx); err != nil {
-		return 0, err
+		errsSeen = append(errsSeen, fmt.Errorf("expired MCP sessions: %w", err))
 	} else if n > 0 {
 		a.log.Info("deleted expired MCP sessions", "count", n)
 	}
 	// A minute in the past: a replica whose clock is ahead deletes no row
 	// another replica still limits with.
 	if n, err := quota.PruneRateLimits(ctx, a.Store, time.Now().Add(-time.Minute)); err != nil {
-		return 0, err
+		errsSeen = append(errsSeen, fmt.Errorf("idle request rate limits: %w", err))
 	} else if n > 0 {
 		a.log.Debug("deleted idle request rate limits", "count", n)
 	}
 	if retention <= 0 {
-		return 0, nil
+		return 0, errors.Join(errsSeen...)
 	}
 	a.Traces.Flush()
 	n, err := trace.Prune(ctx, a.Store, time.Now().Add(-retention))
 	if err != nil {
-		return n, err
-	}
-	if n > 0 {
+		errsSeen = append(errsSeen, fmt.Errorf("trace retention: %w", err))
+	} else if n > 0 {
 		a.log.Info("deleted old traces", "count", n, "retention", FormatRetention(retention))
 	}
-	return n, nil
+	return n, errors.Join(errsSeen...)
 }
 
 // ScheduleMaintenance runs [App.Maintain] now and then every interval until
