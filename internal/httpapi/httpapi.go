@@ -133,7 +133,9 @@ type Options struct {
 	SessionTimeout time.Duration
 	// MaxSessions caps the live MCP sessions over all MCP endpoints; zero
 	// means DefaultMaxSessions. The session idle the longest is closed to
-	// make room for a new one.
+	// make room for a new one. Sessionless clients' listening streams
+	// (subscriptions/listen) are capped at as many again; past it they get
+	// 503.
 	MaxSessions int
 	// Metrics, when set, serves GET /metrics (Prometheus text format) behind
 	// the guard like every route. [Handler] calls it once, with a function
@@ -211,6 +213,8 @@ func Handler(o Options) http.Handler {
 	mux := http.NewServeMux()
 	limit := newSessionLimiter(o.MaxSessions)
 	limit.store, limit.ids, limit.log = o.Sessions, o.SessionIDs, o.Logger
+	// Sessionless listening streams: as many as sessions, besides them.
+	listens := &streamSlots{max: int64(limit.max)}
 	if o.Events != nil && o.Sessions != nil {
 		limit.follow(o.Events)
 	}
@@ -235,7 +239,7 @@ func Handler(o Options) http.Handler {
 		// client goes away, its POST being the whole request.
 		opts.Stateless, opts.PropagateRequestCancellation = true, true
 		stateless := mcp.NewStreamableHTTPHandler(server, &opts)
-		return JSONRPCErrors(sessionless(stateless, limit.wrap(h, o.SessionTimeout)))
+		return JSONRPCErrors(sessionless(stateless, limit.wrap(h, o.SessionTimeout), listens))
 	}
 	index := []Endpoint{{"/mcp", "MCP over Streamable HTTP, flat surface: every tool by name"}}
 	mux.Handle("/mcp", streamable(o.MCP, o.MCPCalls))

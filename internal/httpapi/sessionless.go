@@ -2,6 +2,9 @@ package httpapi
 
 import (
 	"net/http"
+	"sync/atomic"
+
+	"github.com/nexus-mcp/nexus/internal/errs"
 )
 
 // SessionlessVersion is the first MCP protocol version of the sessionless
@@ -17,15 +20,46 @@ const SessionlessVersion = "2026-07-28"
 // decides (see [servesSessionless]); the guard (Host, Origin, body bounds,
 // authentication) has run before it for both, and both reach the same
 // server, whose tools run through the one pipeline.
-func sessionless(stateless, next http.Handler) http.Handler {
+//
+// A sessionless client's subscriptions/listen is a stream that lasts as
+// long as the client keeps it: those take the slots of streams (see
+// [streamSlots]), bounded as sessions are, since they hold as much.
+func sessionless(stateless, next http.Handler, slots *streamSlots) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if servesSessionless(r) {
-			stateless.ServeHTTP(w, r)
+		if !servesSessionless(r) {
+			next.ServeHTTP(w, r)
 			return
 		}
-		next.ServeHTTP(w, r)
+		if method, _, ok := peek(r); ok && method == "subscriptions/listen" {
+			if !slots.take() {
+				w.Header().Set("Retry-After", "5")
+				WriteError(w, http.StatusServiceUnavailable, errs.E(errs.Unavailable, "all %d listening streams are taken; try again shortly", slots.max))
+				return
+			}
+			defer slots.give()
+		}
+		stateless.ServeHTTP(w, r)
 	})
 }
+
+// streamSlots bounds the sessionless listening streams of one process,
+// over all its endpoints.
+type streamSlots struct {
+	max int64
+	n   atomic.Int64
+}
+
+// take reserves a slot; false when all max are taken.
+func (s *streamSlots) take() bool {
+	if s.n.Add(1) > s.max {
+		s.n.Add(-1)
+		return false
+	}
+	return true
+}
+
+// give returns a slot.
+func (s *streamSlots) give() { s.n.Add(-1) }
 
 // servesSessionless reports whether r is served without a session:
 //
