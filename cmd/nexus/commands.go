@@ -156,7 +156,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	allowHosts := fs.String("allow-hosts", os.Getenv("NEXUS_ALLOW_HOSTS"), "comma-separated host names clients use to reach Nexus, besides loopback ones; required beyond loopback (env NEXUS_ALLOW_HOSTS)")
 	allowOrigins := fs.String("allow-origins", os.Getenv("NEXUS_ALLOW_ORIGINS"), "comma-separated origins whose web pages may call Nexus (CORS), e.g. https://app.example.com (env NEXUS_ALLOW_ORIGINS)")
 	tokenRate := fs.Float64("token-rate", envFloat("NEXUS_TOKEN_RATE", DefaultTokenRate), "requests a second each user's token may make (bursts of twice that, at least 10); 0 for no limit (env NEXUS_TOKEN_RATE)")
-	maxSessions := fs.Int("max-sessions", envInt("NEXUS_MAX_SESSIONS", httpapi.DefaultMaxSessions), "live MCP sessions over HTTP, at most; the one idle the longest is closed to make room (env NEXUS_MAX_SESSIONS)")
+	maxSessions := fs.Int("max-sessions", envInt("NEXUS_MAX_SESSIONS", httpapi.DefaultMaxSessions), "live MCP sessions over HTTP, at most; the one idle the longest is closed to make room; sessionless listening streams are capped at as many (env NEXUS_MAX_SESSIONS)")
 	retention := retentionFlag(fs)
 	fs.StringVar(&c.events, "events", os.Getenv("NEXUS_EVENTS"), "events between replicas: a nats:// URL, or empty for PostgreSQL LISTEN/NOTIFY with --db postgres://... (in process otherwise) (env NEXUS_EVENTS)")
 	drainDelay := fs.Duration("drain-delay", envDuration("NEXUS_DRAIN_DELAY", 0), "on SIGTERM, how long /readyz answers 503 before the listener closes, so that a load balancer stops sending requests first (env NEXUS_DRAIN_DELAY)")
