@@ -73,6 +73,7 @@ func newSurface(p *pipeline.Pipeline, o mcpkit.Options) (*Surface, error) {
 		return nil, err
 	}
 	s.server = s.build()
+	p.Registry().OnChange(s.followRegistry)
 	if o.Sessions != nil {
 		o.Sessions.OnChange(func(c mcpsession.Change) {
 			if c.Discovered {
@@ -81,6 +82,31 @@ func newSurface(p *pipeline.Pipeline, o mcpkit.Options) (*Surface, error) {
 		})
 	}
 	return s, nil
+}
+
+// followRegistry tells the surface's sessions that their tool lists
+// changed when a tool one of them discovered left the registry or came
+// back (its server was removed, restarted or added by a reload), not on
+// every change of the registry.
+func (s *Surface) followRegistry() {
+	reg := s.p.Registry()
+	s.mu.Lock()
+	states := slices.Collect(maps.Values(s.sessions))
+	s.mu.Unlock()
+	changed := false
+	for _, st := range states {
+		st.mu.Lock()
+		for name, d := range st.discovered {
+			was := d.tool != nil
+			if d.current(reg, name) != was {
+				changed = true
+			}
+		}
+		st.mu.Unlock()
+	}
+	if changed {
+		s.listChanged()
+	}
 }
 
 // rediscover brings this replica's copy of session id up to date after it
@@ -117,10 +143,31 @@ type session struct {
 	discovered  map[string]*discoveredTool
 }
 
-// discoveredTool is a tool a session discovered with get_tools.
+// discoveredTool is a tool a session discovered with get_tools: its
+// listing (under the session's name for it) made from tool, the registry's
+// tool when it was last listed (nil while the registry has none: its server
+// was removed or is restarting).
 type discoveredTool struct {
 	listing *mcp.Tool
 	flat    string
+	tool    *registry.Tool
+}
+
+// current brings d up to date with the registry (d's session's mu held):
+// it reports whether the tool is there, and makes its listing anew when
+// its server re-registered it (a restart, a reload).
+func (d *discoveredTool) current(reg *registry.Registry, name string) bool {
+	t, ok := reg.Lookup(d.flat)
+	if !ok {
+		d.tool = nil
+		return false
+	}
+	if t != d.tool {
+		mt := mcpkit.Tool(t)
+		mt.Name = name
+		d.listing, d.tool = mt, t
+	}
+	return true
 }
 
 type sessionKey struct{}
@@ -201,7 +248,7 @@ func (s *Surface) restore(ctx context.Context, sess *session) {
 		}
 		mt := mcpkit.Tool(t)
 		mt.Name = name
-		sess.discovered[name] = &discoveredTool{listing: mt, flat: flat}
+		sess.discovered[name] = &discoveredTool{listing: mt, flat: flat, tool: t}
 	}
 }
 
@@ -248,7 +295,11 @@ func (s *Surface) perSession(next mcp.MethodHandler) mcp.MethodHandler {
 			sess.mu.Lock()
 			names := slices.Sorted(maps.Keys(sess.discovered))
 			for _, n := range names {
-				lt.Tools = append(lt.Tools, sess.discovered[n].listing)
+				// A tool whose server is gone (a reload removed it) is
+				// not listed; it is again if the server comes back.
+				if d := sess.discovered[n]; d.current(s.p.Registry(), n) {
+					lt.Tools = append(lt.Tools, d.listing)
+				}
 			}
 			sess.mu.Unlock()
 			return lt, nil
@@ -302,7 +353,7 @@ func (s *Surface) discover(sess *session, name string, t *registry.Tool) {
 	}
 	mt := mcpkit.Tool(t)
 	mt.Name = name
-	sess.discovered[name] = &discoveredTool{listing: mt, flat: t.ID.Name()}
+	sess.discovered[name] = &discoveredTool{listing: mt, flat: t.ID.Name(), tool: t}
 	sess.mu.Unlock()
 	if s.o.Sessions != nil && sess.id != "" {
 		if err := s.o.Sessions.Discover(context.Background(), sess.id, name, t.ID.Name()); err != nil {
