@@ -154,6 +154,11 @@ func (s *conn) serve(reqCtx context.Context, r *http.Request) {
 		<-writerDone
 		s.c.CloseNow()
 	}()
+	if s.o.Drain != nil {
+		// From the start: a connection still waiting for its auth frame
+		// is closed on drain too.
+		go s.drainWhen(ctx, s.o.Drain)
+	}
 	if _, ok := users.FromContext(ctx); !ok {
 		u, err := s.authenticate(ctx)
 		if err != nil {
@@ -163,9 +168,6 @@ func (s *conn) serve(reqCtx context.Context, r *http.Request) {
 		ctx = users.WithUser(ctx, u)
 	}
 	s.user, _ = users.FromContext(ctx)
-	if s.o.Drain != nil {
-		go s.drainWhen(ctx, s.o.Drain)
-	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer s.cancelTurns("")
