@@ -345,6 +345,26 @@ func TestReplicasServeOneSession(t *testing.T) {
 		})
 	})
 
+	t.Run("trace cursor from another replica", func(t *testing.T) {
+		// A page of traces read from one replica goes on from another: the
+		// cursor's key is the installation's, kept in the store.
+		a, b := bases[0], bases[1]
+		code, body := restDo(t, "GET", a+"/api/traces?limit=2", "", "")
+		cursor := jsonPath(t, body, "nextCursor")
+		if code != 200 || cursor == "" {
+			t.Fatalf("the first page from replica 0: %d %.300s", code, body)
+		}
+		first := body
+		code, body = restDo(t, "GET", b+"/api/traces?limit=2&cursor="+cursor, "", "")
+		if code != 200 || !strings.Contains(body, `"items":[{`) || body == first {
+			t.Fatalf("the next page from replica 1 with replica 0's cursor: %d %.300s", code, body)
+		}
+		// A cursor is still checked there: another query's is refused.
+		if code, body := restDo(t, "GET", b+"/api/traces?limit=2&tool=belief_create&cursor="+cursor, "", ""); code != 400 {
+			t.Fatalf("replica 0's cursor with other filters on replica 1: %d %.300s", code, body)
+		}
+	})
+
 	t.Run("concurrent first requests", func(t *testing.T) {
 		// Many requests of one session reach a replica that does not hold
 		// it at the same moment: it is re-created once, and all succeed.
