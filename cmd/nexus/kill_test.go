@@ -40,8 +40,9 @@ func killLoad() (clients int, run time.Duration) {
 
 // TestKillOneReplicaUnderLoad runs three replicas on one PostgreSQL database
 // and one NATS server behind a round-robin balancer, with clients writing
-// and reading over the flat and bounded MCP surfaces and REST, kills one
-// replica with SIGKILL midway and starts it again. Every client must
+// and reading over every surface (flat, agents, bounded, flat without a
+// session, REST, WebSocket chat), kills one replica with SIGKILL midway and
+// starts it again. Every client must
 // finish (a call in flight on the killed replica may fail and is retried,
 // on the same MCP session: no client initializes again), and every write
 // a client saw acknowledged must be in the database.
@@ -187,7 +188,7 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 	)
 	client := func(k int) {
 		defer wg.Done()
-		surface := []string{"flat", "agents", "bounded", "rest", "exchanges", "chat"}[k%6]
+		surface := []string{"flat", "agents", "bounded", "rest", "exchanges", "chat", "sessionless"}[k%7]
 		var cs *mcp.ClientSession
 		tool := "belief_create"
 		switch surface {
@@ -204,17 +205,25 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 			chatMu.Unlock()
 			c.run(t, fmt.Sprintf("chat client %d", k), stop, 100*time.Millisecond, fail)
 			return
-		case "flat", "agents", "bounded", "exchanges":
-			path := map[string]string{"flat": "/mcp", "agents": "/mcp/agents", "bounded": "/mcp/bounded", "exchanges": "/mcp"}[surface]
+		case "flat", "agents", "bounded", "exchanges", "sessionless":
+			path := map[string]string{"flat": "/mcp", "agents": "/mcp/agents", "bounded": "/mcp/bounded", "exchanges": "/mcp", "sessionless": "/mcp"}[surface]
+			opts := testtools.WithSession()
+			if surface == "sessionless" { // the flat surface without a session: protocol 2026-07-28
+				opts = testtools.Sessionless()
+			}
 			var err error
 			if _, ok := retry(surface+" connect", func() (string, error) {
 				cs, err = mcp.NewClient(&mcp.Implementation{Name: "kill", Version: "1"}, nil).Connect(context.Background(),
-					&mcp.StreamableClientTransport{Endpoint: front + path}, testtools.WithSession())
+					&mcp.StreamableClientTransport{Endpoint: front + path}, opts)
 				return "", err
 			}); !ok {
 				return
 			}
 			defer cs.Close()
+			if surface == "sessionless" && cs.ID() != "" {
+				fail("the sessionless client got session %s", cs.ID())
+				return
+			}
 			if surface == "agents" {
 				tool = "substrate"
 			}
