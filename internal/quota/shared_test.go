@@ -315,6 +315,14 @@ func TestNewSharedLimiterRejectsBadOptions(t *testing.T) {
 	}
 }
 
+// benchStore is a new store of dialect d for a benchmark.
+func benchStore(b *testing.B, d store.Dialect) *store.Store {
+	if d == store.SQLite {
+		return storetest.OpenTestSQLite(b)
+	}
+	return open(b, store.Options{URL: storetest.PostgresURL(b)})
+}
+
 // BenchmarkSharedLimiter measures one decision of the shared limiter (one
 // upsert, one round trip), on SQLite and PostgreSQL: one key admitted every
 // time (the update path, the common case), and, for comparison, the
@@ -322,12 +330,7 @@ func TestNewSharedLimiterRejectsBadOptions(t *testing.T) {
 func BenchmarkSharedLimiter(b *testing.B) {
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		b.Run(string(d), func(b *testing.B) {
-			var s *store.Store
-			if d == store.SQLite {
-				s = storetest.OpenTestSQLite(b)
-			} else {
-				s = open(b, store.Options{URL: storetest.PostgresURL(b)})
-			}
+			s := benchStore(b, d)
 			l := newShared(b, s, quota.SharedOptions{LimiterOptions: quota.LimiterOptions{Rate: 1e6, Burst: 1 << 20}})
 			ctx := context.Background()
 			var ds []time.Duration
@@ -355,11 +358,8 @@ func BenchmarkSharedLimiter(b *testing.B) {
 func BenchmarkSharedLimiterParallel(b *testing.B) {
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		b.Run(string(d), func(b *testing.B) {
-			var s *store.Store
-			if d == store.SQLite {
-				s = storetest.OpenTestSQLite(b)
-			} else {
-				s = open(b, store.Options{URL: storetest.PostgresURL(b)})
+			s := benchStore(b, d)
+			if d == store.Postgres {
 				s.DB().SetMaxOpenConns(16)
 			}
 			l := newShared(b, s, quota.SharedOptions{LimiterOptions: quota.LimiterOptions{Rate: 1e6, Burst: 1 << 20}})
