@@ -59,8 +59,14 @@ func (s Signer) Encode(pos int64, scope ...string) string {
 }
 
 // Decode returns the position of cursor c, issued for scope; a cursor that
-// does not verify, or whose position is negative, is [ErrInvalid].
+// does not verify, whose position is negative, or that is not written in its
+// one canonical form, is [ErrInvalid].
 func (s Signer) Decode(c string, scope ...string) (int64, error) {
+	// The decoder skips CR and LF wherever they are, so a cursor with line
+	// breaks inserted would decode too: only the exact encoding is one.
+	if len(c) != base64.RawURLEncoding.EncodedLen(size) {
+		return 0, ErrInvalid
+	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(c)
 	if err != nil || len(b) != size || b[0] != version {
 		return 0, ErrInvalid

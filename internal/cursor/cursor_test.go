@@ -30,6 +30,11 @@ func TestRoundTripAndTampering(t *testing.T) {
 		{c, []string{"tn_course_search", "q=math"}, Signer{Key: []byte("other"), Label: "test"}},
 		{c, []string{"tn_course_search", "q=math"}, Signer{Key: []byte("k"), Label: "other"}},
 		{"", nil, s}, {"!!!", nil, s}, {c + "A", []string{"tn_course_search", "q=math"}, s},
+		// The base64 decoder skips line breaks: a cursor with one inserted
+		// is not the cursor issued.
+		{c[:5] + "\r" + c[5:], []string{"tn_course_search", "q=math"}, s},
+		{c[:5] + "\r\n" + c[5:], []string{"tn_course_search", "q=math"}, s},
+		{c + "\n", []string{"tn_course_search", "q=math"}, s},
 	} {
 		if _, err := bad.s.Decode(bad.c, bad.scope...); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Decode(%q, %q) = %v, want ErrInvalid", bad.c, bad.scope, err)
