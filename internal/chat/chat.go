@@ -143,6 +143,8 @@ type Turn struct {
 
 // Result is a finished turn.
 type Result struct {
+	// ConversationID is the turn's conversation, set even when the turn
+	// was refused (then it is not stored, unless it existed).
 	ConversationID string
 	MessageID      string
 	Text           string
