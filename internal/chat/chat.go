@@ -123,8 +123,10 @@ func New(o Options) *Chat {
 
 // Turn is one message of a person.
 type Turn struct {
-	// ConversationID names the conversation; empty starts a new one. A
-	// conversation that does not exist yet is made, the caller's.
+	// ConversationID names the conversation; empty starts a new one (its
+	// id chosen at once, named by every event). A conversation that does
+	// not exist yet is made, the caller's, once the turn is accepted: a
+	// refused prompt stores nothing.
 	ConversationID string
 	Content        string
 	// Platform of a new conversation (default "chat").
@@ -141,6 +143,8 @@ type Turn struct {
 
 // Result is a finished turn.
 type Result struct {
+	// ConversationID is the turn's conversation, set even when the turn
+	// was refused (then it is not stored, unless it existed).
 	ConversationID string
 	MessageID      string
 	Text           string
@@ -163,15 +167,25 @@ type ToolUse struct {
 
 // Run runs one turn: it emits the turn's events as they happen (emit must
 // not block for long; the caller buffers) and returns the result, or the
-// error the last event reported.
+// error the last event reported. Every event names the turn's conversation,
+// from the first on: a new conversation's id is chosen before anything is
+// reported, and the conversation is stored only once the turn is accepted
+// (its content valid, its prompt admitted by the quota), so that a refused
+// prompt writes nothing.
 func (c *Chat) Run(ctx context.Context, t Turn, emit func(Event)) (*Result, error) {
 	res := &Result{ConversationID: t.ConversationID}
+	if res.ConversationID == "" {
+		res.ConversationID = conversation.NewID()
+	}
 	send := func(e Event) {
+		if e.ConversationID == "" {
+			e.ConversationID = res.ConversationID
+		}
 		res.Events++
 		emit(e)
 	}
 	fail := func(code string, e error) (*Result, error) {
-		ev := Event{Type: Error, Code: code, Message: e.Error(), ConversationID: res.ConversationID}
+		ev := Event{Type: Error, Code: code, Message: e.Error()}
 		var ee *errs.Error
 		if errors.As(e, &ee) {
 			ev.Message = ee.Message
@@ -179,6 +193,14 @@ func (c *Chat) Run(ctx context.Context, t Turn, emit func(Event)) (*Result, erro
 		}
 		send(ev)
 		return res, e
+	}
+	failErr := func(err error) (*Result, error) {
+		code := string(errs.Internal)
+		var ee *errs.Error
+		if errors.As(err, &ee) {
+			code = string(ee.Code)
+		}
+		return fail(code, err)
 	}
 	who := c.o.Pipeline.Principal(ctx)
 	if strings.TrimSpace(t.Content) == "" {
@@ -192,26 +214,26 @@ func (c *Chat) Run(ctx context.Context, t Turn, emit func(Event)) (*Result, erro
 		return fail(NoModel, errs.E(errs.UnprocessableEntity, "no language model is configured: an admin sets NEXUS_LLM_PROVIDER (openai or anthropic), "+
 			"NEXUS_LLM_MODEL and NEXUS_LLM_API_KEY (and NEXUS_LLM_BASE_URL for Ollama, vLLM or LM Studio), or you add your own key with tn_user_byok_add"))
 	}
-	conv, ws, err := c.conversation(ctx, who, t)
+	target, err := c.resolve(ctx, who, res.ConversationID, t.ConversationID != "")
 	if err != nil {
-		var ee *errs.Error
-		code := string(errs.Internal)
-		if errors.As(err, &ee) {
-			code = string(ee.Code)
-		}
-		return fail(code, err)
+		return failErr(err)
 	}
-	res.ConversationID = conv
 	if c.o.Quotas != nil {
 		tier, _ := quota.ParseTier(who.Tier)
 		if _, err := c.o.Quotas.AdmitPrompt(ctx, who.ID, tier, byok, c.o.Now()); err != nil {
 			return fail(string(errs.RateLimited), err)
 		}
 	}
-	history, err := c.history(ctx, ws, conv)
-	if err != nil {
-		return fail(string(errs.Internal), err)
+	// Accepted: from here on the turn is stored.
+	var history []llm.Message
+	if target.stored {
+		if history, err = c.history(ctx, target.ws, target.id); err != nil {
+			return fail(string(errs.Internal), err)
+		}
+	} else if err := c.create(context.WithoutCancel(ctx), who, t.Platform, &target); err != nil {
+		return failErr(err)
 	}
+	conv, ws := target.id, target.ws
 	if !t.NoStore {
 		if _, err := c.o.Conversations.Append(context.WithoutCancel(ctx), ws, conv, llm.User, t.Content, nil); err != nil {
 			return fail(string(errs.Internal), err)
@@ -247,43 +269,63 @@ func (c *Chat) Run(ctx context.Context, t Turn, emit func(Event)) (*Result, erro
 	if err != nil {
 		return fail(l.code(ctx, err), l.describe(ctx, err))
 	}
-	send(Event{Type: Complete, MessageID: res.MessageID, ConversationID: conv})
+	send(Event{Type: Complete, MessageID: res.MessageID})
 	return res, nil
 }
 
-// conversation returns the turn's conversation and its workspace: the one
-// named (made when it does not exist), else a new one; another user's is
-// FORBIDDEN.
-func (c *Chat) conversation(ctx context.Context, who registry.Principal, t Turn) (id, ws string, err error) {
-	platform := t.Platform
+// target is a turn's conversation: its id, its workspace, and whether it is
+// stored yet.
+type target struct {
+	id, ws string
+	stored bool
+}
+
+// resolve finds the turn's conversation id without writing anything: the
+// one named (another user's is FORBIDDEN), or one to store once the turn is
+// accepted, in the caller's default workspace (a new id, or one named that
+// does not exist yet).
+func (c *Chat) resolve(ctx context.Context, who registry.Principal, id string, named bool) (target, error) {
+	tg := target{id: id, ws: c.o.Pipeline.DefaultWorkspace(who)}
+	if !named {
+		return tg, nil
+	}
+	ws, owner, ok, err := c.o.Conversations.Lookup(ctx, id)
+	if err != nil || !ok {
+		return tg, err
+	}
+	if !pipeline.MayUse(who, owner) {
+		return tg, errs.E(errs.Forbidden, "conversation %q is another user's; start a new one", id)
+	}
+	tg.ws, tg.stored = ws, true
+	return tg, nil
+}
+
+// create stores the conversation of an accepted turn, the caller's. When
+// another turn stored the same id meanwhile, that conversation is the
+// turn's if the caller may use it.
+func (c *Chat) create(ctx context.Context, who registry.Principal, platform string, tg *target) error {
 	if platform == "" {
 		platform = "chat"
 	}
-	if t.ConversationID == "" {
-		conv, err := c.o.Conversations.Create(ctx, conversation.Draft{Workspace: c.o.Pipeline.DefaultWorkspace(who), Platform: platform,
-			OwnerID: who.ID, OwnerTier: who.Tier})
-		if err != nil {
-			return "", "", err
-		}
-		return conv.ID, conv.Workspace, nil
+	_, err := c.o.Conversations.Create(ctx, conversation.Draft{ID: tg.id, Workspace: tg.ws, Platform: platform, OwnerID: who.ID, OwnerTier: who.Tier})
+	if err == nil {
+		tg.stored = true
+		return nil
 	}
-	ws, owner, ok, err := c.o.Conversations.Lookup(ctx, t.ConversationID)
-	if err != nil {
-		return "", "", err
+	if !errors.Is(err, errs.Kind(errs.Conflict)) {
+		return fmt.Errorf("store conversation %s: %w", tg.id, err)
 	}
-	if !ok {
-		if _, err := c.o.Conversations.Create(ctx, conversation.Draft{ID: t.ConversationID, Workspace: c.o.Pipeline.DefaultWorkspace(who),
-			Platform: platform, OwnerID: who.ID, OwnerTier: who.Tier}); err != nil && !errors.Is(err, errs.Kind(errs.Conflict)) {
-			return "", "", err
-		}
-		if ws, owner, _, err = c.o.Conversations.Lookup(ctx, t.ConversationID); err != nil {
-			return "", "", err
-		}
+	ws, owner, ok, err := c.o.Conversations.Lookup(ctx, tg.id)
+	switch {
+	case err != nil:
+		return fmt.Errorf("store conversation %s: %w", tg.id, err)
+	case !ok:
+		return fmt.Errorf("store conversation %s: deleted as it was made", tg.id)
+	case !pipeline.MayUse(who, owner):
+		return errs.E(errs.Forbidden, "conversation %q is another user's; start a new one", tg.id)
 	}
-	if !pipeline.MayUse(who, owner) {
-		return "", "", errs.E(errs.Forbidden, "conversation %q is another user's; start a new one", t.ConversationID)
-	}
-	return t.ConversationID, ws, nil
+	tg.ws, tg.stored = ws, true
+	return nil
 }
 
 // historyLimit is how many earlier messages of a conversation a turn sends
@@ -439,13 +481,12 @@ func (l *loop) call(call llm.ToolCall) llm.Message {
 		args = json.RawMessage(`{}`)
 	}
 	flat := call.Name
-	source := string(registry.Local)
 	if known {
 		flat = o.flat
 	}
-	if t, ok := l.c.o.Pipeline.Registry().Lookup(flat); ok {
-		source = string(t.Source)
-	}
+	// Resolved before it is announced: tool_start and tool_complete carry
+	// the same source, the tool's actually run.
+	source := l.source(flat, args)
 	l.send(Event{Type: ToolStart, ToolName: call.Name, ToolInput: string(args), Source: source, ToolCallID: call.ID, Timestamp: l.now()})
 	var body []byte
 	var isErr bool
@@ -456,9 +497,6 @@ func (l *loop) call(call llm.ToolCall) llm.Message {
 		oc := l.c.o.Pipeline.Call(l.ctx, pipeline.Request{Tool: flat, Args: args, Surface: "chat",
 			Context: &pipeline.CallContext{SessionID: l.conv, WorkspaceID: l.ws}})
 		body, isErr = oc.Body()
-		if oc.Render != nil {
-			source = string(oc.Render.Source) // use_tool: the tool it ran
-		}
 		if !isErr && flat == "get_tools" {
 			l.discover(body)
 		}
@@ -470,6 +508,39 @@ func (l *loop) call(call llm.ToolCall) llm.Message {
 	l.res.ToolUses = append(l.res.ToolUses, ToolUse{ID: call.ID, Name: call.Name, Tool: flat, Input: args, Result: string(body), Source: source, IsError: isErr})
 	l.mu.Unlock()
 	return llm.Message{Role: llm.Tool, ToolCallID: call.ID, Content: string(body), IsError: isErr}
+}
+
+// useTool is the bounded meta-tool that runs another tool by its id.
+const useTool = "use_tool"
+
+// source is where the tool a call of flat runs lives: for use_tool, the
+// tool its arguments name (a tool of a configured toolbox is a downstream
+// server's, mcp, even before its toolbox is opened); else flat's own.
+func (l *loop) source(flat string, args json.RawMessage) string {
+	reg := l.c.o.Pipeline.Registry()
+	if flat == useTool {
+		var in struct {
+			Tool struct {
+				Toolbox, Server, Tool, Name string
+			} `json:"tool"`
+		}
+		if json.Unmarshal(args, &in) == nil {
+			id := registry.ID{Toolbox: in.Tool.Toolbox, Server: in.Tool.Server, Tool: in.Tool.Tool}
+			if id.Tool == "" {
+				id.Tool = in.Tool.Name
+			}
+			if t, ok := reg.LookupID(id); ok {
+				return string(t.Source)
+			}
+			if id.Toolbox != "" && id.Toolbox != registry.BuiltinToolbox {
+				return string(registry.MCP)
+			}
+		}
+	}
+	if t, ok := reg.Lookup(flat); ok {
+		return string(t.Source)
+	}
+	return string(registry.Local)
 }
 
 // discover offers the model the tools a get_tools result describes, by

@@ -61,6 +61,10 @@ type Exchange struct {
 	CreatedAt      time.Time `json:"created_at"`
 }
 
+// NewID returns the id of a new conversation (a ULID), which a caller may
+// give out before the conversation is stored (see [Draft.ID]).
+func NewID() string { return ulid.Make().String() }
+
 // ValidID reports whether id can name a conversation (the one id rule,
 // [ids.Valid]).
 func ValidID(id string) bool { return ids.Valid(id) }
@@ -116,7 +120,7 @@ type Draft struct {
 // Create stores a new active conversation.
 func (s *Store) Create(ctx context.Context, n Draft) (*Conversation, error) {
 	if n.ID == "" {
-		n.ID = ulid.Make().String()
+		n.ID = NewID()
 	} else if !ValidID(n.ID) {
 		return nil, errs.Invalid("session_id", "%q is not a valid session id (1-128 letters, digits and . _ : @ -)", n.ID)
 	}
