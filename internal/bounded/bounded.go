@@ -435,9 +435,6 @@ func (s *Surface) register() error {
 // builtin is the built-in toolbox: Nexus's own servers.
 func (s *Surface) builtin() registry.Toolbox { return s.cat.Builtin() }
 
-// Toolboxes lists the built-in toolbox and the configured ones.
-func (s *Surface) Toolboxes() []registry.Toolbox { return s.cat.AllToolboxes() }
-
 // logger is the surface's logger (discarding when none was given).
 func (s *Surface) logger() *slog.Logger {
 	if s.o.Logger == nil {
