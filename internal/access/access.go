@@ -109,6 +109,39 @@ func (a *Authorizer) Tool(who registry.Principal, t *registry.Tool) bool {
 	return true
 }
 
+// Toolbox reports whether who may know of toolbox at all: admins may;
+// anyone else unless a rule refuses them every tool of it (its toolbox's
+// rule, or a tool rule whose pattern matches every name the toolbox can
+// hold: "*", or a literal head of "toolbox__" followed by a final "*").
+// Surfaces describe a toolbox to who only when it is allowed, and treat a
+// refused one as missing.
+func (a *Authorizer) Toolbox(who registry.Principal, toolbox string) bool {
+	rules := a.rules.Load()
+	if who.Admin() || rules.Empty() {
+		return true
+	}
+	if r, ok := rules.Toolboxes[toolbox]; ok && !allows(r, who) {
+		return false
+	}
+	prefix := toolbox + "__" // the head of its tools' flat names
+	if toolbox == registry.BuiltinToolbox {
+		prefix = "" // local tools' flat names are their own
+	}
+	for _, r := range rules.Tools {
+		if allows(r.Rule, who) || !strings.HasSuffix(r.Pattern, "*") {
+			continue
+		}
+		head := strings.TrimSuffix(r.Pattern, "*")
+		if strings.ContainsAny(head, "*?[\\") {
+			continue
+		}
+		if head == "" || (prefix != "" && strings.HasPrefix(prefix, head)) {
+			return false
+		}
+	}
+	return true
+}
+
 // Server reports whether who may reach every tool of server in toolbox at
 // once (the per-server proxy, which passes messages unchanged and so cannot
 // hide one tool): admins may; anyone else when their toolbox's rule allows

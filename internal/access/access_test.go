@@ -251,3 +251,40 @@ func TestForgetAndOnChange(t *testing.T) {
 		t.Fatalf("bob after his removal and Forget: %v", err)
 	}
 }
+
+// TestToolbox (issue 21, item 8): a toolbox is hidden from who when its
+// rule refuses them, or a tool rule refusing them matches every tool it
+// can hold; a rule on some of its tools, or allowing them, hides nothing.
+// Admins know of every toolbox.
+func TestToolbox(t *testing.T) {
+	a := New(storetest.OpenTestSQLite(t), config.Access{
+		Toolboxes: map[string]config.Rule{"prod": {Roles: []string{"admin"}}, "dev": {Users: []string{"alice"}}},
+		Tools: []config.ToolRule{
+			{Pattern: "ops__*", Rule: config.Rule{Roles: []string{"admin"}}},
+			{Pattern: "ci*", Rule: config.Rule{Users: []string{"alice"}}},
+			{Pattern: "docs__github__*", Rule: config.Rule{Roles: []string{"admin"}}},
+			{Pattern: "tn_*", Rule: config.Rule{Roles: []string{"admin"}}},
+		},
+	})
+	for _, tc := range []struct {
+		who     registry.Principal
+		toolbox string
+		want    bool
+	}{
+		{bob, "prod", false}, {root, "prod", true},
+		{bob, "dev", false}, {alice, "dev", true},
+		{bob, "ops", false}, {root, "ops", true},
+		{bob, "ci", false}, {alice, "ci", true},
+		{bob, "docs", true},  // one server's tools only
+		{bob, "nexus", true}, // some local tools only
+		{bob, "other", true},
+	} {
+		if got := a.Toolbox(tc.who, tc.toolbox); got != tc.want {
+			t.Errorf("Toolbox(%s, %s) = %v, want %v", tc.who.Name, tc.toolbox, got, tc.want)
+		}
+	}
+	everything := New(storetest.OpenTestSQLite(t), config.Access{Tools: []config.ToolRule{{Pattern: "*", Rule: config.Rule{Roles: []string{"admin"}}}}})
+	if everything.Toolbox(bob, "nexus") || everything.Toolbox(bob, "dev") || !everything.Toolbox(root, "dev") {
+		t.Error(`a rule "*" for admins: bob still knows of toolboxes, or the admin does not`)
+	}
+}

@@ -29,7 +29,7 @@ func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
 		return nil, fmt.Errorf("agents: a catalog is required")
 	}
 	instance := ulid.Make().String()
-	s := o.Server("Each server is one tool, an agent named after the server; its mode argument names the server's tool, " +
+	s := o.Server(p, "Each server is one tool, an agent named after the server; its mode argument names the server's tool, "+
 		"whose own arguments go beside mode. Toolboxes and their servers:")
 	sy := &syncer{s: s, p: p, cat: cat, surface: o.Surface, instance: instance, listed: map[string]string{}}
 	p.Registry().OnChange(sy.sync)

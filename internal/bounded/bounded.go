@@ -133,14 +133,21 @@ func (s *Surface) rediscover(id string) {
 }
 
 // session is the state of one MCP session of the surface: the tools it
-// discovered, by the name it calls them.
+// discovered, by the name it calls them, and the toolboxes it opened (seed
+// 003: use_tool reaches only those).
 type session struct {
 	id string // the MCP session's id, "" for stdio and in-memory
 	// sessionless: the session is one request's ([mcpkit.Sessionless]);
-	// it discovers nothing, and is not kept.
+	// it discovers and opens nothing, and is not kept.
 	sessionless bool
 	mu          sync.Mutex
 	discovered  map[string]*discoveredTool
+	opened      map[string]bool
+}
+
+// newSession is the empty state of session id.
+func newSession(id string, sessionless bool) *session {
+	return &session{id: id, sessionless: sessionless, discovered: map[string]*discoveredTool{}, opened: map[string]bool{}}
 }
 
 // discoveredTool is a tool a session discovered with get_tools: its
@@ -190,7 +197,7 @@ func (s *Surface) Sessions() int {
 // and not kept.
 func (s *Surface) state(ctx context.Context, req mcp.Request) *session {
 	if mcpkit.Sessionless(req) {
-		return &session{sessionless: true, discovered: map[string]*discoveredTool{}}
+		return newSession("", true)
 	}
 	ss, _ := req.GetSession().(*mcp.ServerSession)
 	s.mu.Lock()
@@ -199,7 +206,7 @@ func (s *Surface) state(ctx context.Context, req mcp.Request) *session {
 	if st != nil {
 		return st
 	}
-	fresh := &session{id: ss.ID(), discovered: map[string]*discoveredTool{}}
+	fresh := newSession(ss.ID(), false)
 	s.mu.Lock()
 	s.restoring[fresh.id]++
 	s.mu.Unlock()
@@ -221,7 +228,8 @@ func (s *Surface) state(ctx context.Context, req mcp.Request) *session {
 	return st
 }
 
-// restore gives sess the tools its stored session discovered.
+// restore gives sess the tools its stored session discovered and the
+// toolboxes it opened.
 func (s *Surface) restore(ctx context.Context, sess *session) {
 	if s.o.Sessions == nil || sess.id == "" {
 		return
@@ -232,6 +240,9 @@ func (s *Surface) restore(ctx context.Context, sess *session) {
 	}
 	if !ok {
 		return
+	}
+	for _, tb := range stored.Opened {
+		sess.opened[tb] = true
 	}
 	opened := map[string]bool{}
 	for name, flat := range stored.Discovered {
@@ -249,11 +260,14 @@ func (s *Surface) restore(ctx context.Context, sess *session) {
 		mt := mcpkit.Tool(t)
 		mt.Name = name
 		sess.discovered[name] = &discoveredTool{listing: mt, flat: flat, tool: t}
+		if t.ID.Toolbox != registry.BuiltinToolbox {
+			sess.opened[t.ID.Toolbox] = true // get_tools opened it (see discover)
+		}
 	}
 }
 
 func (s *Surface) build() *mcp.Server {
-	srv := s.o.Server("Toolboxes (open one with open_toolbox, then call its tools with use_tool; or discover tools with get_tools):")
+	srv := s.o.Server(s.p, "Toolboxes (open one with open_toolbox, then call its tools with use_tool; or discover tools with get_tools):")
 	s.instance = ulid.Make().String()
 	for _, t := range s.p.Registry().Listed(registry.MetaTools) {
 		if t.ID.Server == ServerName {
@@ -334,6 +348,41 @@ func (s *Surface) perSession(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// opened records that the session of ctx opened toolbox (open_toolbox), and
+// keeps it with the session in the store, for every replica.
+func (s *Surface) opened(ctx context.Context, toolbox string) {
+	sess := sessionFrom(ctx)
+	if sess == nil || sess.sessionless {
+		return
+	}
+	sess.mu.Lock()
+	known := sess.opened[toolbox]
+	sess.opened[toolbox] = true
+	sess.mu.Unlock()
+	if !known && s.o.Sessions != nil && sess.id != "" {
+		if err := s.o.Sessions.Open(context.WithoutCancel(ctx), sess.id, toolbox); err != nil {
+			s.logger().Warn("store a toolbox an MCP session opened", "session", sess.id, "toolbox", toolbox, "err", err)
+		}
+	}
+}
+
+// isOpen reports whether use_tool may reach configured toolbox for the
+// caller of ctx: a session of the surface must have opened it (open_toolbox,
+// or get_tools discovering one of its tools; seed 003). A call with no
+// session to remember an opening (a sessionless client, whose every request
+// stands alone; REST, nexus call and the chat loop, which reach use_tool
+// through the pipeline) finds every configured toolbox open: use_tool opens
+// it itself.
+func (s *Surface) isOpen(ctx context.Context, toolbox string) bool {
+	sess := sessionFrom(ctx)
+	if sess == nil || sess.sessionless {
+		return true
+	}
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.opened[toolbox]
+}
+
 // meta reports whether name is one of the surface's meta-tools.
 func (s *Surface) meta(name string) bool {
 	t, ok := s.p.Registry().Lookup(name)
@@ -342,11 +391,16 @@ func (s *Surface) meta(name string) bool {
 
 // discover makes tool t callable in the session as name, and tells clients
 // their tool list changed; a sessionless request's session keeps nothing.
+// get_tools opened a downstream tool's toolbox to find it, so the toolbox
+// is open for the session's use_tool too.
 func (s *Surface) discover(sess *session, name string, t *registry.Tool) {
 	if sess.sessionless {
 		return
 	}
 	sess.mu.Lock()
+	if t.ID.Toolbox != registry.BuiltinToolbox {
+		sess.opened[t.ID.Toolbox] = true
+	}
 	if _, ok := sess.discovered[name]; ok {
 		sess.mu.Unlock()
 		return
@@ -380,9 +434,6 @@ func (s *Surface) register() error {
 
 // builtin is the built-in toolbox: Nexus's own servers.
 func (s *Surface) builtin() registry.Toolbox { return s.cat.Builtin() }
-
-// Toolboxes lists the built-in toolbox and the configured ones.
-func (s *Surface) Toolboxes() []registry.Toolbox { return s.cat.AllToolboxes() }
 
 // logger is the surface's logger (discarding when none was given).
 func (s *Surface) logger() *slog.Logger {

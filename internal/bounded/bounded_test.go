@@ -66,6 +66,12 @@ func TestUseToolEdgeCases(t *testing.T) {
 	}
 	defer cs.Close()
 
+	// Seed 003: a toolbox is opened before use_tool reaches it.
+	for _, tb := range []string{"dev", "prod"} {
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "open_toolbox", Arguments: map[string]any{"toolbox": tb}}); err != nil || res.IsError {
+			t.Fatalf("open_toolbox %s: %v %v", tb, err, res)
+		}
+	}
 	for _, tc := range []struct{ toolbox, server, tool, want string }{
 		{"dev", "filesystem", "read__file", "filesystem:read__file"},
 		{"dev", "filesystem", "get-user", "filesystem:get-user"},
@@ -75,7 +81,6 @@ func TestUseToolEdgeCases(t *testing.T) {
 		{"dev", "database", "database", "database:database"},
 		{"prod", "database", "ping", "database:ping"},
 	} {
-		// Not opened first: use_tool opens a configured toolbox itself.
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "use_tool", Arguments: map[string]any{
 			"tool": map[string]any{"toolbox": tc.toolbox, "server": tc.server, "tool": tc.tool}}})
 		if err != nil {

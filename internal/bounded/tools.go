@@ -162,6 +162,9 @@ func (s *Surface) getTools(ctx context.Context, _ *registry.Call, in getToolsIn)
 	if len(wanted) == 0 {
 		ov := &overview{}
 		for _, a := range s.cat.Agents() {
+			if !s.p.ToolboxVisible(ctx, a.Toolbox) {
+				continue // a toolbox denied to this caller is not there for them
+			}
 			ai := agentInfo{Name: a.Name, Toolbox: a.Toolbox, Server: a.Server, Modes: []modeInfo{}}
 			modes := s.cat.Modes(a)
 			for _, t := range modes {
@@ -175,7 +178,7 @@ func (s *Surface) getTools(ctx context.Context, _ *registry.Call, in getToolsIn)
 			ai.Connected = len(ai.Modes) > 0
 			ov.Agents = append(ov.Agents, ai)
 		}
-		for _, tb := range s.Toolboxes() {
+		for _, tb := range s.cat.ToolboxesFor(ctx, s.p) {
 			ov.Toolboxes = append(ov.Toolboxes, toolboxInfo{Name: tb.Name, Description: tb.Description, Servers: tb.Servers})
 		}
 		return &getToolsResult{overview: ov, Usage: "Ask get_tools for {\"agent\": [\"mode\"]} to get schemas; then call \"agent_mode\" directly, passing context {sessionId, workspaceId}."}, nil
@@ -211,7 +214,7 @@ func (s *Surface) getTools(ctx context.Context, _ *registry.Call, in getToolsIn)
 // toolbox and call: opened records the toolboxes tried).
 func (s *Surface) lookup(ctx context.Context, agent, mode string, opened map[string]bool) (*registry.Tool, bool) {
 	a, ok := s.cat.Agent(agent)
-	if !ok {
+	if !ok || !s.p.ToolboxVisible(ctx, a.Toolbox) {
 		return nil, false
 	}
 	t, ok := s.p.Registry().LookupID(registry.ID{Toolbox: a.Toolbox, Server: a.Server, Tool: mode})
@@ -313,6 +316,14 @@ type openToolboxIn struct {
 func (s *Surface) openToolbox(ctx context.Context, _ *registry.Call, in openToolboxIn) (*openResult, error) {
 	res := &openResult{Toolbox: in.Toolbox, ServerNames: []string{}, Tools: []openedTool{}}
 	var tools []*registry.Tool
+	if !s.p.ToolboxVisible(ctx, in.Toolbox) || (in.Toolbox != registry.BuiltinToolbox && !s.configured(in.Toolbox)) {
+		// A toolbox denied to the caller is missing to them, word for word.
+		var names []string
+		for _, tb := range s.cat.ToolboxesFor(ctx, s.p) {
+			names = append(names, tb.Name)
+		}
+		return nil, errs.E(errs.NotFound, "Toolbox '%s' not found. Available toolboxes: %s", in.Toolbox, strings.Join(names, ", "))
+	}
 	if in.Toolbox == registry.BuiltinToolbox {
 		b := s.builtin()
 		res.Description, res.ServerNames = b.Description, b.Servers
@@ -322,18 +333,12 @@ func (s *Surface) openToolbox(ctx context.Context, _ *registry.Call, in openTool
 			}
 		}
 	} else {
-		if !s.configured(in.Toolbox) {
-			var names []string
-			for _, tb := range s.Toolboxes() {
-				names = append(names, tb.Name)
-			}
-			return nil, errs.E(errs.NotFound, "Toolbox '%s' not found. Available toolboxes: %s", in.Toolbox, strings.Join(names, ", "))
-		}
 		o, err := s.cat.Toolboxes.Open(ctx, in.Toolbox)
 		if err != nil {
 			// Unknown, or none of its servers connects.
 			return nil, err
 		}
+		s.opened(ctx, in.Toolbox)
 		res.Description, res.ServerNames, res.ServerErrors, tools = o.Description, o.ServersConnected, o.ServerErrors, o.Tools
 	}
 	if res.ServerNames == nil {
@@ -367,8 +372,11 @@ func (s *Surface) configured(name string) bool {
 // --- use_tool ----------------------------------------------------------------
 
 // useTool follows seed 003's validation order and error texts: the shape of
-// the request, then the toolbox, the server, the tool, and the arguments
-// (validated by the pipeline against the tool's schema, then downstream).
+// the request, then the toolbox (one the caller may know of and, in a
+// session, has opened), the server (a server that did not connect is
+// UNAVAILABLE with its connection error), the tool, and the arguments (a
+// local tool's by the pipeline against its schema; a downstream tool's by
+// its server alone, [pipeline.Request.Delegate]).
 // useToolIn is use_tool's arguments as the schema describes them; useTool
 // reads them from the call itself (parseUseTool), in seed 003's order.
 type useToolIn struct {
@@ -383,7 +391,9 @@ func (s *Surface) useTool(ctx context.Context, c *registry.Call, _ useToolIn) (a
 	if err != nil {
 		return nil, err
 	}
-	if id.Toolbox != registry.BuiltinToolbox && !s.configured(id.Toolbox) {
+	if !s.p.ToolboxVisible(ctx, id.Toolbox) || (id.Toolbox != registry.BuiltinToolbox && (!s.configured(id.Toolbox) || !s.isOpen(ctx, id.Toolbox))) {
+		// Seed 003: the toolbox must be one the caller opened; one the
+		// access rules deny them is missing to them, word for word.
 		return nil, errs.E(errs.NotFound, "Toolbox '%s' not found", id.Toolbox)
 	}
 	var servers []string
@@ -401,9 +411,19 @@ func (s *Surface) useTool(ctx context.Context, c *registry.Call, _ useToolIn) (a
 	}
 	t, ok := s.p.Registry().LookupID(id)
 	if !ok && id.Toolbox != registry.BuiltinToolbox {
-		// Opening is idempotent; a toolbox not opened yet is opened here.
-		if _, err := s.cat.Toolboxes.Open(ctx, id.Toolbox); err != nil {
+		// Opening is idempotent: it connects what is not connected yet (a
+		// sessionless caller's toolbox, a server down since), and says why
+		// a server is not.
+		o, err := s.cat.Toolboxes.Open(ctx, id.Toolbox)
+		if o == nil && err != nil {
 			return nil, err
+		}
+		if !slices.Contains(o.ServersConnected, id.Server) {
+			cause := o.ServerErrors[id.Server]
+			if cause == "" {
+				cause = "not connected"
+			}
+			return nil, errs.E(errs.Unavailable, "Failed to connect to MCP server '%s' (toolbox '%s'): %s", id.Server, id.Toolbox, cause)
 		}
 		t, ok = s.p.Registry().LookupID(id)
 	}
@@ -414,8 +434,12 @@ func (s *Surface) useTool(ctx context.Context, c *registry.Call, _ useToolIn) (a
 	// this call's session and workspace, given beside the arguments: the
 	// arguments reach the tool as given (a "context" the tool declares is
 	// its own).
+	// A downstream tool's arguments are its server's to check (seed 003:
+	// "Validated by downstream tool's inputSchema"): they are forwarded
+	// unchecked and unchanged, and its answer is use_tool's.
 	o := s.p.Call(ctx, pipeline.Request{Tool: t.ID.Name(), Args: args, Surface: "use_tool",
-		Context: &pipeline.CallContext{SessionID: c.SessionID, WorkspaceID: c.Workspace}})
+		Context:  &pipeline.CallContext{SessionID: c.SessionID, WorkspaceID: c.Workspace},
+		Delegate: t.Source == registry.MCP})
 	// The tool's outcome is use_tool's: the pipeline adopts it, and every
 	// surface renders it as that tool's (its result, or its error in its
 	// family's shape).

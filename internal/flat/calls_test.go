@@ -27,6 +27,7 @@ import (
 type noSecrets struct{}
 
 func (noSecrets) Tool(_ registry.Principal, t *registry.Tool) bool { return t.ID.Tool != "secret" }
+func (noSecrets) Toolbox(registry.Principal, string) bool          { return true }
 func (noSecrets) Workspace(context.Context, registry.Principal, string) error {
 	return nil
 }

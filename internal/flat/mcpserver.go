@@ -31,7 +31,7 @@ func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
 	// Transport sessions are keyed by this server instance too, since a
 	// stdio session has no id of its own.
 	instance := ulid.Make().String()
-	s := o.Server("Every tool is listed under its own name: the built-in toolbox's tools by their names (belief_query), " +
+	s := o.Server(p, "Every tool is listed under its own name: the built-in toolbox's tools by their names (belief_query), "+
 		"a configured toolbox's as toolbox__server__tool. Toolboxes and their servers:")
 	sy := &syncer{s: s, p: p, surface: o.Surface, instance: instance, listed: map[string]*registry.Tool{}}
 	if o.Calls != nil {

@@ -5,10 +5,12 @@
 package mcpkit
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
 
@@ -161,11 +163,26 @@ func (c *Catalog) AllToolboxes() []registry.Toolbox {
 	return out
 }
 
-// Instructions are a surface's initialize instructions: intro (what Nexus
-// is, from [Options.Instructions]), then how the surface serves tools, then
-// the toolboxes of the catalog, one line each. Without an intro there are
-// none; without a catalog, only the intro.
-func (o Options) instructions(how string) string {
+// ToolboxesFor lists the toolboxes of [Catalog.AllToolboxes] the caller of
+// ctx may know of ([pipeline.Pipeline.ToolboxVisible]): a toolbox the
+// access rules deny them is not described to them anywhere.
+func (c *Catalog) ToolboxesFor(ctx context.Context, p *pipeline.Pipeline) []registry.Toolbox {
+	all := c.AllToolboxes()
+	out := all[:0:0]
+	for _, tb := range all {
+		if p.ToolboxVisible(ctx, tb.Name) {
+			out = append(out, tb)
+		}
+	}
+	return out
+}
+
+// instructions are a surface's initialize instructions for the caller of
+// ctx: intro (what Nexus is, from [Options.Instructions]), then how the
+// surface serves tools, then the toolboxes of the catalog the caller may
+// know of, one line each. Without an intro there are none; without a
+// catalog, only the intro.
+func (o Options) instructions(ctx context.Context, p *pipeline.Pipeline, how string) string {
 	if o.Instructions == "" || o.Catalog == nil {
 		return o.Instructions
 	}
@@ -174,7 +191,7 @@ func (o Options) instructions(how string) string {
 	b.WriteString("\n\n")
 	b.WriteString(how)
 	b.WriteString("\n")
-	for _, tb := range o.Catalog.AllToolboxes() {
+	for _, tb := range o.Catalog.ToolboxesFor(ctx, p) {
 		fmt.Fprintf(&b, "- %s: %s (servers: %s)\n", tb.Name, tb.Description, strings.Join(tb.Servers, ", "))
 	}
 	return strings.TrimSpace(b.String())

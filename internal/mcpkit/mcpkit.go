@@ -101,21 +101,26 @@ func (o Options) OpenAll() func(context.Context) {
 	return o.Catalog.Toolboxes.OpenAll
 }
 
-// Server returns the MCP server of a surface built with o (see
-// [NewServer]); its instructions are o.Instructions followed by how (how the
-// surface serves tools) and the catalog's toolboxes, as they are when a
-// client initializes (a reloaded configuration changes them).
-func (o Options) Server(how string) *mcp.Server {
-	s := newServer(o.Name, o.Version, o.instructions(how), o.Logger, o.IDs)
-	if o.Instructions != "" && o.Catalog != nil && o.Catalog.Toolboxes != nil {
+// Server returns the MCP server of a surface built with o over pipeline p
+// (see [NewServer]); its instructions are o.Instructions followed by how
+// (how the surface serves tools) and the catalog's toolboxes, as they are
+// when a client initializes (a reloaded configuration changes them) and as
+// the client's user may know of them (a toolbox the access rules deny them
+// is not named): they are made for each initialize, and for each
+// server/discover of a sessionless client.
+func (o Options) Server(p *pipeline.Pipeline, how string) *mcp.Server {
+	// The server's own instructions are the built-in toolbox's alone: every
+	// client's are made for it below.
+	s := newServer(o.Name, o.Version, o.Instructions, o.Logger, o.IDs)
+	if o.Instructions != "" && o.Catalog != nil {
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 				res, err := next(ctx, method, req)
 				switch r := res.(type) {
 				case *mcp.InitializeResult:
-					r.Instructions = o.instructions(how)
+					r.Instructions = o.instructions(ctx, p, how)
 				case *mcp.DiscoverResult: // sessionless clients
-					r.Instructions = o.instructions(how)
+					r.Instructions = o.instructions(ctx, p, how)
 				}
 				return res, err
 			}

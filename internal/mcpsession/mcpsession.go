@@ -13,6 +13,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,7 +35,15 @@ type Session struct {
 	// Discovered maps the names the session calls its discovered tools by
 	// (bounded surface) to the tools' flat names.
 	Discovered map[string]string
+	// Opened are the toolboxes the session opened (bounded surface:
+	// open_toolbox), by name.
+	Opened []string
 }
+
+// openedPrefix starts the key under which an opened toolbox is kept beside
+// the discovered tools: a tool's name never holds ":" (the MCP name rules),
+// so no discovered tool's key can be one.
+const openedPrefix = "toolbox:"
 
 // Store reads and writes sessions.
 type Store struct {
@@ -62,7 +73,11 @@ func New(st *store.Store, ttl time.Duration) *Store {
 // from its row (see package httpapi) initializes again: its row is kept as
 // it is, only seen again.
 func (s *Store) Save(ctx context.Context, sess Session) error {
-	disc, err := json.Marshal(orEmpty(sess.Discovered))
+	stored := maps.Clone(orEmpty(sess.Discovered))
+	for _, tb := range sess.Opened {
+		stored[openedPrefix+tb] = tb
+	}
+	disc, err := json.Marshal(stored)
 	if err != nil {
 		return fmt.Errorf("mcpsession: save %s: %w", sess.ID, err)
 	}
@@ -100,6 +115,13 @@ func (s *Store) Load(ctx context.Context, id string) (sess Session, ok bool, err
 	if err := json.Unmarshal([]byte(disc), &sess.Discovered); err != nil {
 		return Session{}, false, fmt.Errorf("mcpsession: load %s: discovered tools: %w", id, err)
 	}
+	for key, tb := range sess.Discovered {
+		if strings.HasPrefix(key, openedPrefix) {
+			delete(sess.Discovered, key)
+			sess.Opened = append(sess.Opened, tb)
+		}
+	}
+	slices.Sort(sess.Opened)
 	return sess, true, nil
 }
 
@@ -154,6 +176,17 @@ func (s *Store) SetLogLevel(ctx context.Context, id, level string) error {
 // Discover stores that session id calls tool flat by name; a change is
 // told to the other replicas.
 func (s *Store) Discover(ctx context.Context, id, name, flat string) error {
+	return s.put(ctx, id, name, flat)
+}
+
+// Open stores that session id opened toolbox; a change is told to the
+// other replicas (as a discovery: Change.Discovered).
+func (s *Store) Open(ctx context.Context, id, toolbox string) error {
+	return s.put(ctx, id, openedPrefix+toolbox, toolbox)
+}
+
+// put sets key to value in session id's discovered column.
+func (s *Store) put(ctx context.Context, id, name, flat string) error {
 	changed := false
 	err := s.st.Tx(ctx, func(tx *sql.Tx) error {
 		changed = false

@@ -83,3 +83,38 @@ func TestSessionLifecycle(t *testing.T) {
 		}
 	})
 }
+
+// TestOpenedToolboxes (issue 21, item 13): the toolboxes a bounded session
+// opened are kept with it, apart from its discovered tools, so that
+// use_tool reaches them on every replica; saving the session again keeps
+// them.
+func TestOpenedToolboxes(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		s := mcpsession.New(st, time.Hour)
+		if err := s.Save(ctx, mcpsession.Session{ID: "S1", Surface: "mcp-bounded-http", Params: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		for _, tb := range []string{"dev", "prod", "dev"} {
+			if err := s.Open(ctx, "S1", tb); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Discover(ctx, "S1", "hello_greet", "dev__hello__greet"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Save(ctx, mcpsession.Session{ID: "S1", Surface: "mcp-bounded-http", Params: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := s.Load(ctx, "S1")
+		if err != nil || !ok {
+			t.Fatalf("load: %v %v", ok, err)
+		}
+		if len(got.Opened) != 2 || got.Opened[0] != "dev" || got.Opened[1] != "prod" {
+			t.Errorf("opened %v, want [dev prod]", got.Opened)
+		}
+		if len(got.Discovered) != 1 || got.Discovered["hello_greet"] != "dev__hello__greet" {
+			t.Errorf("discovered %v", got.Discovered)
+		}
+	})
+}

@@ -24,6 +24,11 @@ type Authorizer interface {
 	// Tool reports whether who may see and call t. A surface lists only the
 	// tools it allows ([Pipeline.Visible]); calling another is FORBIDDEN.
 	Tool(who registry.Principal, t *registry.Tool) bool
+	// Toolbox reports whether who may know of the toolbox at all (by its
+	// name, "nexus" for the built-in one). A surface describes a toolbox
+	// only to those it allows ([Pipeline.ToolboxVisible]), and answers
+	// anyone else as if it did not exist.
+	Toolbox(who registry.Principal, toolbox string) bool
 	// Workspace returns nil when who may act in workspace ws, else the
 	// error to answer (FORBIDDEN, naming the workspace). A workspace nobody
 	// holds yet becomes who's.
@@ -47,6 +52,13 @@ func (p *Pipeline) defaultWorkspace(who registry.Principal) string {
 // list only such tools (the authorize step's listing half).
 func (p *Pipeline) Visible(ctx context.Context, t *registry.Tool) bool {
 	return p.authz == nil || p.authz.Tool(p.principal(ctx), t)
+}
+
+// ToolboxVisible reports whether the caller of ctx may know of toolbox:
+// surfaces describe (instructions, overviews), open and call into only
+// such toolboxes, and answer for another as for a missing one.
+func (p *Pipeline) ToolboxVisible(ctx context.Context, toolbox string) bool {
+	return p.authz == nil || p.authz.Toolbox(p.principal(ctx), toolbox)
 }
 
 // checkSessionArgs refuses a call whose arguments name a conversation the

@@ -194,6 +194,14 @@ type Request struct {
 	// call's. RenderAs names the tool whose family renders it.
 	Refused  *errs.Error
 	RenderAs string
+	// Delegate leaves the arguments of a downstream tool (Source MCP) to
+	// its server: they are not validated against the schema Nexus holds
+	// (nor given its defaults) and reach the tool as the caller sent them,
+	// and a refusal is the server's own answer. use_tool sets it (seed 003:
+	// arguments are "validated by downstream tool's inputSchema"). The
+	// call is authorized, bound to its session and workspace, traced and
+	// rendered as any other; for a local tool it changes nothing.
+	Delegate bool
 }
 
 // CallContext is a call's session and workspace given outside its
@@ -417,8 +425,10 @@ func (p *Pipeline) run(ctx context.Context, req *Request, o *Outcome) (err *errs
 			return errs.Invalid(field, "contains a NUL character (\\u0000), which Nexus does not store")
 		}
 	}
-	if t.SelfValidating {
-		// The handler validates (see registry.Tool.SelfValidating).
+	delegated := req.Delegate && t.Source == registry.MCP
+	if t.SelfValidating || delegated {
+		// The handler validates (see registry.Tool.SelfValidating), or the
+		// downstream server does (Request.Delegate).
 	} else if verr := t.Validate(args); verr != nil {
 		e := errs.E(errs.BadRequest, "invalid arguments for %s: %s", req.Tool, schemaMessage(verr))
 		e.Field = schemaField(verr)
@@ -427,7 +437,17 @@ func (p *Pipeline) run(ctx context.Context, req *Request, o *Outcome) (err *errs
 	if e := p.checkSessionArgs(ctx, who, t, args); e != nil {
 		return e
 	}
-	raw, e := p.handlerArgs(req.Args, args, t, pruned || len(args) != given)
+	changed := pruned || len(args) != given
+	// Arguments passed on as sent: a downstream tool's delegated to its
+	// server, and those of a meta-tool that reads them itself (use_tool,
+	// which passes its "arguments" on).
+	asSent := delegated || (t.Meta && t.SelfValidating)
+	if asSent {
+		// Only a context argument Nexus took (seed 000's, which the tool
+		// does not declare) is not the tool's; its nulls are.
+		changed = len(args) != given
+	}
+	raw, e := p.handlerArgs(req.Args, args, t, changed, asSent)
 	if e != nil {
 		return e
 	}
@@ -496,7 +516,30 @@ func (p *Pipeline) execute(ctx context.Context, t *registry.Tool, call *registry
 // winning) whose arguments the pipeline left as they were: it removed no null
 // and no context argument (changed is false) and the schema gives no default
 // to apply. Encoding again costs as much as decoding, per call.
-func (p *Pipeline) handlerArgs(raw json.RawMessage, args map[string]any, t *registry.Tool, changed bool) (json.RawMessage, *errs.Error) {
+//
+// Arguments passed on as sent (asSent: [Request.Delegate], or a meta-tool
+// that reads its own) are the caller's bytes, less the members the pipeline
+// removed (changed: a context argument it took), each other member's value
+// as the caller sent it.
+func (p *Pipeline) handlerArgs(raw json.RawMessage, args map[string]any, t *registry.Tool, changed, asSent bool) (json.RawMessage, *errs.Error) {
+	if asSent && len(raw) > 0 && raw[0] == '{' {
+		if !changed {
+			return raw, nil
+		}
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &members); err == nil {
+			for k := range members {
+				if _, kept := args[k]; !kept && string(members[k]) != "null" {
+					delete(members, k)
+				}
+			}
+			b, err := json.Marshal(members)
+			if err != nil {
+				return nil, errs.From(fmt.Errorf("re-encode arguments: %w", err))
+			}
+			return b, nil
+		}
+	}
 	if !changed && t.Source == registry.Local && !t.Meta && !t.AppliesDefaults() && len(raw) > 0 && raw[0] == '{' {
 		return raw, nil
 	}

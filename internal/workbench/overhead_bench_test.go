@@ -166,6 +166,11 @@ func BenchmarkProxyLatencyFlat(b *testing.B) {
 
 func BenchmarkProxyUseTool(b *testing.B) {
 	run(b, proxyClients, nexus(b, downstream(b))+"/mcp/bounded", func(ctx context.Context, cs *mcp.ClientSession, n int64) (*mcp.CallToolResult, error) {
+		if n < 0 {
+			// The warm-up call: seed 003's use_tool reaches a toolbox the
+			// session opened.
+			return cs.CallTool(ctx, &mcp.CallToolParams{Name: "open_toolbox", Arguments: map[string]any{"toolbox": "bench"}})
+		}
 		return cs.CallTool(ctx, &mcp.CallToolParams{Name: "use_tool", Arguments: map[string]any{
 			"tool": map[string]any{"toolbox": "bench", "server": "down", "tool": "echo"}, "arguments": map[string]any{"text": fmt.Sprint(n)}}})
 	})
