@@ -34,7 +34,7 @@ import (
 )
 
 // PersonalPrefix starts every personal workspace: "user:" and the user's
-// name.
+// name. The prefix is reserved in any case ([CheckWorkspace]).
 const PersonalPrefix = "user:"
 
 // AdminWorkspace is the default workspace of admins (and of the local user).
@@ -50,6 +50,28 @@ const maxCached = 100_000
 
 // Personal is the personal workspace of the user named name.
 func Personal(name string) string { return PersonalPrefix + name }
+
+// IsPersonal reports whether ws is, or looks like, a personal workspace: it
+// starts with [PersonalPrefix] in any case.
+func IsPersonal(ws string) bool {
+	return len(ws) >= len(PersonalPrefix) && strings.EqualFold(ws[:len(PersonalPrefix)], PersonalPrefix)
+}
+
+// CheckWorkspace reports why ws cannot name a workspace (BAD_REQUEST): it
+// is not a valid id ([ids.Valid]), or it looks like a personal workspace
+// without being one's exact id: personal workspace ids are lower case, as
+// user names are, so "USER:BOB" or "user:Bob" would pass for bob's. Every
+// way a workspace is created checks it.
+func CheckWorkspace(ws string) error {
+	switch {
+	case !ids.Valid(ws):
+		return errs.Invalid("workspaceId", "workspace id %q must be %s", ws, ids.Rule)
+	case IsPersonal(ws) && ws != strings.ToLower(ws):
+		return errs.Invalid("workspaceId", "workspace id %q is reserved: ids starting with %q in any case are personal workspaces, "+
+			"whose ids are lower case (%s)", ws, PersonalPrefix, strings.ToLower(ws))
+	}
+	return nil
+}
 
 // Authorizer decides calls' access; it implements pipeline.Authorizer. It is
 // safe for concurrent use.
@@ -182,7 +204,7 @@ func (a *Authorizer) Workspace(ctx context.Context, who registry.Principal, ws s
 	if d.allowed {
 		return nil
 	}
-	if strings.HasPrefix(ws, PersonalPrefix) {
+	if IsPersonal(ws) {
 		return errs.E(errs.Forbidden, "workspace %q is another user's personal workspace; leave the workspace out to use yours (%s)", ws, Personal(who.Name))
 	}
 	return errs.E(errs.Forbidden, "workspace %q is not one of yours: its owner, or an admin, can add you (nexus workspaces add-member %s %s); "+
@@ -192,7 +214,10 @@ func (a *Authorizer) Workspace(ctx context.Context, who registry.Principal, ws s
 // decide reads whether who may act in ws, claiming ws for who when nobody
 // holds it.
 func (a *Authorizer) decide(ctx context.Context, who registry.Principal, ws string) (bool, error) {
-	personal := strings.HasPrefix(ws, PersonalPrefix)
+	if err := CheckWorkspace(ws); err != nil {
+		return false, err
+	}
+	personal := IsPersonal(ws)
 	own := personal && ws == Personal(who.Name)
 	if !who.Admin() && personal && !own {
 		return false, nil
@@ -234,8 +259,8 @@ func (a *Authorizer) lookup(ctx context.Context, ws, user string) (owner string,
 
 // claim makes ws user's unless somebody holds it already.
 func (a *Authorizer) claim(ctx context.Context, ws, user string) error {
-	if !ids.Valid(ws) {
-		return errs.Invalid("workspaceId", "workspace id %q must be %s", ws, ids.Rule)
+	if err := CheckWorkspace(ws); err != nil {
+		return err
 	}
 	if _, err := a.st.DB().ExecContext(ctx, a.st.Q(`INSERT INTO workspaces (id, owner_id, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`),
 		ws, user, store.Micros(a.now())); err != nil {

@@ -251,3 +251,44 @@ func TestForgetAndOnChange(t *testing.T) {
 		t.Fatalf("bob after his removal and Forget: %v", err)
 	}
 }
+
+// TestPersonalNamesReservedInAnyCase: a workspace id that starts with
+// "user:" in any case is a personal workspace's, and personal workspace ids
+// are lower case: "USER:BOB", "User:dave2" and "user:Bob" look like
+// personal workspaces, so nobody, not even an admin, creates them, by use,
+// owner or member (issue 21, item 10).
+func TestPersonalNamesReservedInAnyCase(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		a := New(st, config.Access{})
+		for _, ws := range []string{"USER:BOB", "User:dave2", "user:Bob", "uSeR:alice"} {
+			for _, who := range []registry.Principal{alice, bob, root} {
+				if err := a.Workspace(ctx, who, ws); err == nil {
+					t.Errorf("%s acted in %s", who.Name, ws)
+				}
+			}
+			if err := a.AddMember(ctx, ws, alice.ID); !errors.Is(err, errs.Kind(errs.BadRequest)) {
+				t.Errorf("add-member %s: %v, want BAD_REQUEST", ws, err)
+			}
+			if err := a.SetOwner(ctx, ws, alice.ID); !errors.Is(err, errs.Kind(errs.BadRequest)) {
+				t.Errorf("set-owner %s: %v, want BAD_REQUEST", ws, err)
+			}
+		}
+		list, err := a.List(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range list {
+			if w.ID != "default" { // the migration's
+				t.Errorf("workspace %s (owner %q) was created", w.ID, w.Owner)
+			}
+		}
+		// The personal workspaces themselves still work.
+		if err := a.Workspace(ctx, bob, "user:bob"); err != nil {
+			t.Errorf("bob in user:bob: %v", err)
+		}
+		if err := a.Workspace(ctx, root, "user:bob"); err != nil {
+			t.Errorf("an admin in user:bob: %v", err)
+		}
+	})
+}
