@@ -28,7 +28,7 @@ func TestWorkspacesCommand(t *testing.T) {
 		{[]string{"add-member", "bad ws", "bob"}, 1, "", `workspace id "bad ws" must be`},
 		{[]string{"add-member", "user:alice", "bob"}, 1, "", "is a personal workspace"},
 		// Personal workspace ids are reserved in any case (issue 21, item 10).
-		{[]string{"add-member", "USER:BOB", "alice"}, 1, "", "is a personal workspace"},
+		{[]string{"add-member", "USER:BOB", "alice"}, 1, "", `workspace id "USER:BOB" is reserved`},
 		{[]string{"set-owner", "User:dave2", "alice"}, 1, "", `workspace id "User:dave2" is reserved`},
 		{[]string{"set-owner", "user:Bob", "alice"}, 1, "", `workspace id "user:Bob" is reserved`},
 		{[]string{"remove-member", "team", "alice"}, 1, "", `not a member of workspace "team"`},

@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/ids"
@@ -114,7 +115,7 @@ func (a *Authorizer) SetRules(rules config.Access) {
 // Tool reports whether who may see and call t: admins may use every tool;
 // anyone else, a tool every applying rule allows (its toolbox's and each
 // tool rule whose pattern matches its flat name).
-func (a *Authorizer) Tool(who registry.Principal, t *registry.Tool) bool {
+func (a *Authorizer) Tool(who principal.Principal, t *registry.Tool) bool {
 	rules := a.rules.Load()
 	if who.Admin() || rules.Empty() {
 		return true
@@ -136,7 +137,7 @@ func (a *Authorizer) Tool(who registry.Principal, t *registry.Tool) bool {
 // hide one tool): admins may; anyone else when their toolbox's rule allows
 // them and no tool rule that refuses them could match a tool of that server
 // (a pattern naming the server's tools, or starting with a wildcard).
-func (a *Authorizer) Server(who registry.Principal, toolbox, server string) bool {
+func (a *Authorizer) Server(who principal.Principal, toolbox, server string) bool {
 	rules := a.rules.Load()
 	if who.Admin() || rules.Empty() {
 		return true
@@ -163,13 +164,13 @@ func (a *Authorizer) Server(who registry.Principal, toolbox, server string) bool
 	return true
 }
 
-func allows(r config.Rule, who registry.Principal) bool {
+func allows(r config.Rule, who principal.Principal) bool {
 	return slices.Contains(r.Roles, who.Role) || slices.Contains(r.Users, who.Name)
 }
 
 // DefaultWorkspace is the workspace of who's calls that name none: "default"
 // for admins, the personal workspace for anyone else.
-func (a *Authorizer) DefaultWorkspace(who registry.Principal) string {
+func (a *Authorizer) DefaultWorkspace(who principal.Principal) string {
 	if who.Admin() {
 		return AdminWorkspace
 	}
@@ -179,7 +180,7 @@ func (a *Authorizer) DefaultWorkspace(who registry.Principal) string {
 // Workspace returns nil when who may act in ws, else a FORBIDDEN error
 // naming it. A workspace nobody holds becomes who's (admins' too, so that a
 // workspace an admin uses is not taken by the next user).
-func (a *Authorizer) Workspace(ctx context.Context, who registry.Principal, ws string) error {
+func (a *Authorizer) Workspace(ctx context.Context, who principal.Principal, ws string) error {
 	k := decisionKey{ws, who.ID}
 	now := a.now()
 	a.mu.Lock()
@@ -213,7 +214,7 @@ func (a *Authorizer) Workspace(ctx context.Context, who registry.Principal, ws s
 
 // decide reads whether who may act in ws, claiming ws for who when nobody
 // holds it.
-func (a *Authorizer) decide(ctx context.Context, who registry.Principal, ws string) (bool, error) {
+func (a *Authorizer) decide(ctx context.Context, who principal.Principal, ws string) (bool, error) {
 	if err := CheckWorkspace(ws); err != nil {
 		return false, err
 	}

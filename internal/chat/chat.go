@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/llm"
@@ -71,7 +72,7 @@ type Event struct {
 // ModelFunc returns the model a user's turn runs on: their own credentials
 // first (byok true: not counted against the quota), else the server's; a
 // nil provider means none is configured.
-type ModelFunc func(ctx context.Context, who registry.Principal) (p llm.Provider, byok bool, err error)
+type ModelFunc func(ctx context.Context, who principal.Principal) (p llm.Provider, byok bool, err error)
 
 // Options configure a [Chat].
 type Options struct {
@@ -254,7 +255,7 @@ func (c *Chat) Run(ctx context.Context, t Turn, emit func(Event)) (*Result, erro
 // conversation returns the turn's conversation and its workspace: the one
 // named (made when it does not exist), else a new one; another user's is
 // FORBIDDEN.
-func (c *Chat) conversation(ctx context.Context, who registry.Principal, t Turn) (id, ws string, err error) {
+func (c *Chat) conversation(ctx context.Context, who principal.Principal, t Turn) (id, ws string, err error) {
 	platform := t.Platform
 	if platform == "" {
 		platform = "chat"
@@ -280,7 +281,7 @@ func (c *Chat) conversation(ctx context.Context, who registry.Principal, t Turn)
 			return "", "", err
 		}
 	}
-	if !pipeline.MayUse(who, owner) {
+	if !who.MayUse(owner) {
 		return "", "", errs.E(errs.Forbidden, "conversation %q is another user's; start a new one", t.ConversationID)
 	}
 	return t.ConversationID, ws, nil
@@ -316,7 +317,7 @@ type offered struct {
 type loop struct {
 	c     *Chat
 	ctx   context.Context
-	who   registry.Principal
+	who   principal.Principal
 	conv  string
 	ws    string
 	send  func(Event)
