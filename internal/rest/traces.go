@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/trace"
@@ -72,7 +71,7 @@ func (h *handler) traces(w http.ResponseWriter, r *http.Request) {
 	f := trace.Filter{Tool: q.Get("tool"), Source: q.Get("source"), Session: q.Get("session"),
 		Workspace: q.Get("workspace"), Outcome: q.Get("outcome"), Cursor: q.Get("cursor")}
 	// A user who is not an admin sees their own calls only.
-	if u, ok := users.FromContext(r.Context()); ok && u.Role != principal.Admin {
+	if u, ok := users.FromContext(r.Context()); ok && !u.Principal().Admin() {
 		f.User = u.ID
 	}
 	if s := q.Get("limit"); s != "" || q.Has("limit") {
