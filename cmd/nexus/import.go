@@ -16,6 +16,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/nexus-mcp/nexus/internal/access"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/tutor"
 )
@@ -62,6 +63,9 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !isKind(kind) {
 		fmt.Fprintf(stderr, "nexus import: unknown kind %q\n\n%s", kind, importKinds)
 		return exitError{2}
+	}
+	if err := access.CheckWorkspace(*workspace); err != nil {
+		return err
 	}
 	if err := checkDB(c.db); err != nil {
 		return err

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/app"
-	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/secrets"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
 )
@@ -72,7 +72,7 @@ func TestKeysRotate(t *testing.T) {
 		}
 	}
 	for i, label := range []string{"one", "two", "three"} {
-		got, err := a.Tutor.OpenCredentialKey(context.Background(), registry.LocalPrincipal.ID, ids[i])
+		got, err := a.Tutor.OpenCredentialKey(context.Background(), principal.Local.ID, ids[i])
 		if err != nil || string(got) != key+label {
 			t.Fatalf("credential %s after rotation: %v", label, err)
 		}

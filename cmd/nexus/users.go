@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/users"
 )
 
@@ -69,7 +70,7 @@ func cmdUsers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			t = users.Free
 		}
 		if r == "" {
-			r = users.Member
+			r = principal.Member
 		}
 		usr, text, err := u.Add(ctx, pos[0], t, r, *label)
 		if err != nil {

@@ -84,3 +84,71 @@ func str(v any) string {
 	s, _ := v.(string)
 	return s
 }
+
+// TestWatchFollowsTheConversationRule: watching a conversation over the
+// socket follows the pipeline's one rule for who may use a conversation
+// (its owner and admins): an admin watches a member's conversation and
+// receives its turn's events; another member's watch of it is refused as
+// if it did not exist (issue 21, item 9).
+func TestWatchFollowsTheConversationRule(t *testing.T) {
+	fake := llmtest.NewOpenAI(t, func(n int, req *llmtest.Request) llmtest.Answer {
+		return llmtest.Answer{Chunks: []string{"Watched ", "by ", "an admin."}}
+	})
+	t.Setenv("NEXUS_LLM_PROVIDER", "openai")
+	t.Setenv("NEXUS_LLM_BASE_URL", fake.URL)
+	t.Setenv("NEXUS_LLM_MODEL", "fake-model")
+	t.Setenv("NEXUS_LLM_API_KEY", "sk-fake")
+	t.Setenv("NEXUS_ALLOW_LOOPBACK_MODEL_URLS", "1")
+	t.Setenv("NEXUS_DB", "")
+	dir := t.TempDir()
+	tokens := map[string]string{}
+	for _, u := range []struct{ name, role string }{{"alice", "member"}, {"bob", "member"}, {"root", "admin"}} {
+		out, errOut, code := runNexus(t, "", "users", "add", u.name, "--role", u.role, "--data-dir", dir)
+		if code != 0 {
+			t.Fatalf("users add %s: %s", u.name, errOut)
+		}
+		tokens[u.name] = strings.TrimSpace(out[strings.Index(out, "nxs_"):])
+	}
+	base := startServeIn(t, dir, "--no-demo", "--token-rate", "0")
+
+	code, body := restDo(t, "POST", base+"/api/tools/session_start:call", tokens["alice"], `{"platform":"api"}`)
+	conv := jsonPath(t, body, "session", "id")
+	if code != 200 || conv == "" {
+		t.Fatalf("session_start as alice: %d %s", code, body)
+	}
+
+	bob := wsDial(t, base, tokens["bob"])
+	if ev := wsEvents(t, bob, map[string]any{"type": "watch", "conversation_id": conv}, "error"); ev[0]["code"] != "NOT_FOUND" {
+		t.Fatalf("a member watching another member's conversation: %v", ev)
+	}
+
+	root := wsDial(t, base, tokens["root"])
+	b, _ := json.Marshal(map[string]any{"type": "watch", "conversation_id": conv})
+	if err := root.Write(context.Background(), websocket.MessageText, b); err != nil {
+		t.Fatal(err)
+	}
+	// Frames are handled in order: the first error is the bogus frame's,
+	// unless the watch was refused.
+	if ev := wsEvents(t, root, map[string]any{"type": "bogus"}, "error"); len(ev) != 1 || ev[0]["code"] != "BAD_REQUEST" {
+		t.Fatalf("an admin watching a member's conversation: %v", ev)
+	}
+
+	alice := wsDial(t, base, tokens["alice"])
+	ran := wsEvents(t, alice, map[string]any{"type": "message", "conversation_id": conv, "content": "hello"}, "complete")
+	if last := ran[len(ran)-1]; last["type"] != "complete" {
+		t.Fatalf("alice's turn: %v", ran)
+	}
+	watched := wsEvents(t, root, nil, "complete")
+	var text strings.Builder
+	for _, e := range watched {
+		if e["conversation_id"] != conv {
+			t.Errorf("event of another conversation: %v", e)
+		}
+		if e["type"] == "token" {
+			text.WriteString(str(e["content"]))
+		}
+	}
+	if last := watched[len(watched)-1]; last["type"] != "complete" || text.String() != "Watched by an admin." {
+		t.Fatalf("the admin watching saw %q, %v", text.String(), watched)
+	}
+}

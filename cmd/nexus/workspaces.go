@@ -129,7 +129,12 @@ func cmdWorkspaces(ctx context.Context, args []string, stdout, stderr io.Writer)
 			fmt.Fprintf(stdout, "workspace %s: owned by %s\n", pos[0], pos[1])
 		}
 	case "add-member", "remove-member":
-		if strings.HasPrefix(pos[0], access.PersonalPrefix) && sub == "add-member" {
+		if sub == "add-member" {
+			if err := access.CheckWorkspace(pos[0]); err != nil {
+				return err
+			}
+		}
+		if access.IsPersonal(pos[0]) && sub == "add-member" {
 			return fmt.Errorf("workspace %s is a personal workspace: only its user (and admins) use it; give the members a shared workspace", pos[0])
 		}
 		u, err := byName(pos[1])

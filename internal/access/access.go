@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/ids"
@@ -34,7 +35,7 @@ import (
 )
 
 // PersonalPrefix starts every personal workspace: "user:" and the user's
-// name.
+// name. The prefix is reserved in any case ([CheckWorkspace]).
 const PersonalPrefix = "user:"
 
 // AdminWorkspace is the default workspace of admins (and of the local user).
@@ -50,6 +51,28 @@ const maxCached = 100_000
 
 // Personal is the personal workspace of the user named name.
 func Personal(name string) string { return PersonalPrefix + name }
+
+// IsPersonal reports whether ws is, or looks like, a personal workspace: it
+// starts with [PersonalPrefix] in any case.
+func IsPersonal(ws string) bool {
+	return len(ws) >= len(PersonalPrefix) && strings.EqualFold(ws[:len(PersonalPrefix)], PersonalPrefix)
+}
+
+// CheckWorkspace reports why ws cannot name a workspace (BAD_REQUEST): it
+// is not a valid id ([ids.Valid]), or it looks like a personal workspace
+// without being one's exact id: personal workspace ids are lower case, as
+// user names are, so "USER:BOB" or "user:Bob" would pass for bob's. Every
+// way a workspace is created checks it.
+func CheckWorkspace(ws string) error {
+	switch {
+	case !ids.Valid(ws):
+		return errs.Invalid("workspaceId", "workspace id %q must be %s", ws, ids.Rule)
+	case IsPersonal(ws) && ws != strings.ToLower(ws):
+		return errs.Invalid("workspaceId", "workspace id %q is reserved: ids starting with %q in any case are personal workspaces, "+
+			"whose ids are lower case (%s)", ws, PersonalPrefix, strings.ToLower(ws))
+	}
+	return nil
+}
 
 // Authorizer decides calls' access; it implements pipeline.Authorizer. It is
 // safe for concurrent use.
@@ -92,7 +115,7 @@ func (a *Authorizer) SetRules(rules config.Access) {
 // Tool reports whether who may see and call t: admins may use every tool;
 // anyone else, a tool every applying rule allows (its toolbox's and each
 // tool rule whose pattern matches its flat name).
-func (a *Authorizer) Tool(who registry.Principal, t *registry.Tool) bool {
+func (a *Authorizer) Tool(who principal.Principal, t *registry.Tool) bool {
 	rules := a.rules.Load()
 	if who.Admin() || rules.Empty() {
 		return true
@@ -115,7 +138,7 @@ func (a *Authorizer) Tool(who registry.Principal, t *registry.Tool) bool {
 // hold: "*", or a literal head of "toolbox__" followed by a final "*").
 // Surfaces describe a toolbox to who only when it is allowed, and treat a
 // refused one as missing.
-func (a *Authorizer) Toolbox(who registry.Principal, toolbox string) bool {
+func (a *Authorizer) Toolbox(who principal.Principal, toolbox string) bool {
 	rules := a.rules.Load()
 	if who.Admin() || rules.Empty() {
 		return true
@@ -147,7 +170,7 @@ func (a *Authorizer) Toolbox(who registry.Principal, toolbox string) bool {
 // hide one tool): admins may; anyone else when their toolbox's rule allows
 // them and no tool rule that refuses them could match a tool of that server
 // (a pattern naming the server's tools, or starting with a wildcard).
-func (a *Authorizer) Server(who registry.Principal, toolbox, server string) bool {
+func (a *Authorizer) Server(who principal.Principal, toolbox, server string) bool {
 	rules := a.rules.Load()
 	if who.Admin() || rules.Empty() {
 		return true
@@ -174,13 +197,13 @@ func (a *Authorizer) Server(who registry.Principal, toolbox, server string) bool
 	return true
 }
 
-func allows(r config.Rule, who registry.Principal) bool {
+func allows(r config.Rule, who principal.Principal) bool {
 	return slices.Contains(r.Roles, who.Role) || slices.Contains(r.Users, who.Name)
 }
 
 // DefaultWorkspace is the workspace of who's calls that name none: "default"
 // for admins, the personal workspace for anyone else.
-func (a *Authorizer) DefaultWorkspace(who registry.Principal) string {
+func (a *Authorizer) DefaultWorkspace(who principal.Principal) string {
 	if who.Admin() {
 		return AdminWorkspace
 	}
@@ -190,7 +213,7 @@ func (a *Authorizer) DefaultWorkspace(who registry.Principal) string {
 // Workspace returns nil when who may act in ws, else a FORBIDDEN error
 // naming it. A workspace nobody holds becomes who's (admins' too, so that a
 // workspace an admin uses is not taken by the next user).
-func (a *Authorizer) Workspace(ctx context.Context, who registry.Principal, ws string) error {
+func (a *Authorizer) Workspace(ctx context.Context, who principal.Principal, ws string) error {
 	k := decisionKey{ws, who.ID}
 	now := a.now()
 	a.mu.Lock()
@@ -215,7 +238,7 @@ func (a *Authorizer) Workspace(ctx context.Context, who registry.Principal, ws s
 	if d.allowed {
 		return nil
 	}
-	if strings.HasPrefix(ws, PersonalPrefix) {
+	if IsPersonal(ws) {
 		return errs.E(errs.Forbidden, "workspace %q is another user's personal workspace; leave the workspace out to use yours (%s)", ws, Personal(who.Name))
 	}
 	return errs.E(errs.Forbidden, "workspace %q is not one of yours: its owner, or an admin, can add you (nexus workspaces add-member %s %s); "+
@@ -224,8 +247,11 @@ func (a *Authorizer) Workspace(ctx context.Context, who registry.Principal, ws s
 
 // decide reads whether who may act in ws, claiming ws for who when nobody
 // holds it.
-func (a *Authorizer) decide(ctx context.Context, who registry.Principal, ws string) (bool, error) {
-	personal := strings.HasPrefix(ws, PersonalPrefix)
+func (a *Authorizer) decide(ctx context.Context, who principal.Principal, ws string) (bool, error) {
+	if err := CheckWorkspace(ws); err != nil {
+		return false, err
+	}
+	personal := IsPersonal(ws)
 	own := personal && ws == Personal(who.Name)
 	if !who.Admin() && personal && !own {
 		return false, nil
@@ -267,8 +293,8 @@ func (a *Authorizer) lookup(ctx context.Context, ws, user string) (owner string,
 
 // claim makes ws user's unless somebody holds it already.
 func (a *Authorizer) claim(ctx context.Context, ws, user string) error {
-	if !ids.Valid(ws) {
-		return errs.Invalid("workspaceId", "workspace id %q must be %s", ws, ids.Rule)
+	if err := CheckWorkspace(ws); err != nil {
+		return err
 	}
 	if _, err := a.st.DB().ExecContext(ctx, a.st.Q(`INSERT INTO workspaces (id, owner_id, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`),
 		ws, user, store.Micros(a.now())); err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -16,17 +17,17 @@ import (
 )
 
 var (
-	alice = registry.Principal{ID: "u-alice", Name: "alice", Tier: "free", Role: "member"}
-	bob   = registry.Principal{ID: "u-bob", Name: "bob", Tier: "free", Role: "member"}
-	root  = registry.Principal{ID: "u-root", Name: "root", Tier: "paid", Role: "admin"}
+	alice = principal.Principal{ID: "u-alice", Name: "alice", Tier: "free", Role: principal.Member}
+	bob   = principal.Principal{ID: "u-bob", Name: "bob", Tier: "free", Role: principal.Member}
+	root  = principal.Principal{ID: "u-root", Name: "root", Tier: "paid", Role: principal.Admin}
 )
 
 func TestToolRules(t *testing.T) {
 	rules := config.Access{
-		Toolboxes: map[string]config.Rule{"prod": {Roles: []string{"admin"}}, "dev": {Users: []string{"alice"}}},
+		Toolboxes: map[string]config.Rule{"prod": {Roles: []string{principal.Admin}}, "dev": {Users: []string{"alice"}}},
 		Tools: []config.ToolRule{
 			{Pattern: "tn_user_byok_*", Rule: config.Rule{Users: []string{"bob"}}},
-			{Pattern: "belief_query", Rule: config.Rule{Roles: []string{"member"}}},
+			{Pattern: "belief_query", Rule: config.Rule{Roles: []string{principal.Member}}},
 		},
 	}
 	a := New(nil, rules)
@@ -34,7 +35,7 @@ func TestToolRules(t *testing.T) {
 		return &registry.Tool{ID: registry.ID{Toolbox: toolbox, Server: server, Tool: name}}
 	}
 	tests := []struct {
-		who  registry.Principal
+		who  principal.Principal
 		tool *registry.Tool
 		want bool
 	}{
@@ -47,7 +48,7 @@ func TestToolRules(t *testing.T) {
 		{bob, tool("dev", "github", "get_issue"), false},
 		{root, tool("prod", "github", "get_issue"), true}, // admins use every tool
 		{root, tool("nexus", "tutor", "tn_user_byok_add"), true},
-		{registry.Principal{ID: "x", Name: "x", Role: "member"}, tool("nexus", "substrate", "belief_query"), true},
+		{principal.Principal{ID: "x", Name: "x", Role: principal.Member}, tool("nexus", "substrate", "belief_query"), true},
 	}
 	for _, tc := range tests {
 		if got := a.Tool(tc.who, tc.tool); got != tc.want {
@@ -81,7 +82,7 @@ func TestWorkspaces(t *testing.T) {
 		now := time.Now()
 		a.now = func() time.Time { return now }
 		steps := []struct {
-			who       registry.Principal
+			who       principal.Principal
 			ws        string
 			forbidden bool
 		}{
@@ -156,7 +157,7 @@ func TestConcurrentClaims(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				who := registry.Principal{ID: "u" + string(rune('a'+i)), Name: "n" + string(rune('a'+i)), Role: "member"}
+				who := principal.Principal{ID: "u" + string(rune('a'+i)), Name: "n" + string(rune('a'+i)), Role: principal.Member}
 				err := a.Workspace(ctx, who, "contested")
 				switch {
 				case err == nil:
@@ -175,15 +176,15 @@ func TestConcurrentClaims(t *testing.T) {
 
 func TestServer(t *testing.T) {
 	a := New(nil, config.Access{
-		Toolboxes: map[string]config.Rule{"prod": {Roles: []string{"admin"}}},
+		Toolboxes: map[string]config.Rule{"prod": {Roles: []string{principal.Admin}}},
 		Tools: []config.ToolRule{
 			{Pattern: "dev__github__delete_*", Rule: config.Rule{Users: []string{"alice"}}},
 			{Pattern: "*_secret", Rule: config.Rule{Users: []string{"alice"}}},
-			{Pattern: "tn_user_*", Rule: config.Rule{Roles: []string{"admin"}}},
+			{Pattern: "tn_user_*", Rule: config.Rule{Roles: []string{principal.Admin}}},
 		},
 	})
 	tests := []struct {
-		who             registry.Principal
+		who             principal.Principal
 		toolbox, server string
 		want            bool
 	}{
@@ -212,7 +213,7 @@ func TestSetRules(t *testing.T) {
 	if !a.Tool(bob, prod) || !a.Server(bob, "prod", "github") {
 		t.Fatal("without rules every tool is everyone's")
 	}
-	a.SetRules(config.Access{Toolboxes: map[string]config.Rule{"prod": {Roles: []string{"admin"}}}})
+	a.SetRules(config.Access{Toolboxes: map[string]config.Rule{"prod": {Roles: []string{principal.Admin}}}})
 	if a.Tool(bob, prod) || a.Server(bob, "prod", "github") || !a.Tool(root, prod) {
 		t.Error("the new rules are not applied")
 	}
@@ -267,7 +268,7 @@ func TestToolbox(t *testing.T) {
 		},
 	})
 	for _, tc := range []struct {
-		who     registry.Principal
+		who     principal.Principal
 		toolbox string
 		want    bool
 	}{
@@ -287,4 +288,45 @@ func TestToolbox(t *testing.T) {
 	if everything.Toolbox(bob, "nexus") || everything.Toolbox(bob, "dev") || !everything.Toolbox(root, "dev") {
 		t.Error(`a rule "*" for admins: bob still knows of toolboxes, or the admin does not`)
 	}
+}
+
+// TestPersonalNamesReservedInAnyCase: a workspace id that starts with
+// "user:" in any case is a personal workspace's, and personal workspace ids
+// are lower case: "USER:BOB", "User:dave2" and "user:Bob" look like
+// personal workspaces, so nobody, not even an admin, creates them, by use,
+// owner or member (issue 21, item 10).
+func TestPersonalNamesReservedInAnyCase(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		a := New(st, config.Access{})
+		for _, ws := range []string{"USER:BOB", "User:dave2", "user:Bob", "uSeR:alice"} {
+			for _, who := range []principal.Principal{alice, bob, root} {
+				if err := a.Workspace(ctx, who, ws); err == nil {
+					t.Errorf("%s acted in %s", who.Name, ws)
+				}
+			}
+			if err := a.AddMember(ctx, ws, alice.ID); !errors.Is(err, errs.Kind(errs.BadRequest)) {
+				t.Errorf("add-member %s: %v, want BAD_REQUEST", ws, err)
+			}
+			if err := a.SetOwner(ctx, ws, alice.ID); !errors.Is(err, errs.Kind(errs.BadRequest)) {
+				t.Errorf("set-owner %s: %v, want BAD_REQUEST", ws, err)
+			}
+		}
+		list, err := a.List(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range list {
+			if w.ID != "default" { // the migration's
+				t.Errorf("workspace %s (owner %q) was created", w.ID, w.Owner)
+			}
+		}
+		// The personal workspaces themselves still work.
+		if err := a.Workspace(ctx, bob, "user:bob"); err != nil {
+			t.Errorf("bob in user:bob: %v", err)
+		}
+		if err := a.Workspace(ctx, root, "user:bob"); err != nil {
+			t.Errorf("an admin in user:bob: %v", err)
+		}
+	})
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
-	"github.com/nexus-mcp/nexus/internal/ids"
 	"github.com/nexus-mcp/nexus/internal/store"
 )
 
@@ -55,8 +54,8 @@ func (a *Authorizer) List(ctx context.Context, user string) ([]*Workspace, error
 // AddMember makes user a member of ws, creating ws (without an owner) when
 // it does not exist. Adding a member twice is harmless.
 func (a *Authorizer) AddMember(ctx context.Context, ws, user string) error {
-	if !ids.Valid(ws) {
-		return errs.Invalid("workspace", "workspace id %q must be %s", ws, ids.Rule)
+	if err := CheckWorkspace(ws); err != nil {
+		return err
 	}
 	err := a.st.Tx(ctx, func(tx *sql.Tx) error {
 		now := store.Micros(a.now())
@@ -90,8 +89,8 @@ func (a *Authorizer) RemoveMember(ctx context.Context, ws, user string) error {
 // SetOwner makes user the owner of ws (creating it when it does not
 // exist); an empty user leaves ws to admins alone.
 func (a *Authorizer) SetOwner(ctx context.Context, ws, user string) error {
-	if !ids.Valid(ws) {
-		return errs.Invalid("workspace", "workspace id %q must be %s", ws, ids.Rule)
+	if err := CheckWorkspace(ws); err != nil {
+		return err
 	}
 	var owner any
 	if user != "" {

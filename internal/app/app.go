@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/access"
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/bounded"
 	"github.com/nexus-mcp/nexus/internal/chat"
@@ -234,7 +235,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.SessionIDs = ids.NewMCPSessions()
 	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: conv, Logger: log, Bindings: a.MCPSessions,
 		Tracer: tel.Tracer("github.com/nexus-mcp/nexus/internal/pipeline"), Resolve: a.resolve, Observer: a.Metrics,
-		Principal: principal, Authorizer: a.Access})
+		Principal: caller, Authorizer: a.Access})
 	promptQuotas, err := quota.New(st, quota.DefaultLimits())
 	if err != nil {
 		st.Close()
@@ -253,7 +254,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	// refuses internal addresses at each connection.
 	modelClient := tut.ModelHTTPClient(0)
 	a.Chat = chat.New(chat.Options{Pipeline: a.Pipeline, Conversations: conv, Quotas: promptQuotas, Logger: log,
-		Model: func(ctx context.Context, who registry.Principal) (llm.Provider, bool, error) {
+		Model: func(ctx context.Context, who principal.Principal) (llm.Provider, bool, error) {
 			// The user's own credentials first (not counted against the
 			// quota), else the server's model.
 			own, err := tut.UserModel(ctx, who.ID)
@@ -501,12 +502,12 @@ func askLoop(ctx context.Context, loop *chat.Chat, id, message, system string, t
 	return res.Text, append(events, "message.answered"), nil
 }
 
-// principal is who a call acts as: the user the HTTP front authenticated,
+// caller is who a call acts as: the user the HTTP front authenticated,
 // if any (else the pipeline's local user).
-func principal(ctx context.Context) (registry.Principal, bool) {
+func caller(ctx context.Context) (principal.Principal, bool) {
 	u, ok := users.FromContext(ctx)
 	if !ok {
-		return registry.Principal{}, false
+		return principal.Principal{}, false
 	}
-	return registry.Principal{ID: u.ID, Name: u.Name, Tier: u.Tier, Role: u.Role}, true
+	return u.Principal(), true
 }

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/config"
 )
 
@@ -11,13 +12,13 @@ import (
 // configuration removes keeps its old rule, the new rules apply, and every
 // tool rule of both holds.
 func TestTransitionalRules(t *testing.T) {
-	old := config.Access{Toolboxes: map[string]config.Rule{"secret": {Roles: []string{"admin"}}, "dev": {Roles: []string{"admin"}}},
+	old := config.Access{Toolboxes: map[string]config.Rule{"secret": {Roles: []string{principal.Admin}}, "dev": {Roles: []string{principal.Admin}}},
 		Tools: []config.ToolRule{{Pattern: "tn_user_*", Rule: config.Rule{Users: []string{"ann"}}}}}
-	new := config.Access{Toolboxes: map[string]config.Rule{"dev": {Roles: []string{"member"}}},
-		Tools: []config.ToolRule{{Pattern: "prod__*", Rule: config.Rule{Roles: []string{"admin"}}}}}
+	new := config.Access{Toolboxes: map[string]config.Rule{"dev": {Roles: []string{principal.Member}}},
+		Tools: []config.ToolRule{{Pattern: "prod__*", Rule: config.Rule{Roles: []string{principal.Admin}}}}}
 	got := transitional(old, new)
-	want := config.Access{Toolboxes: map[string]config.Rule{"secret": {Roles: []string{"admin"}}, "dev": {Roles: []string{"member"}}},
-		Tools: []config.ToolRule{{Pattern: "prod__*", Rule: config.Rule{Roles: []string{"admin"}}}, {Pattern: "tn_user_*", Rule: config.Rule{Users: []string{"ann"}}}}}
+	want := config.Access{Toolboxes: map[string]config.Rule{"secret": {Roles: []string{principal.Admin}}, "dev": {Roles: []string{principal.Member}}},
+		Tools: []config.ToolRule{{Pattern: "prod__*", Rule: config.Rule{Roles: []string{principal.Admin}}}, {Pattern: "tn_user_*", Rule: config.Rule{Users: []string{"ann"}}}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("transitional rules:\n got %+v\nwant %+v", got, want)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/app"
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
@@ -91,7 +92,7 @@ func TestReloadConfig(t *testing.T) {
 	if got := toolboxes(); !slices.Equal(got, []string{"two"}) {
 		t.Fatalf("toolboxes %v", got)
 	}
-	member := registry.Principal{ID: "u", Name: "u", Role: "member"}
+	member := principal.Principal{ID: "u", Name: "u", Role: principal.Member}
 	if a.Access.Tool(member, &registry.Tool{ID: registry.ID{Toolbox: "two", Server: "s", Tool: "x"}}) {
 		t.Error("the reloaded access rule is not applied")
 	}

@@ -22,8 +22,9 @@ var layers = map[string]int{
 	"internal/errs": 0, "internal/ids": 0, "internal/jsondepth": 0, "internal/jsonrpcmsg": 0, "internal/sdklog": 0, "internal/textsearch": 0,
 	"internal/telemetry": 0, "internal/config": 0, "internal/registry": 0, "internal/store": 0,
 	"internal/tension": 0, "internal/cursor": 0, "internal/tutor/catalog": 0, "internal/tutor/transfer": 0,
-	"internal/secrets": 0,
-	"internal/llm":     0, // language models that stream and call tools (OpenAI-compatible, Anthropic)
+	"internal/secrets":          0,
+	"internal/access/principal": 0, // who a call acts as: roles, the admin, who may use a conversation
+	"internal/llm":              0, // language models that stream and call tools (OpenAI-compatible, Anthropic)
 	// 1: the core: the one pipeline, its records, the local servers.
 	"internal/trace": 1, "internal/conversation": 1, "internal/substrate": 1, "internal/vkb": 1,
 	"internal/demo": 1, "internal/pipeline": 1, "internal/tutor": 1, "internal/users": 1,
@@ -56,6 +57,8 @@ var sameLayer = map[string][]string{
 	"internal/demo":           {"internal/substrate"},
 	"internal/tutor/transfer": {"internal/tutor/catalog"},
 	"internal/tension":        {"internal/textsearch"},
+	"internal/registry":       {"internal/access/principal"}, // a tool call carries its principal
+	"internal/config":         {"internal/access/principal"}, // access rules name roles
 	"internal/users":          {"internal/quota"},
 	"internal/oauth":          {"internal/users"},
 	"internal/tutor":          {"internal/conversation", "internal/quota"},

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/access"
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/agents"
 	"github.com/nexus-mcp/nexus/internal/bounded"
 	"github.com/nexus-mcp/nexus/internal/config"
@@ -157,8 +158,8 @@ func TestDeniedToolboxIsMissing(t *testing.T) {
 	t.Cleanup(func() { m.Close() })
 	authz := access.New(storetest.OpenTestSQLite(t), deniedRules)
 	type whoKey struct{}
-	p := pipeline.New(pipeline.Options{Registry: reg, Authorizer: authz, Principal: func(ctx context.Context) (registry.Principal, bool) {
-		who, ok := ctx.Value(whoKey{}).(registry.Principal)
+	p := pipeline.New(pipeline.Options{Registry: reg, Authorizer: authz, Principal: func(ctx context.Context) (principal.Principal, bool) {
+		who, ok := ctx.Value(whoKey{}).(principal.Principal)
 		return who, ok
 	}})
 	cat := &mcpkit.Catalog{Registry: reg, Toolboxes: m}
@@ -174,11 +175,11 @@ func TestDeniedToolboxIsMissing(t *testing.T) {
 		"flat":    mcpkit.Must(flat.New(p, o("flat"))),
 		"agents":  mcpkit.Must(agents.New(p, o("agents"))),
 	}
-	member := registry.Principal{ID: "u-bob", Name: "bob", Role: "member", Tier: "free"}
-	admin := registry.Principal{ID: "u-root", Name: "root", Role: "admin", Tier: "free"}
+	member := principal.Principal{ID: "u-bob", Name: "bob", Role: principal.Member, Tier: "free"}
+	admin := principal.Principal{ID: "u-root", Name: "root", Role: principal.Admin, Tier: "free"}
 	// as serves srv over HTTP to who (the HTTP front puts the user in the
 	// request's context).
-	as := func(who registry.Principal, srv *mcp.Server, stateless bool) string {
+	as := func(who principal.Principal, srv *mcp.Server, stateless bool) string {
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: stateless})
 		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), whoKey{}, who)))

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/llm"
@@ -71,7 +72,7 @@ type Event struct {
 // ModelFunc returns the model a user's turn runs on: their own credentials
 // first (byok true: not counted against the quota), else the server's; a
 // nil provider means none is configured.
-type ModelFunc func(ctx context.Context, who registry.Principal) (p llm.Provider, byok bool, err error)
+type ModelFunc func(ctx context.Context, who principal.Principal) (p llm.Provider, byok bool, err error)
 
 // Options configure a [Chat].
 type Options struct {
@@ -284,7 +285,7 @@ type target struct {
 // one named (another user's is FORBIDDEN), or one to store once the turn is
 // accepted, in the caller's default workspace (a new id, or one named that
 // does not exist yet).
-func (c *Chat) resolve(ctx context.Context, who registry.Principal, id string, named bool) (target, error) {
+func (c *Chat) resolve(ctx context.Context, who principal.Principal, id string, named bool) (target, error) {
 	tg := target{id: id, ws: c.o.Pipeline.DefaultWorkspace(who)}
 	if !named {
 		return tg, nil
@@ -293,7 +294,7 @@ func (c *Chat) resolve(ctx context.Context, who registry.Principal, id string, n
 	if err != nil || !ok {
 		return tg, err
 	}
-	if !pipeline.MayUse(who, owner) {
+	if !who.MayUse(owner) {
 		return tg, errs.E(errs.Forbidden, "conversation %q is another user's; start a new one", id)
 	}
 	tg.ws, tg.stored = ws, true
@@ -303,7 +304,7 @@ func (c *Chat) resolve(ctx context.Context, who registry.Principal, id string, n
 // create stores the conversation of an accepted turn, the caller's. When
 // another turn stored the same id meanwhile, that conversation is the
 // turn's if the caller may use it.
-func (c *Chat) create(ctx context.Context, who registry.Principal, platform string, tg *target) error {
+func (c *Chat) create(ctx context.Context, who principal.Principal, platform string, tg *target) error {
 	if platform == "" {
 		platform = "chat"
 	}
@@ -321,7 +322,7 @@ func (c *Chat) create(ctx context.Context, who registry.Principal, platform stri
 		return fmt.Errorf("store conversation %s: %w", tg.id, err)
 	case !ok:
 		return fmt.Errorf("store conversation %s: deleted as it was made", tg.id)
-	case !pipeline.MayUse(who, owner):
+	case !who.MayUse(owner):
 		return errs.E(errs.Forbidden, "conversation %q is another user's; start a new one", tg.id)
 	}
 	tg.ws, tg.stored = ws, true
@@ -358,7 +359,7 @@ type offered struct {
 type loop struct {
 	c     *Chat
 	ctx   context.Context
-	who   registry.Principal
+	who   principal.Principal
 	conv  string
 	ws    string
 	send  func(Event)

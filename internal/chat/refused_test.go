@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/app"
 	"github.com/nexus-mcp/nexus/internal/chat"
 	"github.com/nexus-mcp/nexus/internal/llm"
@@ -68,7 +69,7 @@ func TestRefusedPromptWritesNothing(t *testing.T) {
 		return llmtest.Answer{Chunks: []string{"answered"}}
 	}, func(t *testing.T, a *app.App) {
 		ctx := context.Background()
-		u, _, err := a.Users.Add(ctx, "ann", string(quota.Anonymous), users.Member, "test")
+		u, _, err := a.Users.Add(ctx, "ann", string(quota.Anonymous), principal.Member, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +124,7 @@ func TestRefusedPromptWritesNothing(t *testing.T) {
 		}
 		// A user with prompts left: the first accepted turn creates the
 		// conversation it names.
-		b, _, err := a.Users.Add(ctx, "bea", string(quota.Free), users.Member, "test")
+		b, _, err := a.Users.Add(ctx, "bea", string(quota.Free), principal.Member, "test")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,9 @@ package config
 import (
 	"fmt"
 	"path"
-	"slices"
+	"strings"
+
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 )
 
 // Access says who may use which toolboxes and tools. A tool is listed to a
@@ -40,7 +42,6 @@ func (a Access) Empty() bool { return len(a.Toolboxes) == 0 && len(a.Tools) == 0
 var (
 	accessKeys = []string{"toolboxes", "tools"}
 	ruleKeys   = []string{"roles", "users"}
-	roles      = []string{"admin", "member"}
 )
 
 // builtinToolbox is the toolbox of Nexus's own tools (registry.BuiltinToolbox).
@@ -109,8 +110,8 @@ func (l *loader) rule(f field, p string) (Rule, bool) {
 		switch rf.name {
 		case "roles":
 			r.Roles = l.strList(rf, rp, func(v string) string {
-				if !slices.Contains(roles, v) {
-					return fmt.Sprintf("%q is not a role: admin or member", v)
+				if !principal.ValidRole(v) {
+					return fmt.Sprintf("%q is not a role: %s", v, strings.Join(principal.Roles(), " or "))
 				}
 				return ""
 			})

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 )
 
 func TestAccess(t *testing.T) {
@@ -34,7 +36,7 @@ func TestAccess(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if r := cfg.Access.Toolboxes["dev"]; !slices.Equal(r.Roles, []string{"admin"}) {
+				if r := cfg.Access.Toolboxes["dev"]; !slices.Equal(r.Roles, []string{principal.Admin}) {
 					t.Errorf("dev's rule: %+v", r)
 				}
 				if len(cfg.Access.Tools) != 1 || cfg.Access.Tools[0].Pattern != "tn_user_*" || !slices.Equal(cfg.Access.Tools[0].Users, []string{"bob"}) {

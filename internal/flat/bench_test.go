@@ -20,6 +20,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/nexus-mcp/nexus/internal/access"
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/oauth"
 
@@ -131,7 +132,7 @@ func BenchmarkOverheadNexusAuth(b *testing.B) {
 	var token string
 	ts, _, tw := nexusBenchServerAuth(b, nil, func(st *store.Store) httpapi.Authenticator {
 		u := users.New(st)
-		_, t, err := u.Add(context.Background(), "bench", users.Free, users.Member, "")
+		_, t, err := u.Add(context.Background(), "bench", users.Free, principal.Member, "")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -335,16 +336,16 @@ func nexusBenchServerAuth(b *testing.B, withMetrics func(*store.Store) (pipeline
 		// Authorization as in the real app: the caller is the token's user,
 		// a member whose workspace and tools are checked on every call
 		// (under access rules that apply to the tool).
-		po.Principal = func(ctx context.Context) (registry.Principal, bool) {
+		po.Principal = func(ctx context.Context) (principal.Principal, bool) {
 			u, ok := users.FromContext(ctx)
 			if !ok {
-				return registry.Principal{}, false
+				return principal.Principal{}, false
 			}
-			return registry.Principal{ID: u.ID, Name: u.Name, Tier: u.Tier, Role: u.Role}, true
+			return principal.Principal{ID: u.ID, Name: u.Name, Tier: u.Tier, Role: u.Role}, true
 		}
 		po.Authorizer = access.New(st, config.Access{
-			Toolboxes: map[string]config.Rule{registry.BuiltinToolbox: {Roles: []string{"admin", "member"}}},
-			Tools:     []config.ToolRule{{Pattern: "ech*", Rule: config.Rule{Roles: []string{"member"}}}, {Pattern: "tn_user_byok_*", Rule: config.Rule{Roles: []string{"admin"}}}},
+			Toolboxes: map[string]config.Rule{registry.BuiltinToolbox: {Roles: []string{principal.Admin, principal.Member}}},
+			Tools:     []config.ToolRule{{Pattern: "ech*", Rule: config.Rule{Roles: []string{principal.Member}}}, {Pattern: "tn_user_byok_*", Rule: config.Rule{Roles: []string{principal.Admin}}}},
 		})
 	}
 	p := pipeline.New(po)

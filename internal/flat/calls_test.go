@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
@@ -26,12 +27,12 @@ import (
 // noSecrets refuses the tool named "secret" to everyone.
 type noSecrets struct{}
 
-func (noSecrets) Tool(_ registry.Principal, t *registry.Tool) bool { return t.ID.Tool != "secret" }
-func (noSecrets) Toolbox(registry.Principal, string) bool          { return true }
-func (noSecrets) Workspace(context.Context, registry.Principal, string) error {
+func (noSecrets) Tool(_ principal.Principal, t *registry.Tool) bool { return t.ID.Tool != "secret" }
+func (noSecrets) Toolbox(principal.Principal, string) bool          { return true }
+func (noSecrets) Workspace(context.Context, principal.Principal, string) error {
 	return nil
 }
-func (noSecrets) DefaultWorkspace(registry.Principal) string { return pipeline.DefaultWorkspace }
+func (noSecrets) DefaultWorkspace(principal.Principal) string { return pipeline.DefaultWorkspace }
 
 // countingCalls counts the calls the front served itself.
 type countingCalls struct {

@@ -145,7 +145,7 @@ func resourceMetadata(resource string, servers []string) http.HandlerFunc {
 // spans every user (the metrics count every user's calls of every tool).
 func adminsOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, ok := users.FromContext(r.Context()); ok && u.Role != users.Admin {
+		if u, ok := users.FromContext(r.Context()); ok && !u.Principal().Admin() {
 			WriteError(w, http.StatusForbidden, errs.E(errs.Forbidden, "%s is for admins: it counts every user's calls", r.URL.Path))
 			return
 		}

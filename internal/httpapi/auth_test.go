@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/quota"
 	"github.com/nexus-mcp/nexus/internal/store"
@@ -32,7 +33,7 @@ func (ts tokens) Authenticate(_ context.Context, token string) (*users.User, err
 // specification's WWW-Authenticate; tokens in URLs are refused; the user
 // reaches the handler in the request's context.
 func TestAuthentication(t *testing.T) {
-	alice := &users.User{ID: "u1", Name: "alice", Role: users.Member, Tier: users.Free}
+	alice := &users.User{ID: "u1", Name: "alice", Role: principal.Member, Tier: users.Free}
 	var seen *users.User
 	routes := map[string]http.Handler{"/api/": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen, _ = users.FromContext(r.Context())

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/logtest"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
@@ -57,7 +58,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // session cap; a client of the session protocol on the same endpoint still
 // gets a session; without a token the sessionless client is refused.
 func TestSessionlessClients(t *testing.T) {
-	alice := &users.User{ID: "u1", Name: "alice", Role: users.Member, Tier: users.Free}
+	alice := &users.User{ID: "u1", Name: "alice", Role: principal.Member, Tier: users.Free}
 	srvs := map[string]*mcp.Server{"/mcp": whoServer(nil), "/mcp/agents": whoServer(nil), "/mcp/bounded": whoServer(nil)}
 	var live func() int
 	ts := serve(t, httpapi.Options{MCP: srvs["/mcp"], Agents: srvs["/mcp/agents"], Bounded: srvs["/mcp/bounded"],

@@ -30,6 +30,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/users"
 )
 
@@ -301,9 +302,9 @@ func (v *Verifier) identity(c *Claims) (name, role, tier string, err error) {
 		return "", "", "", fmt.Errorf("%w: %s", ErrNoUser, v.cfg.UserClaim)
 	}
 	if v.cfg.RoleClaim != "" {
-		role = users.Member
+		role = principal.Member
 		if slices.ContainsFunc(claimValues(c.All[v.cfg.RoleClaim]), func(s string) bool { return slices.Contains(v.cfg.AdminValues, s) }) {
-			role = users.Admin
+			role = principal.Admin
 		}
 	}
 	if v.cfg.TierClaim != "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
 	"github.com/nexus-mcp/nexus/internal/users"
@@ -199,14 +200,14 @@ func TestUsersFromClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.Name != "alice-smith" || u.Role != users.Member || u.Tier != users.Free {
+	if u.Name != "alice-smith" || u.Role != principal.Member || u.Tier != users.Free {
 		t.Fatalf("first sight: %+v", u)
 	}
 	again, err := v.Authenticate(ctx, is.sign(t, "e1", map[string]any{"sub": "42", "preferred_username": "alice smith", "groups": []string{"staff", "nexus-admins"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.ID != u.ID || again.Role != users.Admin || again.Tier != users.Paid {
+	if again.ID != u.ID || again.Role != principal.Admin || again.Tier != users.Paid {
 		t.Fatalf("second token: %+v (first %+v)", again, u)
 	}
 	// Another identity with the same name gets a name of its own.

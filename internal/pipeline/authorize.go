@@ -8,40 +8,35 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
-
-// MayUse reports whether who may use a conversation owned by owner: its
-// owner and admins may; a session id alone never grants it (SPEC section 8).
-func MayUse(who registry.Principal, owner string) bool {
-	return who.Admin() || (owner != "" && owner == who.ID)
-}
 
 // Authorizer decides what a caller may do: the authorize step of SPEC
 // section 1, the same for every surface.
 type Authorizer interface {
 	// Tool reports whether who may see and call t. A surface lists only the
 	// tools it allows ([Pipeline.Visible]); calling another is FORBIDDEN.
-	Tool(who registry.Principal, t *registry.Tool) bool
+	Tool(who principal.Principal, t *registry.Tool) bool
 	// Toolbox reports whether who may know of the toolbox at all (by its
 	// name, "nexus" for the built-in one). A surface describes a toolbox
 	// only to those it allows ([Pipeline.ToolboxVisible]), and answers
 	// anyone else as if it did not exist.
-	Toolbox(who registry.Principal, toolbox string) bool
+	Toolbox(who principal.Principal, toolbox string) bool
 	// Workspace returns nil when who may act in workspace ws, else the
 	// error to answer (FORBIDDEN, naming the workspace). A workspace nobody
 	// holds yet becomes who's.
-	Workspace(ctx context.Context, who registry.Principal, ws string) error
+	Workspace(ctx context.Context, who principal.Principal, ws string) error
 	// DefaultWorkspace is the workspace of who's calls that name none.
-	DefaultWorkspace(who registry.Principal) string
+	DefaultWorkspace(who principal.Principal) string
 }
 
 // DefaultWorkspace is the workspace of who's calls that name none.
-func (p *Pipeline) DefaultWorkspace(who registry.Principal) string { return p.defaultWorkspace(who) }
+func (p *Pipeline) DefaultWorkspace(who principal.Principal) string { return p.defaultWorkspace(who) }
 
 // defaultWorkspace is the workspace of who's calls that name none.
-func (p *Pipeline) defaultWorkspace(who registry.Principal) string {
+func (p *Pipeline) defaultWorkspace(who principal.Principal) string {
 	if p.authz != nil {
 		return p.authz.DefaultWorkspace(who)
 	}
@@ -64,7 +59,7 @@ func (p *Pipeline) ToolboxVisible(ctx context.Context, toolbox string) bool {
 // checkSessionArgs refuses a call whose arguments name a conversation the
 // caller may not use (registry.Tool.SessionArgs): it is NOT_FOUND, as a
 // conversation that does not exist, so that nothing is disclosed.
-func (p *Pipeline) checkSessionArgs(ctx context.Context, who registry.Principal, t *registry.Tool, args map[string]any) *errs.Error {
+func (p *Pipeline) checkSessionArgs(ctx context.Context, who principal.Principal, t *registry.Tool, args map[string]any) *errs.Error {
 	if p.sessions == nil || who.Admin() {
 		return nil
 	}
@@ -81,7 +76,7 @@ func (p *Pipeline) checkSessionArgs(ctx context.Context, who registry.Principal,
 			}
 			return errs.From(fmt.Errorf("look up session: %w", err))
 		}
-		if ok && !MayUse(who, owner) {
+		if ok && !who.MayUse(owner) {
 			return errs.Missing("session", id)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/pipeline/pipelinetest"
@@ -29,13 +30,13 @@ func TestSessionsAreTheirUsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := pipeline.New(pipeline.Options{Registry: reg, Sessions: pipelinetest.NewSessions(),
-		Principal: func(ctx context.Context) (registry.Principal, bool) {
-			u, ok := ctx.Value(whoKey{}).(registry.Principal)
+		Principal: func(ctx context.Context) (principal.Principal, bool) {
+			u, ok := ctx.Value(whoKey{}).(principal.Principal)
 			return u, ok
 		}})
-	alice := context.WithValue(context.Background(), whoKey{}, registry.Principal{ID: "a", Name: "alice", Role: "member"})
-	bob := context.WithValue(context.Background(), whoKey{}, registry.Principal{ID: "b", Name: "bob", Role: "member"})
-	admin := context.WithValue(context.Background(), whoKey{}, registry.Principal{ID: "r", Name: "root", Role: "admin"})
+	alice := context.WithValue(context.Background(), whoKey{}, principal.Principal{ID: "a", Name: "alice", Role: principal.Member})
+	bob := context.WithValue(context.Background(), whoKey{}, principal.Principal{ID: "b", Name: "bob", Role: principal.Member})
+	admin := context.WithValue(context.Background(), whoKey{}, principal.Principal{ID: "r", Name: "root", Role: principal.Admin})
 	call := func(ctx context.Context, args string) *pipeline.Outcome {
 		return p.Call(ctx, pipeline.Request{Tool: "get", Args: json.RawMessage(args), Transport: "shared"})
 	}

@@ -26,6 +26,7 @@ import (
 	oteltrace "go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/jsondepth"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -74,8 +75,8 @@ type Options struct {
 	Resolve func(ctx context.Context, tool string) error
 	// Principal says who a call acts as, from its context (the HTTP front
 	// puts the authenticated user there); nil, or an empty answer, means
-	// the local user (registry.LocalPrincipal).
-	Principal func(ctx context.Context) (registry.Principal, bool)
+	// the local user (principal.Local).
+	Principal func(ctx context.Context) (principal.Principal, bool)
 	// Observer is told of every call when it ends (metrics); nil means
 	// none.
 	Observer Observer
@@ -126,7 +127,7 @@ type Pipeline struct {
 	resolve  func(ctx context.Context, tool string) error
 	observer Observer
 	// whom says who a call acts as (Options.Principal).
-	whom     func(ctx context.Context) (registry.Principal, bool)
+	whom     func(ctx context.Context) (principal.Principal, bool)
 	authz    Authorizer
 	bindings Bindings
 
@@ -245,7 +246,7 @@ type Outcome struct {
 	Render *registry.Tool
 
 	// who is the caller, once known (whoKnown), for the trace.
-	who      registry.Principal
+	who      principal.Principal
 	whoKnown bool
 }
 
@@ -680,14 +681,14 @@ func findNUL(v any, path string) (string, bool) {
 }
 
 // principal is who the call of ctx acts as.
-func (p *Pipeline) principal(ctx context.Context) registry.Principal {
+func (p *Pipeline) principal(ctx context.Context) principal.Principal {
 	if p.whom != nil {
 		if u, ok := p.whom(ctx); ok {
 			return u
 		}
 	}
-	return registry.LocalPrincipal
+	return principal.Local
 }
 
 // Principal is who the call of ctx acts as.
-func (p *Pipeline) Principal(ctx context.Context) registry.Principal { return p.principal(ctx) }
+func (p *Pipeline) Principal(ctx context.Context) principal.Principal { return p.principal(ctx) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/ids"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -24,7 +25,7 @@ import (
 // "default". A named session that exists in another workspace than the one
 // the call names is an error. It only reads; explicit reports whether the
 // caller named the workspace.
-func (p *Pipeline) resolveContext(ctx context.Context, who registry.Principal, t *registry.Tool, given *CallContext, args map[string]any, o *Outcome) (explicit bool, _ *errs.Error) {
+func (p *Pipeline) resolveContext(ctx context.Context, who principal.Principal, t *registry.Tool, given *CallContext, args map[string]any, o *Outcome) (explicit bool, _ *errs.Error) {
 	var cctx, wctx map[string]any
 	var top string
 	var e *errs.Error
@@ -93,7 +94,7 @@ func (p *Pipeline) resolveContext(ctx context.Context, who registry.Principal, t
 			return false, errs.From(fmt.Errorf("look up session workspace: %w", err))
 		}
 		switch {
-		case ok && !MayUse(who, owner):
+		case ok && !who.MayUse(owner):
 			// Named, it exists, and it is not the caller's: the id does
 			// not grant it. (Saying so discloses only that the id is taken,
 			// which a caller naming a new session must learn anyway.)
@@ -118,7 +119,7 @@ func (p *Pipeline) resolveContext(ctx context.Context, who registry.Principal, t
 // returned function stores the session, to be called once the call has
 // succeeded and may have written (nil when there is nothing to store: the
 // session is stored already, or it is a one-off).
-func (p *Pipeline) bindSession(ctx context.Context, who registry.Principal, transport string, explicitWS bool, o *Outcome) (func(context.Context) error, *errs.Error) {
+func (p *Pipeline) bindSession(ctx context.Context, who principal.Principal, transport string, explicitWS bool, o *Outcome) (func(context.Context) error, *errs.Error) {
 	if p.sessions == nil {
 		return nil, nil
 	}
@@ -245,7 +246,7 @@ func (p *Pipeline) transportSession(ctx context.Context, transport, ws string) (
 }
 
 // ensure stores session id in workspace, owned by who, unless it exists.
-func (p *Pipeline) ensure(ctx context.Context, who registry.Principal, id, workspace string) error {
+func (p *Pipeline) ensure(ctx context.Context, who principal.Principal, id, workspace string) error {
 	ws, _, err := p.sessions.Ensure(ctx, id, workspace, who.ID, who.Tier)
 	if err != nil {
 		return err

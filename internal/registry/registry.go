@@ -18,6 +18,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 )
 
 // Source says where a tool runs.
@@ -117,35 +119,7 @@ type Call struct {
 	RequestID string
 	// User is who the call acts as (the local user on stdio and a
 	// loopback-only HTTP listener).
-	User Principal
-}
-
-// Principal is the user a call acts as, as tools see it.
-type Principal struct {
-	ID, Name string
-	// Tier (anonymous, free, paid) sets the daily prompt quota; Role is
-	// admin or member.
-	Tier, Role string
-}
-
-// LocalPrincipal is who a call acts as when nothing says otherwise: the
-// local admin of stdio, nexus call and a loopback-only HTTP listener.
-var LocalPrincipal = Principal{ID: "local", Name: "local", Tier: "paid", Role: "admin"}
-
-// AdminRole is the role of users who see and may do everything.
-const AdminRole = "admin"
-
-// Admin reports whether p is an admin: admins see every workspace,
-// conversation and trace, and every tool.
-func (p Principal) Admin() bool { return p.Role == AdminRole }
-
-// OnlyOwn is the owner a listing of conversations is limited to: p's id,
-// or empty for an admin, who sees everyone's.
-func (p Principal) OnlyOwn() string {
-	if p.Admin() {
-		return ""
-	}
-	return p.ID
+	User principal.Principal
 }
 
 // Handler runs a tool. It returns a JSON-marshalable result or an error; the

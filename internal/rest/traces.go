@@ -71,7 +71,7 @@ func (h *handler) traces(w http.ResponseWriter, r *http.Request) {
 	f := trace.Filter{Tool: q.Get("tool"), Source: q.Get("source"), Session: q.Get("session"),
 		Workspace: q.Get("workspace"), Outcome: q.Get("outcome"), Cursor: q.Get("cursor")}
 	// A user who is not an admin sees their own calls only.
-	if u, ok := users.FromContext(r.Context()); ok && u.Role != users.Admin {
+	if u, ok := users.FromContext(r.Context()); ok && !u.Principal().Admin() {
 		f.User = u.ID
 	}
 	if s := q.Get("limit"); s != "" || q.Has("limit") {

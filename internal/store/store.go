@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -96,6 +97,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 			}
 			path = filepath.Join(opts.DataDir, FileName)
 		}
+		if err := private(path); err != nil {
+			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
+		}
 		dsn := "file:" + path + "?_txlock=immediate" +
 			"&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
 			"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)" +
@@ -118,6 +122,39 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// private makes the SQLite database at path, and its WAL and SHM files
+// when they exist, readable and writable by this user alone (0600): they
+// hold conversations and token hashes. A new database file is created 0600
+// (SQLite then creates its WAL and SHM files with the database file's
+// mode); an existing one readable by others is tightened. The directory is
+// left as it is: a new data directory is created 0700, but a directory
+// that exists, or that holds a database path given in the URL, is the
+// user's to choose.
+func private(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return err
+		case fi.Mode().Perm()&0o077 == 0 || runtime.GOOS == "windows":
+			continue
+		}
+		if err := os.Chmod(p, fi.Mode().Perm()&0o700); err != nil {
+			return fmt.Errorf("make %s private: %w", filepath.Base(p), err)
+		}
+	}
+	return nil
 }
 
 // DB returns the underlying pool.

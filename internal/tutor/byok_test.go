@@ -20,6 +20,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/logtest"
@@ -61,14 +62,14 @@ func newBYOKEnv(t *testing.T, st *store.Store, kr *secrets.Keyring) *byokEnv {
 	t.Cleanup(e.tw.Close)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(e.spans))
 	e.p = pipeline.New(pipeline.Options{Registry: reg, Sessions: conv, Traces: e.tw, Logger: log, Tracer: tp.Tracer("test"),
-		Principal: func(ctx context.Context) (registry.Principal, bool) {
-			u, ok := ctx.Value(whoKey{}).(registry.Principal)
+		Principal: func(ctx context.Context) (principal.Principal, bool) {
+			u, ok := ctx.Value(whoKey{}).(principal.Principal)
 			return u, ok
 		}})
 	return e
 }
 
-func (e *byokEnv) call(who registry.Principal, tool, args string) (map[string]any, *errs.Error) {
+func (e *byokEnv) call(who principal.Principal, tool, args string) (map[string]any, *errs.Error) {
 	e.t.Helper()
 	ctx := context.WithValue(context.Background(), whoKey{}, who)
 	o := e.p.Call(ctx, pipeline.Request{Tool: tool, Args: []byte(args), Surface: "test"})
@@ -94,8 +95,8 @@ func (e *byokEnv) count() int {
 }
 
 var (
-	alice = registry.Principal{ID: "u-alice", Name: "alice", Tier: "free", Role: "member"}
-	bob   = registry.Principal{ID: "u-bob", Name: "bob", Tier: "free", Role: "member"}
+	alice = principal.Principal{ID: "u-alice", Name: "alice", Tier: "free", Role: principal.Member}
+	bob   = principal.Principal{ID: "u-bob", Name: "bob", Tier: "free", Role: principal.Member}
 )
 
 // TestBYOK: add, list and delete are the caller's own, on both stores; a

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -26,11 +27,11 @@ func TestRetention(t *testing.T) {
 		if err := registry.AddAll(reg, registry.BuiltinToolbox, ServerName, s.sessionTools()...); err != nil {
 			t.Fatal(err)
 		}
-		p := pipeline.New(pipeline.Options{Registry: reg, Sessions: conv, Principal: func(ctx context.Context) (registry.Principal, bool) {
-			u, ok := ctx.Value(whoKey{}).(registry.Principal)
+		p := pipeline.New(pipeline.Options{Registry: reg, Sessions: conv, Principal: func(ctx context.Context) (principal.Principal, bool) {
+			u, ok := ctx.Value(whoKey{}).(principal.Principal)
 			return u, ok
 		}})
-		start := func(who registry.Principal) string {
+		start := func(who principal.Principal) string {
 			o := p.Call(context.WithValue(ctx, whoKey{}, who), pipeline.Request{Tool: "tn_session_start", Args: []byte(`{}`), Surface: "test"})
 			body, _ := o.Body()
 			var out struct{ SessionID string }
@@ -40,8 +41,8 @@ func TestRetention(t *testing.T) {
 			}
 			return out.SessionID
 		}
-		anon := start(registry.Principal{ID: "a1", Name: "anon", Tier: "anonymous"})
-		free := start(registry.Principal{ID: "f1", Name: "free", Tier: "free"})
+		anon := start(principal.Principal{ID: "a1", Name: "anon", Tier: "anonymous"})
+		free := start(principal.Principal{ID: "f1", Name: "free", Tier: "free"})
 		memory, err := conv.Create(ctx, conversation.Draft{Workspace: pipeline.DefaultWorkspace, Platform: "matrix", OwnerTier: "anonymous"})
 		if err != nil {
 			t.Fatal(err)

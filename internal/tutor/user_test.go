@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
@@ -27,13 +28,13 @@ func TestUserTools(t *testing.T) {
 		if err := registry.AddAll(reg, registry.BuiltinToolbox, ServerName, s.userTools()...); err != nil {
 			t.Fatal(err)
 		}
-		p := pipeline.New(pipeline.Options{Registry: reg, Sessions: conv, Principal: func(ctx context.Context) (registry.Principal, bool) {
-			u, ok := ctx.Value(whoKey{}).(registry.Principal)
+		p := pipeline.New(pipeline.Options{Registry: reg, Sessions: conv, Principal: func(ctx context.Context) (principal.Principal, bool) {
+			u, ok := ctx.Value(whoKey{}).(principal.Principal)
 			return u, ok
 		}})
-		alice := registry.Principal{ID: "u-alice", Name: "alice", Tier: "free", Role: "member"}
-		bob := registry.Principal{ID: "u-bob", Name: "bob", Tier: "anonymous", Role: "member"}
-		call := func(who registry.Principal, tool string, args string) (map[string]any, *errs.Error) {
+		alice := principal.Principal{ID: "u-alice", Name: "alice", Tier: "free", Role: principal.Member}
+		bob := principal.Principal{ID: "u-bob", Name: "bob", Tier: "anonymous", Role: principal.Member}
+		call := func(who principal.Principal, tool string, args string) (map[string]any, *errs.Error) {
 			ctx := context.WithValue(context.Background(), whoKey{}, who)
 			o := p.Call(ctx, pipeline.Request{Tool: tool, Args: []byte(args), Surface: "test"})
 			body, _ := o.Body()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
 	"github.com/nexus-mcp/nexus/internal/users"
@@ -16,7 +17,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 	st := storetest.OpenBench(b, store.SQLite, "users")
 	u := users.New(st)
 	ctx := context.Background()
-	_, tok, err := u.Add(ctx, "bench", users.Free, users.Member, "")
+	_, tok, err := u.Add(ctx, "bench", users.Free, principal.Member, "")
 	if err != nil { // kept from an earlier run
 		b.Logf("add: %v", err)
 		tok, _, err = u.AddToken(ctx, "bench", "")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
 )
 
@@ -19,7 +20,7 @@ func TestAuthenticationCache(t *testing.T) {
 	server := New(st)
 	server.now = func() time.Time { return clock }
 	other := New(st) // the CLI, another process
-	_, tok, err := other.Add(ctx, "alice", Free, Member, "")
+	_, tok, err := other.Add(ctx, "alice", Free, principal.Member, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestForgetAndOnChange(t *testing.T) {
 	server, other := New(st), New(st)
 	changes := 0
 	other.OnChange(func(context.Context) { changes++ })
-	_, tok, err := other.Add(ctx, "alice", Free, Member, "")
+	_, tok, err := other.Add(ctx, "alice", Free, principal.Member, "")
 	if err != nil {
 		t.Fatal(err)
 	}

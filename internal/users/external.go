@@ -14,6 +14,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/store"
 )
 
@@ -93,7 +94,7 @@ func (u *Users) createExternal(ctx context.Context, issuer, subject, name, tier,
 		tier = Free
 	}
 	if role == "" {
-		role = Member
+		role = principal.Member
 	}
 	now := u.now()
 	usr := &User{ID: ulid.Make().String(), Tier: tier, Role: role, CreatedAt: now, UpdatedAt: now}

@@ -24,19 +24,18 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/quota"
 	"github.com/nexus-mcp/nexus/internal/store"
 )
 
-// Tiers (the quota package's: a tier sets the daily prompt limit) and roles.
+// Tiers (the quota package's: a tier sets the daily prompt limit). A
+// user's role is one of access control's (principal.Roles).
 const (
 	Anonymous = string(quota.Anonymous)
 	Free      = string(quota.Free)
 	Paid      = string(quota.Paid)
-
-	Admin  = "admin"
-	Member = "member"
 )
 
 // TokenPrefix starts every token, so that a leaked one is recognisable (and
@@ -136,13 +135,13 @@ func CheckTier(tier string) error {
 	return nil
 }
 
-// CheckRole reports why role is not admin or member.
+// CheckRole reports why role is not one of principal.Roles: admin or
+// member.
 func CheckRole(role string) error {
-	switch role {
-	case Admin, Member:
+	if principal.ValidRole(role) {
 		return nil
 	}
-	return errs.Invalid("role", "%q is not a role: admin or member", role)
+	return errs.Invalid("role", "%q is not a role: %s", role, strings.Join(principal.Roles(), " or "))
 }
 
 // newToken returns a token's text and its hash.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
@@ -16,11 +17,11 @@ func TestUsersAndTokens(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		u := users.New(st)
-		alice, tok, err := u.Add(ctx, "alice", users.Free, users.Member, "laptop")
+		alice, tok, err := u.Add(ctx, "alice", users.Free, principal.Member, "laptop")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !users.WellFormed(tok) || alice.Tier != users.Free || alice.Role != users.Member {
+		if !users.WellFormed(tok) || alice.Tier != users.Free || alice.Role != principal.Member {
 			t.Fatalf("add: %+v %q", alice, tok)
 		}
 		// The token's text is nowhere in the store.
@@ -32,7 +33,7 @@ func TestUsersAndTokens(t *testing.T) {
 		if err != nil || got.ID != alice.ID {
 			t.Fatalf("authenticate: %+v %v", got, err)
 		}
-		if _, _, err := u.Add(ctx, "alice", users.Paid, users.Admin, ""); errs.CodeOf(err) != errs.Conflict {
+		if _, _, err := u.Add(ctx, "alice", users.Paid, principal.Admin, ""); errs.CodeOf(err) != errs.Conflict {
 			t.Fatalf("second alice: %v", err)
 		}
 		// A second token; revoking one leaves the other.
@@ -55,7 +56,7 @@ func TestUsersAndTokens(t *testing.T) {
 		}
 		// Disabled users cannot authenticate; set changes tier and role.
 		yes := true
-		paid, admin := users.Paid, users.Admin
+		paid, admin := users.Paid, principal.Admin
 		if _, err := u.Set(ctx, "alice", users.Change{Disabled: &yes}); err != nil {
 			t.Fatal(err)
 		}
@@ -71,8 +72,8 @@ func TestUsersAndTokens(t *testing.T) {
 			err   error
 			field string
 		}{
-			{func() error { _, _, err := u.Add(ctx, "Bob Smith", users.Free, users.Member, ""); return err }(), "name"},
-			{func() error { _, _, err := u.Add(ctx, "bob", "gold", users.Member, ""); return err }(), "tier"},
+			{func() error { _, _, err := u.Add(ctx, "Bob Smith", users.Free, principal.Member, ""); return err }(), "name"},
+			{func() error { _, _, err := u.Add(ctx, "bob", "gold", principal.Member, ""); return err }(), "tier"},
 			{func() error { _, _, err := u.Add(ctx, "bob", users.Free, "root", ""); return err }(), "role"},
 			{func() error { _, err := u.Set(ctx, "alice", users.Change{Tier: &bad}); return err }(), "tier"},
 		} {

@@ -272,7 +272,8 @@ func (s *conn) startTurn(ctx context.Context, wg *sync.WaitGroup, in inbound) {
 }
 
 // watch makes the connection receive the events of conversation id's turns,
-// when its user owns the conversation (an admin also those of no owner).
+// when its user may use the conversation: the pipeline's one rule
+// (principal.MayUse: its owner, and admins).
 func (s *conn) watch(ctx context.Context, id string) {
 	refuse := func(code errs.Code, msg string) {
 		s.push(chat.Event{Type: chat.Error, Code: string(code), ConversationID: id, Message: msg})
@@ -290,7 +291,7 @@ func (s *conn) watch(ctx context.Context, id string) {
 	case err != nil:
 		refuse(errs.Unavailable, "the conversation could not be read; try again")
 		return
-	case !ok || s.user == nil || (owner != s.user.ID && !(owner == "" && s.user.Role == users.Admin)):
+	case !ok || s.user == nil || !s.user.Principal().MayUse(owner):
 		// Another user's conversation looks like none at all.
 		refuse(errs.NotFound, "conversation "+quote(id)+" not found")
 		return
