@@ -368,7 +368,7 @@ func (s *Server) checkBaseURL(ctx context.Context, raw string) (string, error) {
 		}
 		loopback = false
 		if a.IsLoopback() {
-			return bad("host %q is a loopback address, which this server does not allow: model providers must be public "+
+			return bad("host %q is an internal address (loopback), which this server does not allow: model providers must be public "+
 				"(a server started with %s=1 allows loopback hosts, e.g. a local Ollama)", host, AllowLoopbackEnv)
 		}
 		if internal(a) {
@@ -397,7 +397,7 @@ func (s *Server) ModelHTTPClient(timeout time.Duration) *http.Client {
 		}
 		if a := ap.Addr().Unmap(); internal(a) && !(a.IsLoopback() && s.allowLoopback) {
 			if a.IsLoopback() {
-				return fmt.Errorf("model provider address %s is loopback: refused (%s=1 allows it)", a, AllowLoopbackEnv)
+				return fmt.Errorf("model provider address %s is internal (loopback): refused; a server started with %s=1 allows loopback hosts", a, AllowLoopbackEnv)
 			}
 			return fmt.Errorf("model provider address %s is internal: refused", a)
 		}
