@@ -335,7 +335,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"tools", local+downstream, "local_tools", local, "downstream_servers", servers, "downstream_tools", downstream,
 		"trace_retention", app.FormatRetention(keep))
 	if servers > 0 && downstream == 0 {
-		log.Info("downstream servers connect when a client first lists the tools (or at start, when eager); each logs its tools as it connects",
+		log.Info("downstream servers connect when a client connects or opens their toolbox (eager ones at start); each logs its tools as it connects",
 			"downstream_servers", servers)
 	}
 	go a.ScheduleMaintenance(ctx, keep, app.MaintenanceInterval)
