@@ -133,20 +133,16 @@ func closeServing(a *app.App, log *slog.Logger, command string) {
 
 // openForListing opens the app for tools list, which reads no data: on a
 // temporary SQLite store, whatever --db says, so that listing the tools
-// neither creates the data directory nor migrates a database. It logs at
-// warn unless --log-level or NEXUS_LOG_LEVEL says otherwise (the temporary
-// store's migrations are nobody's business). The function returned closes
-// the app and removes the store.
-func (c *common) openForListing(ctx context.Context, stderr io.Writer, fs *flag.FlagSet) (*app.App, func(), error) {
+// neither creates the data directory nor migrates a database. Like every
+// command that runs once, it logs at warn unless --log-level or
+// NEXUS_LOG_LEVEL says otherwise (the temporary store's migrations are
+// nobody's business). The function returned closes the app and removes
+// the store.
+func (c *common) openForListing(ctx context.Context, stderr io.Writer) (*app.App, func(), error) {
 	if err := checkDB(c.db); err != nil {
 		return nil, nil, err
 	}
-	set := os.Getenv("NEXUS_LOG_LEVEL") != ""
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "log-level" })
 	tmp := *c
-	if !set {
-		tmp.logLevel = "warn"
-	}
 	dir, err := os.MkdirTemp("", "nexus-tools-")
 	if err != nil {
 		return nil, nil, err
@@ -189,8 +185,7 @@ func callTarget(fs *flag.FlagSet, pos []string, argsFlag string, stderr io.Write
 		return "", "", exitError{2}
 	}
 	if len(pos) == 0 {
-		fs.Usage()
-		return "", "", exitError{2}
+		return usageError(`give the tool to call: nexus call TOOL ['{"name": "value"}']; "nexus call --help" lists the flags, "nexus tools list" the tools`)
 	}
 	tool, arguments = pos[0], argsFlag
 	if len(pos) == 1 {

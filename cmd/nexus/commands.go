@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -58,7 +59,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	c.events = os.Getenv("NEXUS_EVENTS")
 	fs.StringVar(&c.dataDir, "data-dir", os.Getenv("NEXUS_DATA_DIR"), "data directory holding the SQLite database (env NEXUS_DATA_DIR; default: the user's data directory)")
 	fs.StringVar(&c.db, "db", os.Getenv("NEXUS_DB"), "database: a postgres:// or postgresql:// URL for PostgreSQL, or a SQLite file path (or sqlite:PATH) (env NEXUS_DB; default: nexus.db in the data directory)")
-	fs.StringVar(&c.logLevel, "log-level", envOr("NEXUS_LOG_LEVEL", "info"), "log level: debug, info, warn or error (env NEXUS_LOG_LEVEL)")
+	fs.StringVar(&c.logLevel, "log-level", os.Getenv("NEXUS_LOG_LEVEL"), "log level: debug, info, warn or error (env NEXUS_LOG_LEVEL; default info for serve and stdio, warn for the other commands)")
 	fs.BoolVar(&c.noDemo, "no-demo", false, "do not load the demo knowledge base into a new database")
 	fs.StringVar(&c.config, "config", os.Getenv("NEXUS_CONFIG"), "configuration file of toolboxes of downstream MCP servers: Nexus YAML, MCP Workbench or desktop-client (mcpServers) format (env NEXUS_CONFIG)")
 }
@@ -79,7 +80,18 @@ func (c *common) openAdmin(ctx context.Context, stderr io.Writer) (*app.App, err
 // so that a --db Nexus cannot open is refused before anything is created.
 func (c *common) open(ctx context.Context, stderr io.Writer) (*app.App, *slog.Logger, error) {
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+	name := c.logLevel
+	if name == "" {
+		// serve and stdio log their start, their downstream servers and
+		// their stop; a command that runs once (call, import, users, ...)
+		// writes to standard error only when something is wrong, not the
+		// migrations of a new database or the demo data loaded.
+		name = "warn"
+		if c.transport != "" {
+			name = "info"
+		}
+	}
+	if err := level.UnmarshalText([]byte(name)); err != nil {
 		return nil, nil, fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
@@ -119,25 +131,54 @@ func envInt(k string, def int) int {
 	return n
 }
 
-func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+// newFlagSet returns the flag set of command name ("serve", "users add"):
+// its help (fs.Usage: the synopsis and the flags) goes to stdout, where
+// --help asks for it; parse reports mistakes on stderr.
+func newFlagSet(name, synopsis string, stdout, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: %s\n\nFlags:\n", synopsis)
-		printFlags(stderr, fs)
+		fmt.Fprintf(stdout, "Usage: %s\n\nFlags:\n", synopsis)
+		printFlags(stdout, fs)
 	}
 	return fs
 }
 
-// parse parses flags; --help exits 0 after printing usage.
+// isHelp reports whether arg asks for help, as the flag package reads it.
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// parse parses flags. -h, -help or --help prints the command's help
+// (fs.Usage) and exits 0; any other mistake is named on fs's output with
+// one line pointing to the help (not the whole help, which would push the
+// error off the screen), and exits 2.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitError{0}
-		}
-		return exitError{2}
+	help, out := fs.Usage, fs.Output()
+	// The flag package prints its error and calls Usage on every mistake:
+	// this function says it instead, with --flag as the help writes flags.
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.Usage = help
+	fs.SetOutput(out)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		help()
+		return exitError{0}
 	}
-	return nil
+	fmt.Fprintf(out, "nexus %s: %s\nRun \"nexus %s --help\" for its flags.\n", fs.Name(), flagError(err), fs.Name())
+	return exitError{2}
+}
+
+// singleDash is a flag written with one dash in the flag package's errors.
+var singleDash = regexp.MustCompile(`(^|[\s:])-([A-Za-z][A-Za-z0-9-]*)`)
+
+// flagError is the flag package's error as the help writes flags, with two
+// dashes: "unknown flag --bogus" for "flag provided but not defined: -bogus".
+func flagError(err error) string {
+	msg := strings.Replace(err.Error(), "flag provided but not defined: ", "unknown flag ", 1)
+	return singleDash.ReplaceAllString(msg, "$1--$2")
 }
 
 // openAll opens every configured toolbox (nil without a configuration).
@@ -149,7 +190,7 @@ func openAll(a *app.App) func(context.Context) {
 }
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "nexus serve [--addr HOST:PORT] [--config FILE] [--data-dir DIR] [--db URL]", stderr)
+	fs := newFlagSet("serve", "nexus serve [--addr HOST:PORT] [--config FILE] [--data-dir DIR] [--db URL]", stdout, stderr)
 	var c common
 	c.register(fs)
 	addr := fs.String("addr", envOr("NEXUS_ADDR", DefaultAddr), "listen address (env NEXUS_ADDR)")
@@ -289,8 +330,14 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// No ReadTimeout or WriteTimeout: they would cut SSE streams; the
 	// handler bounds request bodies (httpapi.DefaultBodyTimeout).
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: httpapi.ReadHeaderTimeout, IdleTimeout: httpapi.IdleTimeout, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	log.Info("nexus serving", "mcp", "http://"+ln.Addr().String()+"/mcp", "store", a.Store.Dialect(), "tools", a.Health(ctx)["tools"],
+	local, downstream, servers := toolCounts(a)
+	log.Info("nexus serving", "ui", "http://"+ln.Addr().String()+"/", "mcp", "http://"+ln.Addr().String()+"/mcp", "store", a.Store.Dialect(),
+		"tools", local+downstream, "local_tools", local, "downstream_servers", servers, "downstream_tools", downstream,
 		"trace_retention", app.FormatRetention(keep))
+	if servers > 0 && downstream == 0 {
+		log.Info("downstream servers connect when a client connects or opens their toolbox (eager ones at start); each logs its tools as it connects",
+			"downstream_servers", servers)
+	}
 	go a.ScheduleMaintenance(ctx, keep, app.MaintenanceInterval)
 	if !httpapi.IsLoopbackAddr(*addr) {
 		log.Info("listening beyond loopback: every request needs a user's token", "addr", *addr)
@@ -318,6 +365,25 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log.Warn("drain: chat turns still running when the drain timeout passed", "err", err)
 	}
 	return nil
+}
+
+// toolCounts counts the tools the flat surface lists: local ones, and
+// those of downstream servers connected so far; and the downstream servers
+// configured, whose tools come on top once they connect.
+func toolCounts(a *app.App) (local, downstream, servers int) {
+	for _, t := range a.Registry.Listed(registry.Tools) {
+		if t.Source == registry.Local {
+			local++
+		} else {
+			downstream++
+		}
+	}
+	if a.Workbench != nil {
+		for _, tb := range a.Workbench.Toolboxes() {
+			servers += len(tb.Servers)
+		}
+	}
+	return local, downstream, servers
 }
 
 // DefaultDrainTimeout is how long "nexus serve" lets calls in flight
@@ -350,7 +416,7 @@ func splitList(s string) []string {
 }
 
 func cmdStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("stdio", "nexus stdio [--surface flat|agents|bounded] [--config FILE] [--data-dir DIR] [--db URL]", stderr)
+	fs := newFlagSet("stdio", "nexus stdio [--surface flat|agents|bounded] [--config FILE] [--data-dir DIR] [--db URL]", stdout, stderr)
 	var c common
 	c.register(fs)
 	surface := fs.String("surface", envOr("NEXUS_SURFACE", "flat"), "MCP surface: flat (every tool by name), agents (one tool per agent with a mode) or bounded (get_tools, open_toolbox, use_tool) (env NEXUS_SURFACE)")
@@ -389,21 +455,21 @@ func cmdStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 }
 
 func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && (args[0] == "--help" || args[0] == "-h" || args[0] == "-help") {
+	if len(args) > 0 && isHelp(args[0]) {
 		args = []string{"list", "--help"}
 	}
 	if len(args) == 0 || args[0] != "list" {
 		fmt.Fprintln(stderr, `Usage: nexus tools list [--json] [--config FILE]; "nexus tools list --help" lists the flags`)
 		return exitError{2}
 	}
-	fs := newFlagSet("tools list", "nexus tools list [--json] [--config FILE]  (reads no database)", stderr)
+	fs := newFlagSet("tools list", "nexus tools list [--json] [--config FILE]  (reads no database)", stdout, stderr)
 	var c common
 	c.register(fs)
 	asJSON := fs.Bool("json", false, "print the tools with their full input schemas as JSON")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
-	a, done, err := c.openForListing(ctx, stderr, fs)
+	a, done, err := c.openForListing(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -442,7 +508,7 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("call", "nexus call TOOL [JSON | --args JSON] [--as USER] [--config FILE] [--data-dir DIR] [--db URL|PATH]", stderr)
+	fs := newFlagSet("call", "nexus call TOOL [JSON | --args JSON] [--as USER] [--config FILE] [--data-dir DIR] [--db URL|PATH]", stdout, stderr)
 	var c common
 	c.register(fs)
 	argsJSON := fs.String("args", "{}", "the tool's arguments as a JSON object (\"-\" reads them from standard input)")

@@ -45,9 +45,9 @@ const importKinds = `Kinds:
 // FILE.... Each file is one transaction; importing a file again changes
 // nothing. It never loads the demo data.
 func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("import", importSynopsis, stderr)
+	fs := newFlagSet("import", importSynopsis, stdout, stderr)
 	usage := fs.Usage
-	fs.Usage = func() { usage(); fmt.Fprint(stderr, "\n"+importKinds) }
+	fs.Usage = func() { usage(); fmt.Fprint(stdout, "\n"+importKinds) }
 	var c common
 	c.register(fs)
 	workspace := fs.String("workspace", pipeline.DefaultWorkspace, "the workspace a tutor-session snapshot is restored into, or beliefs are imported into")
@@ -147,6 +147,9 @@ func printSummary(w io.Writer, s tutor.Summary, db string, took time.Duration) {
 		fmt.Fprintf(w, "; %s row(s) repeated in their file, stored once", n(s.Duplicates))
 	}
 	fmt.Fprintln(w)
+	if s.DemoRemoved > 0 {
+		fmt.Fprintf(w, "demo records removed: %s (the demo's made-up records of the institutions these files name; real data never sits beside them)\n", n(s.DemoRemoved))
+	}
 	stored, unparsed := 0, 0
 	for _, f := range s.PerFile {
 		if f.Kind == tutor.KindTransfers {

@@ -94,9 +94,9 @@ func TestImportCommandErrors(t *testing.T) {
 			}
 		}
 	}
-	_, errOut, code := runNexus(t, "", "import", "--help")
-	if code != 0 || !strings.Contains(errOut, "sfu-outlines") || !strings.Contains(errOut, "--workspace") {
-		t.Fatalf("import --help: %d %s", code, errOut)
+	out, errOut, code := runNexus(t, "", "import", "--help")
+	if code != 0 || !strings.Contains(out, "sfu-outlines") || !strings.Contains(out, "--workspace") || errOut != "" {
+		t.Fatalf("import --help: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
 

@@ -23,14 +23,15 @@ const rewrapBatch = 500
 // keyring, so a rotation stopped half way leaves every credential readable,
 // and running it again finishes the work.
 func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "rotate" {
+	if len(args) == 0 || (args[0] != "rotate" && !isHelp(args[0])) {
 		fmt.Fprintf(stderr, "Usage: %s\n", keysSynopsis)
 		return exitError{2}
 	}
-	fs := newFlagSet("keys rotate", keysSynopsis, stderr)
+	_, name, rest := subcommand("keys", args)
+	fs := newFlagSet(name, keysSynopsis, stdout, stderr)
 	var c common
 	c.register(fs)
-	pos, err := parseInterspersed(fs, args[1:])
+	pos, err := parseInterspersed(fs, rest)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,8 @@ Common flags:
   --db URL|PATH          a postgres:// or postgresql:// URL for PostgreSQL, or a SQLite
                          file path (or sqlite:PATH); default: nexus.db in the data
                          directory; env NEXUS_DB
-  --log-level LEVEL      debug, info, warn or error (default info); env NEXUS_LOG_LEVEL
+  --log-level LEVEL      debug, info, warn or error (default info for serve and stdio,
+                         warn for the other commands); env NEXUS_LOG_LEVEL
   --no-demo              do not load the demo knowledge base into a new database
 
 serve:
@@ -118,6 +119,22 @@ call:
   --as USER              call as this user, with their access and workspaces (default:
                          the local admin)
 
+Environment (no flags):
+  NEXUS_LLM_PROVIDER     the server's language model, for the chat and tn_session_ask:
+                         openai (or any OpenAI-compatible server) or anthropic; none
+                         by default (users may bring their own)
+  NEXUS_LLM_MODEL        the model, e.g. gpt-4o-mini, claude-sonnet-4-5, llama3.1
+  NEXUS_LLM_API_KEY      the provider's key (not needed by Ollama)
+  NEXUS_LLM_BASE_URL     the API's base URL, e.g. http://127.0.0.1:11434/v1 for Ollama
+  NEXUS_KEYRING          the keyring sealing users' model credentials, in keyring.json's
+                         format (default: keyring.json in the data directory, created on
+                         first run); replicas on one PostgreSQL database share it
+  NEXUS_ALLOW_LOOPBACK_MODEL_URLS=1
+                         let users' model base URLs name loopback hosts (http too), e.g.
+                         a local Ollama; refused otherwise
+  OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_EXPORTER=console
+                         export every call as an OpenTelemetry span
+
 A flag also works with one dash, and as --flag=value. "nexus COMMAND --help" prints one
 command's flags.
 `
@@ -153,11 +170,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "reload":
 		err = cmdReload(ctx, rest, stdout, stderr)
 	case "version", "--version":
+		if len(rest) > 0 && isHelp(rest[0]) {
+			fmt.Fprintln(stdout, "Usage: nexus version\n\nPrints the version of this nexus binary.")
+			break
+		}
 		fmt.Fprintln(stdout, "nexus", versionString())
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 	default:
-		fmt.Fprintf(stderr, "nexus: unknown command %q\n\n%s", cmd, usage)
+		fmt.Fprintf(stderr, "nexus: unknown command %q\nRun \"nexus --help\" for the commands.\n", cmd)
 		return 2
 	}
 	var ee exitError

@@ -29,7 +29,7 @@ func retentionFlag(fs *flag.FlagSet) func() (time.Duration, error) {
 // cmdMaintenance runs maintenance once: it deletes traces older than the
 // retention. "nexus serve" does the same every hour.
 func cmdMaintenance(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("maintenance", "nexus maintenance [--trace-retention 30d] [common flags]", stderr)
+	fs := newFlagSet("maintenance", "nexus maintenance [--trace-retention 30d] [common flags]", stdout, stderr)
 	var c common
 	c.register(fs)
 	retention := retentionFlag(fs)

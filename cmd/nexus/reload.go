@@ -42,7 +42,7 @@ const reloadSynopsis = `nexus reload [--db URL] (env NEXUS_EVENTS for NATS)`
 // publishes app.TopicConfigChanged and returns; each replica logs its
 // reload or why it refused the file.
 func cmdReload(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("reload", reloadSynopsis, stderr)
+	fs := newFlagSet("reload", reloadSynopsis, stdout, stderr)
 	var c common
 	c.register(fs)
 	pos, err := parseInterspersed(fs, args)

@@ -30,18 +30,30 @@ func openUsers(ctx context.Context, c *common, stderr io.Writer) (*users.Users, 
 	return a.Users, a.Close, nil
 }
 
+// subcommand splits the arguments of a command with subcommands (users
+// add, ...): the subcommand, the flag set's name, and the arguments after
+// the subcommand. When the first argument asks for help ("nexus users
+// --help"), there is no subcommand and the command's name is the flag
+// set's, which parses the request for help.
+func subcommand(command string, args []string) (sub, name string, rest []string) {
+	if isHelp(args[0]) {
+		return "", command, args
+	}
+	return args[0], command + " " + args[0], args[1:]
+}
+
 // printToken shows a new token's text, once.
 func printToken(w io.Writer, name, text string) {
 	fmt.Fprintf(w, "token for %s (shown once; Nexus keeps only its hash):\n%s\n", name, text)
 }
 
 func cmdUsers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "add" && args[0] != "list" && args[0] != "set") {
+	if len(args) == 0 || (args[0] != "add" && args[0] != "list" && args[0] != "set" && !isHelp(args[0])) {
 		fmt.Fprintf(stderr, "Usage: %s\n", usersSynopsis)
 		return exitError{2}
 	}
-	sub := args[0]
-	fs := newFlagSet("users "+sub, usersSynopsis, stderr)
+	sub, name, rest := subcommand("users", args)
+	fs := newFlagSet(name, usersSynopsis, stdout, stderr)
 	var c common
 	c.register(fs)
 	tier := fs.String("tier", "", "tier: anonymous, free or paid (add: default free)")
@@ -49,7 +61,7 @@ func cmdUsers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	label := fs.String("label", "", "a label for the first token (add)")
 	disabled := fs.String("disabled", "", "true disables the user (their tokens stop working), false enables (set)")
 	asJSON := fs.Bool("json", false, "print JSON (list)")
-	pos, err := parseInterspersed(fs, args[1:])
+	pos, err := parseInterspersed(fs, rest)
 	if err != nil {
 		return err
 	}
@@ -126,17 +138,17 @@ func cmdUsers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func cmdTokens(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "add" && args[0] != "list" && args[0] != "revoke") {
+	if len(args) == 0 || (args[0] != "add" && args[0] != "list" && args[0] != "revoke" && !isHelp(args[0])) {
 		fmt.Fprintf(stderr, "Usage: %s\n", tokensSynopsis)
 		return exitError{2}
 	}
-	sub := args[0]
-	fs := newFlagSet("tokens "+sub, tokensSynopsis, stderr)
+	sub, name, rest := subcommand("tokens", args)
+	fs := newFlagSet(name, tokensSynopsis, stdout, stderr)
 	var c common
 	c.register(fs)
 	label := fs.String("label", "", "a label for the token (add)")
 	asJSON := fs.Bool("json", false, "print JSON (list)")
-	pos, err := parseInterspersed(fs, args[1:])
+	pos, err := parseInterspersed(fs, rest)
 	if err != nil {
 		return err
 	}

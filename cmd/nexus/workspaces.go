@@ -25,18 +25,18 @@ func cmdWorkspaces(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "Usage: %s\n", workspacesSynopsis)
 		return exitError{2}
 	}
-	sub := args[0]
+	sub, name, rest := subcommand("workspaces", args)
 	n, known := want[sub]
-	if !known {
+	if !known && sub != "" {
 		fmt.Fprintf(stderr, "nexus workspaces: unknown command %q\nUsage: %s\n", sub, workspacesSynopsis)
 		return exitError{2}
 	}
-	fs := newFlagSet("workspaces "+sub, workspacesSynopsis, stderr)
+	fs := newFlagSet(name, workspacesSynopsis, stdout, stderr)
 	var c common
 	c.register(fs)
 	user := fs.String("user", "", "only the workspaces this user owns or is a member of (list)")
 	asJSON := fs.Bool("json", false, "print JSON (list)")
-	pos, err := parseInterspersed(fs, args[1:])
+	pos, err := parseInterspersed(fs, rest)
 	if err != nil {
 		return err
 	}

@@ -76,6 +76,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	var s *Store
+	var sqlitePath string // the SQLite file, for the error that cannot open it
 	switch u := opts.URL; {
 	case strings.HasPrefix(u, "postgres://"), strings.HasPrefix(u, "postgresql://"):
 		db, err := sql.Open("pgx", u)
@@ -111,10 +112,17 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		db.SetMaxOpenConns(8)
 		db.SetMaxIdleConns(8)
 		s = &Store{db: db, dialect: SQLite, writer: make(chan struct{}, 1)}
+		sqlitePath = path
 	}
 	s.prepared = &Prepared{db: s.db, stmts: map[string]*sql.Stmt{}, off: s.dialect == Postgres}
 	if err := s.db.PingContext(ctx); err != nil {
 		s.db.Close()
+		if s.dialect == SQLite {
+			if problem := sqlitePathProblem(sqlitePath); problem != "" {
+				return nil, fmt.Errorf("store: open the SQLite database %s: %s: %w", sqlitePath, problem, err)
+			}
+			return nil, fmt.Errorf("store: open the SQLite database %s: %w", sqlitePath, err)
+		}
 		return nil, fmt.Errorf("store: connect %s: %w", s.dialect, err)
 	}
 	if err := s.migrate(ctx, log); err != nil {

@@ -367,6 +367,10 @@ func (s *Server) checkBaseURL(ctx context.Context, raw string) (string, error) {
 			continue
 		}
 		loopback = false
+		if a.IsLoopback() {
+			return bad("host %q is an internal address (loopback), which this server does not allow: model providers must be public "+
+				"(a server started with %s=1 allows loopback hosts, e.g. a local Ollama)", host, AllowLoopbackEnv)
+		}
 		if internal(a) {
 			return bad("host %q is an internal address (loopback, private, link-local or reserved); model providers must be public", host)
 		}
@@ -392,6 +396,9 @@ func (s *Server) ModelHTTPClient(timeout time.Duration) *http.Client {
 			return fmt.Errorf("model provider address %q: %w", address, err)
 		}
 		if a := ap.Addr().Unmap(); internal(a) && !(a.IsLoopback() && s.allowLoopback) {
+			if a.IsLoopback() {
+				return fmt.Errorf("model provider address %s is internal (loopback): refused; a server started with %s=1 allows loopback hosts", a, AllowLoopbackEnv)
+			}
 			return fmt.Errorf("model provider address %s is internal: refused", a)
 		}
 		return nil

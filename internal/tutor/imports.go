@@ -64,15 +64,19 @@ const MaxProblems = 100
 // credit text verbatim, flagged unparsed), a course or section row that is
 // not is skipped. Both are listed in Problems with their reason.
 type Summary struct {
-	Kind       string        `json:"kind"`
-	Files      int           `json:"files"`
-	RowsRead   int           `json:"rowsRead"`
-	Created    int           `json:"created"`
-	Updated    int           `json:"updated"`
-	Unchanged  int           `json:"unchanged"`
-	Duplicates int           `json:"duplicates"`
-	NotParsed  int           `json:"notParsed"`
-	PerFile    []FileSummary `json:"perFile"`
+	Kind       string `json:"kind"`
+	Files      int    `json:"files"`
+	RowsRead   int    `json:"rowsRead"`
+	Created    int    `json:"created"`
+	Updated    int    `json:"updated"`
+	Unchanged  int    `json:"unchanged"`
+	Duplicates int    `json:"duplicates"`
+	NotParsed  int    `json:"notParsed"`
+	// DemoRemoved counts the demo's records the import deleted: real data
+	// replaces the demo's made-up records of the institutions it names
+	// (see purgeDemo).
+	DemoRemoved int           `json:"demoRemoved,omitempty"`
+	PerFile     []FileSummary `json:"perFile"`
 	// Problems are the first MaxProblems problems; ProblemCount counts
 	// them all and Reasons tallies them by reason.
 	Problems     []Problem     `json:"problems"`
@@ -90,6 +94,8 @@ type FileSummary struct {
 	Unchanged  int    `json:"unchanged"`
 	Duplicates int    `json:"duplicates"`
 	NotParsed  int    `json:"notParsed"`
+	// DemoRemoved counts the demo's records the file replaced.
+	DemoRemoved int `json:"demoRemoved,omitempty"`
 }
 
 // Problem is a row the import could not take as it is.
@@ -149,8 +155,10 @@ type input struct {
 // nothing is written. Then each file is written in one transaction: all
 // its rows or none. Importing the same file again changes nothing (its
 // rows are Unchanged); a row whose content changed is Updated; an import
-// never deletes. progress, if not nil, is called as rows are written, with
-// the rows done and the total of all files.
+// never deletes, except the demo's records of the institutions a file of
+// real data names (purgeDemo), in that file's transaction. progress, if
+// not nil, is called as rows are written, with the rows done and the total
+// of all files.
 func (s *Server) Import(ctx context.Context, kind string, files []string, progress func(done, total int), opts ...ImportOption) (Summary, error) {
 	ins := make([]*input, 0, len(files))
 	for _, f := range files {
@@ -228,6 +236,7 @@ func (s *Server) importInputs(ctx context.Context, kind string, ins []*input, pr
 		sum.Unchanged += fs.Unchanged
 		sum.Duplicates += fs.Duplicates
 		sum.NotParsed += fs.NotParsed
+		sum.DemoRemoved += fs.DemoRemoved
 		for _, p := range probs {
 			sum.ProblemCount++
 			tally[p.Reason]++
@@ -235,7 +244,7 @@ func (s *Server) importInputs(ctx context.Context, kind string, ins []*input, pr
 				sum.Problems = append(sum.Problems, p)
 			}
 		}
-		changed = changed || fs.Created > 0 || fs.Updated > 0
+		changed = changed || fs.Created > 0 || fs.Updated > 0 || fs.DemoRemoved > 0
 	}
 	for r, n := range tally {
 		sum.Reasons = append(sum.Reasons, ReasonCount{Reason: r, Count: n})
@@ -293,6 +302,14 @@ func (s *Server) importOne(ctx context.Context, cfg importConfig, in *input, tic
 		err = s.importSession(ctx, cfg.workspace, in.decoded.(Snapshot), run)
 	} else {
 		err = s.st.Tx(ctx, func(tx *sql.Tx) error {
+			if source != DemoSource {
+				// Real data replaces the demo's records of its institutions.
+				n, err := s.purgeDemo(ctx, tx, s.demoInstitutions(in))
+				if err != nil {
+					return err
+				}
+				run.sum.DemoRemoved = n
+			}
 			switch d := in.decoded.(type) {
 			case *catalogueFile:
 				return s.importCatalogue(ctx, tx, d, source, run)

@@ -75,6 +75,12 @@ type Server struct {
 	resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
+// AllowLoopbackEnv is the environment variable that sets
+// Options.AllowLoopbackModelURLs when set to 1 (internal/app reads it); a
+// loopback base URL refused names it, so that whoever runs the server knows
+// how to allow a local model.
+const AllowLoopbackEnv = "NEXUS_ALLOW_LOOPBACK_MODEL_URLS"
+
 // Options configure a Server.
 type Options struct {
 	// CursorKey signs pagination cursors (a store secret, so that cursors
@@ -85,7 +91,8 @@ type Options struct {
 	// those tools answer SERVICE_UNAVAILABLE.
 	Keyring *secrets.Keyring
 	// AllowLoopbackModelURLs lets credentials' base URLs name loopback
-	// hosts, over http too (a local Ollama); off by default.
+	// hosts, over http too (a local Ollama); off by default. Nexus sets it
+	// from AllowLoopbackEnv.
 	AllowLoopbackModelURLs bool
 	// ReloadKeyring reads the keyring again (its file); nil means it
 	// cannot change while Nexus runs.
