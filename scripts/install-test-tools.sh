@@ -57,7 +57,7 @@ NODE_BIN=$NODE_DIR/node_modules/.bin/node
 if [[ -x $NODE_BIN ]] && [[ "$("$NODE_BIN" --version 2>/dev/null)" == "v$NODE_VERSION" ]]; then
 	log "node v$NODE_VERSION already installed"
 else
-	log "installing $NODE_PKG@$NODE_VERSION into $NODE_DIR"
+	log "installing Node.js $NODE_VERSION (npm package $NODE_PKG@$NODE_VERSION, from the npm registry) into $NODE_DIR"
 	rm -rf "$NODE_DIR"
 	mkdir -p "$NODE_DIR"
 	cat >"$NODE_DIR/package.json" <<EOF
@@ -90,7 +90,7 @@ npm_ci_pinned() {
 		log "$pkg@$want already installed"
 		return
 	fi
-	log "installing $pkg@$want into $dest (npm ci)"
+	log "installing $pkg@$want and the dependencies its lock file pins (npm ci, from the npm registry) into $dest"
 	rm -rf "$dest"
 	mkdir -p "$dest"
 	cp "$src/package.json" "$src/package-lock.json" "$dest/"
@@ -120,35 +120,36 @@ MEMORY_JS=$MEMORY_PKG/dist/index.js
 npm_ci_pinned "$PEERS_SRC" "$TOOLS/peers" @modelcontextprotocol/server-memory
 [[ -f $MEMORY_JS ]] || die "server-memory install has no $MEMORY_JS"
 
+# apt_install PKG BIN installs Debian's package PKG system-wide with apt-get
+# when BIN is missing (as root only), saying first which version of PKG goes
+# where.
+apt_install() {
+	local pkg=$1 bin=$2 version
+	[[ -x $bin ]] && return
+	if [[ $(id -u) != 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+		die "$bin is missing: install Debian's $pkg package (apt-get install $pkg) as root"
+	fi
+	version=$(apt-cache policy "$pkg" 2>/dev/null | awk '/Candidate:/ {print $2}')
+	if [[ -z $version || $version == "(none)" ]]; then
+		log "updating apt's package lists (apt-get update) to find Debian's $pkg"
+		apt-get update -q >/dev/null || die "apt-get update failed"
+		version=$(apt-cache policy "$pkg" 2>/dev/null | awk '/Candidate:/ {print $2}')
+	fi
+	log "installing Debian's $pkg ${version:-(version unknown)} and its dependencies (apt-get install, system-wide) for $bin"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >/dev/null || die "apt-get install $pkg failed"
+}
+
 # The web UI's browser test: playwright-core driving Debian's Chromium
 # (Playwright's own browser download cannot run here).
 BROWSER_SRC=$REPO/test/browser
 PLAYWRIGHT_PKG=$TOOLS/browser/node_modules/playwright-core
 npm_ci_pinned "$BROWSER_SRC" "$TOOLS/browser" playwright-core
 CHROMIUM=/usr/bin/chromium
-if [[ ! -x $CHROMIUM ]]; then
-	if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
-		log "installing Debian's chromium (apt-get)"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null ||
-			{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; } ||
-			die "apt-get install chromium failed"
-	else
-		die "$CHROMIUM is missing: install Debian's chromium package (apt-get install chromium) as root"
-	fi
-fi
+apt_install chromium "$CHROMIUM"
 
 # The README's nginx configuration runs in front of replicas (TestNginxExample).
 NGINX=/usr/sbin/nginx
-if [[ ! -x $NGINX ]]; then
-	if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
-		log "installing Debian's nginx (apt-get)"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx-light >/dev/null ||
-			{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx-light >/dev/null; } ||
-			die "apt-get install nginx-light failed"
-	else
-		die "$NGINX is missing: install Debian's nginx-light package (apt-get install nginx-light) as root"
-	fi
-fi
+apt_install nginx-light "$NGINX"
 
 cat <<EOF
 NEXUS_TOOLS_DIR=$TOOLS

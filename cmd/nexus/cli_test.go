@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -136,20 +137,15 @@ func TestDBMustBeAPathOrPostgresURL(t *testing.T) {
 			c.Dir = cwd
 			var errb strings.Builder
 			c.Stderr = &errb
-			done := make(chan error, 1)
+			testtools.OwnGroup(c)
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
-			go func() { done <- c.Wait() }()
-			select {
-			case err := <-done:
-				if err == nil {
-					t.Errorf("%v --db %s: exit 0", cmd, db)
-				}
-			case <-time.After(30 * time.Second):
-				c.Process.Kill()
-				<-done
+			// It exits at once; one still running after a while is ended.
+			if graceful, err := testtools.Stop(t, c, syscall.Signal(0), 30*time.Second); !graceful {
 				t.Errorf("%v --db %s: still running", cmd, db)
+			} else if err == nil {
+				t.Errorf("%v --db %s: exit 0", cmd, db)
 			}
 			for _, want := range []string{"--db", "postgres://", "postgresql://", "path"} {
 				if !strings.Contains(errb.String(), want) {
@@ -235,20 +231,19 @@ func TestStartAndStopAreLogged(t *testing.T) {
 	cmd := exec.Command(binary, "serve", "--addr", addr, "--data-dir", data)
 	var logs lockedBuffer
 	cmd.Stderr = &logs
+	testtools.OwnGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill() // should it not start
+	stopped := false
+	defer func() { // should it not start
+		if !stopped {
+			testtools.Stop(t, cmd, os.Interrupt, 20*time.Second)
+		}
+	}()
 	testtools.Eventually(t, 30*time.Second, `nexus serve to log "nexus serving"`, func() bool { return strings.Contains(logs.String(), "nexus serving") })
-	cmd.Process.Signal(os.Interrupt)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		<-done
-	}
+	stopped = true
+	testtools.Stop(t, cmd, os.Interrupt, 20*time.Second)
 	if s := logs.String(); !hasLogLine(s, "INFO", "database="+dbPath) || !hasLogLine(s, "INFO", `msg="nexus stopped"`) {
 		t.Errorf("serve:\n%s", s)
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,47 +14,87 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
-// sharedDataDir is the shared real data: NEXUS_SHARED_DATA, or
-// ../shared/data beside the repository root. Missing data fails the test.
-func sharedDataDir(t testing.TB) string {
+// importRecords reads the records of the file rel of the data directory
+// dir: the rows an import reads.
+func importRecords(t *testing.T, dir, rel string) []map[string]any {
 	t.Helper()
-	return testtools.SharedData(t)
+	b, err := os.ReadFile(filepath.Join(dir, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		t.Fatalf("%s: %v", rel, err)
+	}
+	for _, list := range []string{"courses", "attributes", "data"} {
+		if raw, ok := top[list]; ok {
+			var recs []map[string]any
+			if err := json.Unmarshal(raw, &recs); err != nil {
+				t.Fatalf("%s: %v", rel, err)
+			}
+			return recs
+		}
+	}
+	t.Fatalf("%s: no list of records", rel)
+	return nil
 }
 
 // TestImportCommand imports each real file with its kind through the
 // binary, then all of them with auto: the second time nothing changes. No
-// progress bar is drawn when standard error is not a terminal.
+// progress bar is drawn when standard error is not a terminal. On the
+// excerpt, and on the whole shared data when it is there (20,831 rows).
 func TestImportCommand(t *testing.T) {
-	data := sharedDataDir(t)
+	testtools.ForEachData(t, testImportCommand)
+}
+
+func testImportCommand(t *testing.T, d testtools.Data) {
+	data := d.Dir
 	dir := t.TempDir()
-	files := []struct{ kind, rel, rows string }{
-		{"langara-catalogue", "langara/catalogue.json", "1,242 rows read"},
-		{"langara-attributes", "langara/attributes.json", "691 rows read"},
-		{"langara-sections", "langara/202310.json", "1,309 rows read"},
-		{"langara-sections", "langara/202320.json", "818 rows read"},
-		{"langara-sections", "langara/202330.json", "1,308 rows read"},
-		{"sfu-outlines", "sfu/outlines.json", "3,581 rows read"},
-		{"bctg-transfers", "langara/transfers.json", "11,882 rows read"},
+	files := []struct{ kind, rel string }{
+		{"langara-catalogue", "langara/catalogue.json"},
+		{"langara-attributes", "langara/attributes.json"},
+		{"langara-sections", "langara/202310.json"},
+		{"langara-sections", "langara/202320.json"},
+		{"langara-sections", "langara/202330.json"},
+		{"sfu-outlines", "sfu/outlines.json"},
+		{"bctg-transfers", "langara/transfers.json"},
 	}
 	var all []string
+	total, repeated := 0, 0
 	for _, f := range files {
 		p := filepath.Join(data, f.rel)
 		all = append(all, p)
+		recs := importRecords(t, data, f.rel)
+		total += len(recs)
 		out, errOut, code := runNexus(t, "", "import", f.kind, p, "--data-dir", dir)
-		if code != 0 || !strings.Contains(out, f.rows) {
-			t.Fatalf("import %s %s: exit %d\n%s\n%s", f.kind, f.rel, code, out, errOut)
+		if code != 0 || !strings.Contains(out, thousands(len(recs))+" rows read") {
+			t.Fatalf("import %s %s (%d rows): exit %d\n%s\n%s", f.kind, f.rel, len(recs), code, out, errOut)
 		}
 		if strings.Contains(errOut, "importing rows") || strings.Contains(errOut, "\r") {
 			t.Fatalf("a progress bar on a standard error that is not a terminal: %q", errOut)
 		}
-		if f.kind == "bctg-transfers" && (!strings.Contains(out, "transfer rows parsed into structured rules: 11,876 of 11,876") ||
-			!strings.Contains(out, "6 row(s) repeated in their file, stored once") || !strings.Contains(out, "the same row again")) {
-			t.Fatalf("transfers summary:\n%s", out)
+		if f.kind == "bctg-transfers" {
+			distinct := map[string]bool{}
+			for _, r := range recs {
+				distinct[fmt.Sprint(r["source"], "|", r["destination"], "|", r["subject"], "|", r["course_code"], "|", r["effective_start"], "|", r["credit"])] = true
+			}
+			repeated = len(recs) - len(distinct)
+			n := thousands(len(distinct))
+			if d.Whole && (len(recs) != 11882 || repeated != 6) {
+				t.Fatalf("the shared data's transfers.json: %d rows, %d repeated; want 11,882 and 6", len(recs), repeated)
+			}
+			if repeated == 0 || !strings.Contains(out, "transfer rows parsed into structured rules: "+n+" of "+n) ||
+				!strings.Contains(out, fmt.Sprintf("%d row(s) repeated in their file, stored once", repeated)) || !strings.Contains(out, "the same row again") {
+				t.Fatalf("transfers summary (%d distinct rows, %d repeated):\n%s", len(distinct), repeated, out)
+			}
 		}
 	}
+	if d.Whole && total != 20831 {
+		t.Fatalf("the shared data holds %d rows, want 20,831", total)
+	}
 	out, errOut, code := runNexus(t, "", append([]string{"import", "auto", "--data-dir", dir}, all...)...)
-	if code != 0 || !strings.Contains(out, "20,831 rows read") || !strings.Contains(out, "records: 0 created, 0 updated, 20,825 unchanged") {
-		t.Fatalf("import auto again: exit %d\n%s\n%s", code, out, errOut)
+	if code != 0 || !strings.Contains(out, thousands(total)+" rows read") || !strings.Contains(out, "records: 0 created, 0 updated, "+thousands(total-repeated)+" unchanged") {
+		t.Fatalf("import auto again (%d rows, %d repeated): exit %d\n%s\n%s", total, repeated, code, out, errOut)
 	}
 	for _, kind := range []string{"langara-catalogue", "langara-attributes", "langara-sections", "sfu-outlines", "bctg-transfers"} {
 		if !strings.Contains(out, kind) {
@@ -62,9 +104,10 @@ func TestImportCommand(t *testing.T) {
 }
 
 // TestImportCommandErrors: a bad file fails with a non-zero exit naming the
-// file and the problem; usage mistakes exit 2.
+// file and the problem; usage mistakes exit 2. The real files are the
+// excerpt's.
 func TestImportCommandErrors(t *testing.T) {
-	data := sharedDataDir(t)
+	data := testtools.Excerpt(t)
 	dir := t.TempDir()
 	cut := filepath.Join(t.TempDir(), "cut.json")
 	b, err := os.ReadFile(filepath.Join(data, "sfu", "outlines.json"))

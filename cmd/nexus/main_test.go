@@ -58,6 +58,7 @@ func startServeAt(t testing.TB, dir, addr string, extra ...string) string {
 	args := append([]string{"serve", "--addr", addr, "--data-dir", dir}, extra...)
 	cmd := exec.Command(binary, args...)
 	stderr, _ := cmd.StderrPipe()
+	testtools.OwnGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -71,15 +72,7 @@ func startServeAt(t testing.TB, dir, addr string, extra ...string) string {
 		logs <- b.String()
 	}()
 	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
+		testtools.Stop(t, cmd, os.Interrupt, 10*time.Second)
 		if t.Failed() {
 			t.Logf("nexus serve logs:\n%s", <-logs)
 		}
@@ -114,7 +107,9 @@ func runNexus(t testing.TB, stdin string, args ...string) (string, string, int) 
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	testtools.OwnGroup(cmd)
 	err := cmd.Run()
+	testtools.EndGroup(t, cmd)
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,12 +74,17 @@ http {
 	cmd := exec.Command(bin, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"), "-e", filepath.Join(dir, "error.log"))
 	out, _ := os.Create(filepath.Join(dir, "out.log"))
 	cmd.Stdout, cmd.Stderr = out, out
+	testtools.OwnGroup(cmd) // its workers with it
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
+		// As nginx is stopped: SIGQUIT to the master, which closes its
+		// listeners, lets its workers finish and waits for them before it
+		// exits. Then nothing of its group may be left.
+		if graceful, err := testtools.Stop(t, cmd, syscall.SIGQUIT, 30*time.Second); !graceful || err != nil {
+			t.Errorf("nginx did not quit on SIGQUIT (graceful %v): %v", graceful, err)
+		}
 		if t.Failed() {
 			b, _ := os.ReadFile(filepath.Join(dir, "error.log"))
 			o, _ := os.ReadFile(filepath.Join(dir, "out.log"))

@@ -53,6 +53,7 @@ func (r *replica) start() {
 	}
 	cmd := exec.Command(binary, r.args...)
 	cmd.Stderr = f
+	testtools.OwnGroup(cmd) // the downstream servers it starts with it
 	if err := cmd.Start(); err != nil {
 		r.t.Fatal(err)
 	}
@@ -61,12 +62,15 @@ func (r *replica) start() {
 	r.mu.Unlock()
 }
 
-// kill ends the replica's process with SIGKILL: no drain, no goodbye.
+// kill ends the replica's process with SIGKILL, as a machine that dies:
+// no drain, no goodbye, and the processes it started (its downstream
+// servers) die with it.
 func (r *replica) kill() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.cmd.Process.Kill()
+	testtools.SignalGroup(r.cmd, syscall.SIGKILL)
 	r.cmd.Wait()
+	testtools.EndGroup(r.t, r.cmd)
 	r.f.Close()
 }
 
@@ -74,15 +78,7 @@ func (r *replica) kill() {
 func (r *replica) stop() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { r.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		r.cmd.Process.Kill()
-		<-done
-	}
+	testtools.Stop(r.t, r.cmd, os.Interrupt, 20*time.Second)
 	r.f.Close()
 }
 

@@ -5,8 +5,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // TestScriptsTestPrintsProgress runs scripts/test with stand-ins for go,
@@ -44,14 +47,17 @@ func TestScriptsTestPrintsProgress(t *testing.T) {
 	}
 	cmd := exec.Command("bash", filepath.Join(root, "scripts", "test"), "-run", "TestX", "-v")
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "NEXUS_TEST_HEARTBEAT=1", "NEXUS_TEST_POSTGRES_URL=postgres://x@y/z")
+	testtools.OwnGroup(cmd) // its heartbeat and its stubs with it
 	done := make(chan struct{})
 	var out []byte
 	go func() { out, err = cmd.CombinedOutput(); close(done) }()
 	select {
 	case <-done:
+		testtools.EndGroup(t, cmd)
 	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
+		testtools.SignalGroup(cmd, syscall.SIGKILL)
 		<-done
+		testtools.EndGroup(t, cmd)
 		t.Fatalf("scripts/test did not end:\n%s", out)
 	}
 	if err != nil {

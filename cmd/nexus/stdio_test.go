@@ -7,8 +7,11 @@ import (
 	"io"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // stdioPeer drives "nexus stdio" line by line over its standard input and
@@ -30,6 +33,7 @@ func startStdio(t *testing.T, args ...string) *stdioPeer {
 	stdout, _ := cmd.StdoutPipe()
 	p := &stdioPeer{t: t, cmd: cmd, stdin: stdin, msgs: make(chan map[string]any, 100), stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
+	testtools.OwnGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +56,10 @@ func startStdio(t *testing.T, args ...string) *stdioPeer {
 		select {
 		case <-p.exited:
 		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
+			testtools.SignalGroup(cmd, syscall.SIGKILL)
+			<-p.exited
 		}
+		testtools.EndGroup(t, cmd)
 	})
 	return p
 }

@@ -40,7 +40,9 @@ func TestWebUIInBrowser(t *testing.T) {
 	cmd := exec.CommandContext(ctx, node, filepath.Join(testtools.RepoRoot(t), "test", "browser", "chat.mjs"), base, shots, chromium)
 	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
 	cmd.Dir = filepath.Dir(modules)
+	testtools.OwnGroup(cmd) // Chromium and its helpers with it
 	out, err := cmd.CombinedOutput()
+	testtools.EndGroup(t, cmd)
 	if err != nil {
 		t.Fatalf("the browser test failed: %v\n%s", err, out)
 	}

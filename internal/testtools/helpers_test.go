@@ -17,7 +17,7 @@ import (
 // test; Fatal ends the goroutine, as testing's does.
 type recorder struct {
 	testing.TB
-	fatal, errors []string
+	fatal, errors, skips []string
 }
 
 func (r *recorder) Helper() {}
@@ -33,6 +33,11 @@ func (r *recorder) Fatal(args ...any) {
 
 func (r *recorder) Fatalf(format string, args ...any) {
 	r.fatal = append(r.fatal, fmt.Sprintf(format, args...))
+	runtime.Goexit()
+}
+
+func (r *recorder) Skip(args ...any) {
+	r.skips = append(r.skips, fmt.Sprint(args...))
 	runtime.Goexit()
 }
 
@@ -178,6 +183,37 @@ func TestPercentile(t *testing.T) {
 	} {
 		if got := Percentile(tt.sorted, tt.p); got != tt.want {
 			t.Errorf("Percentile(%v, %d) = %s, want %s", tt.sorted, tt.p, got, tt.want)
+		}
+	}
+}
+
+// TestSharedData: without the shared data a test that needs it is skipped
+// with a notice on a user's machine and failed in CI; with it, it gets the
+// directory. The excerpt is in the repository, in the same layout.
+func TestSharedData(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nowhere")
+	t.Setenv(SharedDataEnv, missing)
+	t.Setenv("CI", "")
+	r := run(t, func(tb testing.TB) { SharedData(tb) })
+	if len(r.skips) != 1 || len(r.fatal) != 0 || !strings.Contains(r.skips[0], "SKIPPED") || !strings.Contains(r.skips[0], SharedDataEnv) {
+		t.Fatalf("without the data and CI: skips %q, fatal %q", r.skips, r.fatal)
+	}
+	t.Setenv("CI", "1")
+	r = run(t, func(tb testing.TB) { SharedData(tb) })
+	if len(r.fatal) != 1 || len(r.skips) != 0 || !strings.Contains(r.fatal[0], "CI must have it") {
+		t.Fatalf("without the data in CI: skips %q, fatal %q", r.skips, r.fatal)
+	}
+	excerpt := Excerpt(t)
+	t.Setenv(SharedDataEnv, excerpt)
+	var got string
+	r = run(t, func(tb testing.TB) { got = SharedData(tb) })
+	if got != excerpt || len(r.fatal)+len(r.skips) != 0 {
+		t.Fatalf("with data: %q, skips %q, fatal %q", got, r.skips, r.fatal)
+	}
+	for _, f := range []string{"README.md", "langara/transfers.json", "langara/catalogue.json", "langara/attributes.json",
+		"langara/202310.json", "langara/202320.json", "langara/202330.json", "sfu/outlines.json"} {
+		if _, err := os.Stat(filepath.Join(excerpt, f)); err != nil {
+			t.Errorf("the excerpt lacks %s: %v", f, err)
 		}
 	}
 }

@@ -186,6 +186,7 @@ func (s *Suite) Run(ctx context.Context, args ...string) (output string, exitCod
 	cmd := exec.CommandContext(ctx, s.node, append([]string{s.cli}, args...)...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	cmd.WaitDelay = 5 * time.Second
+	OwnGroup(cmd) // cancelled, all of it ends
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()

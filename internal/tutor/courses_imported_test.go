@@ -11,15 +11,21 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
-// TestCourseToolsOnImportedData runs the course tools over all the shared
-// data as nexus import stores it (SQLite), each expected answer read from
-// the files: the importers and the tools agree on what is stored.
+// TestCourseToolsOnImportedData runs the course tools over all the real
+// data (the excerpt, and the whole shared data when it is there) as nexus
+// import stores it (SQLite), each expected answer read from the files:
+// the importers and the tools agree on what is stored.
 func TestCourseToolsOnImportedData(t *testing.T) {
+	testtools.ForEachData(t, testCourseToolsOnImportedData)
+}
+
+func testCourseToolsOnImportedData(t *testing.T, d testtools.Data) {
 	st := storetest.OpenTestSQLite(t)
 	h := newCourseHarness(t, st)
-	data := courseData(t)
+	data := d.Dir
 	for _, imp := range []struct {
 		kind  string
 		files []string
@@ -36,9 +42,17 @@ func TestCourseToolsOnImportedData(t *testing.T) {
 			t.Fatalf("import %s: %v", imp.kind, err)
 		}
 	}
-	// 1,242 Langara catalogue courses and 3,581 SFU outlines.
-	if p := h.Call("tn_course_search", map[string]any{"limit": 1}); p["totalCount"].(float64) < 1242+3581 {
-		t.Errorf("catalog: %v courses", p["totalCount"])
+	// The Langara catalogue's courses (1,242 in the whole data) and the SFU
+	// outlines (3,581).
+	var cat struct{ Courses []fxLangaraCourse }
+	courseReadJSON(t, data, "langara/catalogue.json", &cat)
+	var sfu struct{ Data []fxSFUOutline }
+	courseReadJSON(t, data, "sfu/outlines.json", &sfu)
+	if d.Whole && (len(cat.Courses) != 1242 || len(sfu.Data) != 3581) {
+		t.Errorf("the shared data holds %d catalogue courses and %d outlines, want 1,242 and 3,581", len(cat.Courses), len(sfu.Data))
+	}
+	if p := h.Call("tn_course_search", map[string]any{"limit": 1}); p["totalCount"].(float64) < float64(len(cat.Courses)+len(sfu.Data)) {
+		t.Errorf("catalog: %v courses, the files hold %d and %d", p["totalCount"], len(cat.Courses), len(sfu.Data))
 	}
 	if first := cobj(carr(h.Call("tn_course_search", map[string]any{"query": "CPSC 1150"})["items"])[0]); first["course"] != "langara:CPSC 1150" {
 		t.Errorf("search CPSC 1150: first %v", first)
@@ -86,7 +100,7 @@ func TestCourseToolsOnImportedData(t *testing.T) {
 	}
 	inst := h.walk("tn_course_institutions", map[string]any{}, 100, func(o map[string]any) string { return o["key"].(string) })
 	for _, o := range inst {
-		if o["key"] == "langara" && (o["rulesFrom"] != rules || o["courses"].(float64) < 1242 || o["sections"].(float64) == 0) {
+		if o["key"] == "langara" && (o["rulesFrom"] != rules || o["courses"].(float64) < float64(len(cat.Courses)) || o["sections"].(float64) == 0) {
 			t.Errorf("langara: %v (%v rules stored)", o, rules)
 		}
 	}
@@ -139,7 +153,7 @@ func TestCourseIndexFollowsTheCatalog(t *testing.T) {
 		t.Fatalf("empty catalog: %v", p)
 	}
 	var c1150 *Course
-	for _, c := range fxCatalog(t) {
+	for _, c := range fxCatalog(t, testtools.Excerpt(t)) {
 		if c.Institution == "langara" && c.Subject == "CPSC" && c.Number == "1150" {
 			c1150 = c
 		}
@@ -183,7 +197,7 @@ func TestCourseIndexFollowsTheCatalog(t *testing.T) {
 func BenchmarkCourseSearch(b *testing.B) {
 	st := storetest.OpenTestSQLite(b)
 	h := newCourseHarness(b, st)
-	data := courseData(b)
+	data := testtools.SharedData(b)
 	for _, imp := range []struct{ kind, file string }{
 		{"langara-catalogue", "langara/catalogue.json"}, {"langara-attributes", "langara/attributes.json"}, {"sfu-outlines", "sfu/outlines.json"},
 	} {
@@ -191,7 +205,7 @@ func BenchmarkCourseSearch(b *testing.B) {
 			b.Fatalf("import %s: %v", imp.file, err)
 		}
 	}
-	all := fxCatalog(b)
+	all := fxCatalog(b, data)
 	queries := []map[string]any{
 		{"query": "data structures"},
 		{"query": "introduction to programming"},

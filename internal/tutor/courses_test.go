@@ -29,22 +29,17 @@ import (
 )
 
 // The course tools' tests call them through the real pipeline on both
-// stores, over a handful of real records of the shared data (read at test
-// time, never copied into the repository) stored with the store helpers.
+// stores, over a handful of real records stored with the store helpers:
+// those of the excerpt of the shared data the repository keeps
+// (testtools.Excerpt), which holds every record the fixture takes.
 
-// courseData is the directory of the shared real data: NEXUS_SHARED_DATA,
-// or ../shared/data beside the repository root (the directory holding
-// go.mod). A missing directory fails the test: the data is part of it.
-func courseData(tb testing.TB) string {
+// courseReadJSON decodes the file rel of the data directory dir (the
+// excerpt, or the whole shared data: testtools.SharedData).
+func courseReadJSON(tb testing.TB, dir, rel string, v any) {
 	tb.Helper()
-	return testtools.SharedData(tb)
-}
-
-func courseReadJSON(tb testing.TB, rel string, v any) {
-	tb.Helper()
-	b, err := os.ReadFile(filepath.Join(courseData(tb), rel))
+	b, err := os.ReadFile(filepath.Join(dir, rel))
 	if err != nil {
-		tb.Fatalf("reading the shared data: %v", err)
+		tb.Fatalf("reading the real data: %v", err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		tb.Fatalf("decoding %s: %v", rel, err)
@@ -95,13 +90,14 @@ type (
 	}
 )
 
-// fxCatalog is every course of the shared data: the Langara catalogue
-// (with its attributes) and the SFU outlines, as an import stores them.
-func fxCatalog(tb testing.TB) []*Course {
+// fxCatalog is every course of the data directory dir: the Langara
+// catalogue (with its attributes) and the SFU outlines, as an import
+// stores them.
+func fxCatalog(tb testing.TB, dir string) []*Course {
 	var cat struct{ Courses []fxLangaraCourse }
-	courseReadJSON(tb, "langara/catalogue.json", &cat)
+	courseReadJSON(tb, dir, "langara/catalogue.json", &cat)
 	var attrs struct{ Attributes []fxLangaraAttrs }
-	courseReadJSON(tb, "langara/attributes.json", &attrs)
+	courseReadJSON(tb, dir, "langara/attributes.json", &attrs)
 	byCode := map[string]map[string]bool{}
 	for _, a := range attrs.Attributes {
 		byCode[fmt.Sprintf("%s %d", a.Subject, a.Code)] = a.Attributes
@@ -114,7 +110,7 @@ func fxCatalog(tb testing.TB) []*Course {
 			Details: CourseDetails{Hours: c.Hours, Attributes: byCode[c.Subject+" "+num]}})
 	}
 	var sfu struct{ Data []fxSFUOutline }
-	courseReadJSON(tb, "sfu/outlines.json", &sfu)
+	courseReadJSON(tb, dir, "sfu/outlines.json", &sfu)
 	seen := map[string]bool{}
 	for _, o := range sfu.Data {
 		if seen[o.Dept+o.Number] {
@@ -134,9 +130,9 @@ func fxCatalog(tb testing.TB) []*Course {
 }
 
 // fxSections are the sections of a Langara term file.
-func fxSections(tb testing.TB, file string, keep func(subject string, code int) bool) []*Section {
+func fxSections(tb testing.TB, dir, file string, keep func(subject string, code int) bool) []*Section {
 	var f fxTermFile
-	courseReadJSON(tb, file, &f)
+	courseReadJSON(tb, dir, file, &f)
 	term := fmt.Sprintf("%04d%02d", f.Year, f.Semester)
 	var out []*Section
 	for _, c := range f.Courses {
@@ -179,8 +175,8 @@ func fxInt(v any) *int {
 }
 
 // fxRules are the BC Transfer Guide rows kept, parsed.
-func fxRules(tb testing.TB, dir *catalog.Directory, keep func(transfer.Row) bool) ([]transfer.Row, []transfer.Rule) {
-	rows, err := transfer.LoadRows(filepath.Join(courseData(tb), "langara", "transfers.json"))
+func fxRules(tb testing.TB, data string, dir *catalog.Directory, keep func(transfer.Row) bool) ([]transfer.Row, []transfer.Rule) {
+	rows, err := transfer.LoadRows(filepath.Join(data, "langara", "transfers.json"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -296,14 +292,15 @@ func fxKeep(c *Course) bool {
 }
 
 func fxLoad(tb testing.TB, h courseHarness) (courses []*Course) {
-	for _, c := range fxCatalog(tb) {
+	data := testtools.Excerpt(tb)
+	for _, c := range fxCatalog(tb, data) {
 		if fxKeep(c) {
 			courses = append(courses, c)
 		}
 	}
-	secs := fxSections(tb, "langara/202330.json", func(subject string, _ int) bool { return subject == "CPSC" })
+	secs := fxSections(tb, data, "langara/202330.json", func(subject string, _ int) bool { return subject == "CPSC" })
 	fxPutCourses(tb, h.tut, courses, secs)
-	rows, rules := fxRules(tb, h.tut.dir, func(r transfer.Row) bool {
+	rows, rules := fxRules(tb, data, h.tut.dir, func(r transfer.Row) bool {
 		return r.Subject == "CPSC" && (r.CourseCode == 1150 || r.CourseCode == 1181) && (r.Destination == "SFU" || r.Destination == "UBCV")
 	})
 	fxPutRules(tb, h.tut, rows, rules)
@@ -677,7 +674,7 @@ func TestCourseTools(t *testing.T) {
 			all := h.walk("tn_course_section_list", map[string]any{"term": "fall 2023", "institution": "langara", "subject": "CPSC"}, 25,
 				func(o map[string]any) string { return o["termCode"].(string) + o["crn"].(string) })
 			n := 0
-			for _, sec := range fxSections(t, "langara/202330.json", func(subject string, _ int) bool { return subject == "CPSC" }) {
+			for _, sec := range fxSections(t, testtools.Excerpt(t), "langara/202330.json", func(subject string, _ int) bool { return subject == "CPSC" }) {
 				_ = sec
 				n++
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 	"github.com/nexus-mcp/nexus/internal/tutor"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkImportAll(b *testing.B) {
 }
 
 func impBench(b *testing.B, kind string, rels []string) {
-	dir := impSharedData(b)
+	dir := testtools.SharedData(b)
 	var files []string
 	for _, r := range rels {
 		files = append(files, filepath.Join(dir, r))

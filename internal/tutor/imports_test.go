@@ -20,16 +20,10 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
-// impSharedData is the directory of the shared real data: NEXUS_SHARED_DATA,
-// or ../shared/data beside the repository root (the directory holding
-// go.mod). Missing data fails the test: CI has it.
-func impSharedData(t testing.TB) string {
-	t.Helper()
-	return testtools.SharedData(t)
-}
-
-// impRealFile is a file of the shared data, its kind and how many records it
-// holds (counted here by reading it, not through the importer).
+// impRealFile is a file of the real data (the excerpt of the shared data
+// the repository keeps, or the whole shared data: testtools.Data), its
+// kind and how many records it holds (counted here by reading it, not
+// through the importer).
 type impRealFile struct {
 	rel, kind, list string
 }
@@ -44,12 +38,13 @@ var impRealFiles = []impRealFile{
 	{"langara/transfers.json", tutor.KindTransfers, "courses"},
 }
 
-func (f impRealFile) path(t testing.TB) string { return filepath.Join(impSharedData(t), f.rel) }
+// path is the file's path in the data directory dir.
+func (f impRealFile) path(dir string) string { return filepath.Join(dir, f.rel) }
 
-// records counts the file's records, and returns them.
-func (f impRealFile) records(t testing.TB) []map[string]any {
+// records counts the file's records in dir, and returns them.
+func (f impRealFile) records(t testing.TB, dir string) []map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(f.path(t))
+	b, err := os.ReadFile(f.path(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,13 +118,19 @@ func impCount(t testing.TB, st *store.Store, q string, args ...any) int {
 // TestImportRealFiles imports every real file by its kind on both stores,
 // checks the counts against the files, then imports everything again:
 // the second import reports every row unchanged and no stored row
-// changes.
+// changes. On the excerpt, and on the whole shared data when it is there.
 func TestImportRealFiles(t *testing.T) {
+	testtools.ForEachData(t, func(t *testing.T, d testtools.Data) {
+		testImportRealFiles(t, d.Dir)
+	})
+}
+
+func testImportRealFiles(t *testing.T, data string) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		tut := impTutor(st)
 		// Expected counts, read from the files.
-		catalogue := impRealFiles[0].records(t)
+		catalogue := impRealFiles[0].records(t, data)
 		sectionCourses := map[string]bool{}
 		catalogued := map[string]bool{}
 		for _, r := range catalogue {
@@ -137,26 +138,26 @@ func TestImportRealFiles(t *testing.T) {
 		}
 		sections := 0
 		for _, f := range impRealFiles[2:5] {
-			for _, r := range f.records(t) {
+			for _, r := range f.records(t, data) {
 				sections++
 				if k := fmt.Sprintf("%v %v", r["subject"], r["course_code"]); !catalogued[k] {
 					sectionCourses[k] = true
 				}
 			}
 		}
-		outlines := len(impRealFiles[5].records(t))
-		transfers := impRealFiles[6].records(t)
+		outlines := len(impRealFiles[5].records(t, data))
+		transfers := impRealFiles[6].records(t, data)
 		distinct := map[string]bool{}
 		for _, r := range transfers {
 			distinct[fmt.Sprintf("%v|%v|%v|%v|%v|%v", r["source"], r["destination"], r["subject"], r["course_code"], r["effective_start"], r["credit"])] = true
 		}
 
 		for _, f := range impRealFiles {
-			sum, err := tut.Import(ctx, f.kind, []string{f.path(t)}, nil)
+			sum, err := tut.Import(ctx, f.kind, []string{f.path(data)}, nil)
 			if err != nil {
 				t.Fatalf("import %s: %v", f.rel, err)
 			}
-			n := len(f.records(t))
+			n := len(f.records(t, data))
 			if sum.RowsRead != n || sum.Files != 1 || sum.Kind != f.kind {
 				t.Fatalf("%s: read %d rows of %d files as %s, want %d of 1 as %s", f.rel, sum.RowsRead, sum.Files, sum.Kind, n, f.kind)
 			}
@@ -202,12 +203,12 @@ func TestImportRealFiles(t *testing.T) {
 			WHERE c.rule_id = r.id AND c.side = 'source' AND c.course = 'langara:' || r.subject || ' ' || r.number)`); got != 0 {
 			t.Fatalf("%d rules without their own course among their source courses", got)
 		}
-		impCheckSamples(t, st)
+		impCheckSamples(t, st, len(catalogue))
 
 		before := impChecksum(t, st)
 		var all []string
 		for _, f := range impRealFiles {
-			all = append(all, f.path(t))
+			all = append(all, f.path(data))
 		}
 		sum, err := tut.Import(ctx, tutor.KindAuto, all, nil)
 		if err != nil {
@@ -223,8 +224,9 @@ func TestImportRealFiles(t *testing.T) {
 }
 
 // checkSamples checks a few records against what their files say, read by
-// hand.
-func impCheckSamples(t *testing.T, st *store.Store) {
+// hand (the excerpt keeps them all); catalogue is how many courses the
+// Langara catalogue holds.
+func impCheckSamples(t *testing.T, st *store.Store, catalogue int) {
 	t.Helper()
 	var title, desc, details string
 	var credits float64
@@ -258,9 +260,10 @@ func impCheckSamples(t *testing.T, st *store.Store) {
 	if section != "M01" || d.Seats == nil || *d.Seats != 27 || d.Waitlist == nil || *d.Waitlist != 18 || len(d.Meetings) != 2 || d.Meetings[1].Room != "WWW" {
 		t.Fatalf("202330 CRN 30852: %s %s", section, details)
 	}
-	// A Langara requisite paragraph is the course's prerequisite text.
-	if n := impCount(t, st, `SELECT COUNT(*) FROM tn_courses WHERE institution = 'langara' AND details LIKE '%"prerequisites":%'`); n < 500 {
-		t.Fatalf("only %d Langara courses with prerequisites", n)
+	// A Langara requisite paragraph is the course's prerequisite text: more
+	// than half the courses have one (62% of the whole catalogue).
+	if n := impCount(t, st, `SELECT COUNT(*) FROM tn_courses WHERE institution = 'langara' AND details LIKE '%"prerequisites":%'`); 2*n < catalogue {
+		t.Fatalf("only %d of %d Langara courses with prerequisites", n, catalogue)
 	}
 	// transfers.json: LANG ABST 1100 to CAPU, effective May/03, is CAPU HIST 209 (3).
 	var outcome, rule, start string
@@ -280,8 +283,9 @@ func impCheckSamples(t *testing.T, st *store.Store) {
 // TestImportBadFiles: a truncated file, a file of another kind, a file that
 // is not JSON, an unknown kind: each is an error naming the file and the
 // problem, and nothing is written, not even the good files of the same
-// import.
+// import. The real files are the excerpt's.
 func TestImportBadFiles(t *testing.T) {
+	data := testtools.Excerpt(t)
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		tut := impTutor(st)
@@ -293,14 +297,14 @@ func TestImportBadFiles(t *testing.T) {
 			}
 			return p
 		}
-		whole, err := os.ReadFile(impRealFiles[0].path(t))
+		whole, err := os.ReadFile(impRealFiles[0].path(data))
 		if err != nil {
 			t.Fatal(err)
 		}
 		truncated := write("cut.json", string(whole[:len(whole)/2]))
 		notJSON := write("notes.json", "subject,course_code\nCPSC,1150\n")
 		unknown := write("other.json", `{"rows": [{"a": 1}]}`)
-		good := impRealFiles[1].path(t)
+		good := impRealFiles[1].path(data)
 		for _, tt := range []struct {
 			kind  string
 			files []string
@@ -308,7 +312,7 @@ func TestImportBadFiles(t *testing.T) {
 		}{
 			{tutor.KindCatalogue, []string{truncated}, []string{"cut.json", "ends early", "truncated"}},
 			{tutor.KindAuto, []string{good, truncated}, []string{"cut.json", "truncated"}},
-			{tutor.KindSFU, []string{impRealFiles[0].path(t)}, []string{"catalogue.json", "holds langara-catalogue data, not sfu-outlines"}},
+			{tutor.KindSFU, []string{impRealFiles[0].path(data)}, []string{"catalogue.json", "holds langara-catalogue data, not sfu-outlines"}},
 			{tutor.KindTransfers, []string{good}, []string{"attributes.json", "not bctg-transfers"}},
 			{tutor.KindAuto, []string{notJSON}, []string{"notes.json", "not valid JSON at line 1"}},
 			{tutor.KindAuto, []string{unknown}, []string{"other.json", "top-level keys rows"}},
@@ -348,15 +352,22 @@ func TestImportBadFiles(t *testing.T) {
 }
 
 // TestImportAutoDetects: auto reads each real file as its kind, from its
-// content: the files are copied under names that say nothing.
+// content: the files are copied under names that say nothing. On the
+// excerpt, and on the whole shared data when it is there.
 func TestImportAutoDetects(t *testing.T) {
+	testtools.ForEachData(t, func(t *testing.T, d testtools.Data) {
+		testImportAutoDetects(t, d.Dir)
+	})
+}
+
+func testImportAutoDetects(t *testing.T, data string) {
 	st := storetest.OpenTestSQLite(t)
 	tut := impTutor(st)
 	dir := t.TempDir()
 	var files []string
 	want := map[string]string{}
 	for i, f := range impRealFiles {
-		b, err := os.ReadFile(f.path(t))
+		b, err := os.ReadFile(f.path(data))
 		if err != nil {
 			t.Fatal(err)
 		}

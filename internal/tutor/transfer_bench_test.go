@@ -14,6 +14,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 	"github.com/nexus-mcp/nexus/internal/tutor/transfer"
 )
 
@@ -25,7 +26,7 @@ import (
 // reading, resolution and rendering.
 func BenchmarkTransferResolve(b *testing.B) {
 	st := storetest.OpenBench(b, store.SQLite, "resolve")
-	rows, err := transfer.LoadRows(filepath.Join(transferTestData(b), "langara", "transfers.json"))
+	rows, err := transfer.LoadRows(filepath.Join(testtools.SharedData(b), "langara", "transfers.json"))
 	if err != nil {
 		b.Fatal(err)
 	}

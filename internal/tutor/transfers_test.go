@@ -21,18 +21,13 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
-// transferTestData finds the shared data: $NEXUS_SHARED_DATA, else
-// ../shared/data beside the repository. The transfer tests need it.
-func transferTestData(t testing.TB) string {
-	t.Helper()
-	return testtools.SharedData(t)
-}
-
 // storeRealRules stores the real transfers.json rows of the given source
-// courses (subject and code) as rules, as the importer does.
+// courses (subject and code) as rules, as the importer does. They are read
+// from the excerpt of the shared data the repository keeps, which holds
+// every row of the courses the tests name (testdata/excerpt/README.md).
 func storeRealRules(t *testing.T, s *Server, courses ...string) int {
 	t.Helper()
-	rows, err := transfer.LoadRows(filepath.Join(transferTestData(t), "langara", "transfers.json"))
+	rows, err := transfer.LoadRows(filepath.Join(testtools.Excerpt(t), "langara", "transfers.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

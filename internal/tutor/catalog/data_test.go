@@ -6,25 +6,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
-// sharedData is the directory of the shared real data: NEXUS_SHARED_DATA,
-// or ../shared/data next to the repository root (the directory holding
-// go.mod). A missing directory fails the test: the data is part of the
-// test, not optional.
-func sharedData(t testing.TB) string {
-	t.Helper()
-	return testtools.SharedData(t)
-}
+// The real data is read from a directory in the shared data's layout: the
+// whole shared data (testtools.SharedData, which skips the test when it
+// is missing, and fails it under CI) or the excerpt the repository keeps
+// (testtools.Excerpt); testtools.ForEachData runs a test on both.
 
-// readJSON decodes a file of the shared data.
-func readJSON(t testing.TB, rel string, v any) {
+// readJSON decodes a file of the data directory dir.
+func readJSON(t testing.TB, dir, rel string, v any) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(sharedData(t), rel))
+	b, err := os.ReadFile(filepath.Join(dir, rel))
 	if err != nil {
-		t.Fatalf("reading the shared data: %v", err)
+		t.Fatalf("reading the real data: %v", err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("decoding %s: %v", rel, err)
@@ -38,11 +32,11 @@ type langaraCourse struct {
 	Description string `json:"description"`
 }
 
-func langaraCatalogue(t testing.TB) []langaraCourse {
+func langaraCatalogue(t testing.TB, dir string) []langaraCourse {
 	var v struct {
 		Courses []langaraCourse `json:"courses"`
 	}
-	readJSON(t, "langara/catalogue.json", &v)
+	readJSON(t, dir, "langara/catalogue.json", &v)
 	if len(v.Courses) == 0 {
 		t.Fatal("langara/catalogue.json holds no courses")
 	}
@@ -62,11 +56,11 @@ type sfuOutline struct {
 	} `json:"offerings"`
 }
 
-func sfuOutlines(t testing.TB) []sfuOutline {
+func sfuOutlines(t testing.TB, dir string) []sfuOutline {
 	var v struct {
 		Data []sfuOutline `json:"data"`
 	}
-	readJSON(t, "sfu/outlines.json", &v)
+	readJSON(t, dir, "sfu/outlines.json", &v)
 	if len(v.Data) == 0 {
 		t.Fatal("sfu/outlines.json holds no outlines")
 	}
@@ -79,9 +73,9 @@ type realTexts struct {
 	texts      []string
 }
 
-func allRealTexts(t testing.TB) []realTexts {
+func allRealTexts(t testing.TB, dir string) []realTexts {
 	var lp, lc []string
-	for _, c := range langaraCatalogue(t) {
+	for _, c := range langaraCatalogue(t, dir) {
 		_, pre, co := ExtractLangara(c.Description)
 		if pre != "" {
 			lp = append(lp, pre)
@@ -91,7 +85,7 @@ func allRealTexts(t testing.TB) []realTexts {
 		}
 	}
 	var sp, sc []string
-	for _, o := range sfuOutlines(t) {
+	for _, o := range sfuOutlines(t, dir) {
 		if strings.TrimSpace(o.Prerequisites) != "" {
 			sp = append(sp, o.Prerequisites)
 		}

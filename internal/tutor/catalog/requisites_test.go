@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // codes is the "SUBJECT NUMBER" of each ref.
@@ -227,7 +229,7 @@ func TestRequisitesOnRealData(t *testing.T) {
 		"sfu/outlines.json prerequisites":      0.63,
 		"sfu/outlines.json corequisites":       0.99,
 	}
-	for _, src := range allRealTexts(t) {
+	for _, src := range allRealTexts(t, testtools.SharedData(t)) {
 		if len(src.texts) == 0 {
 			t.Fatalf("%s: no texts", src.name)
 		}
@@ -263,7 +265,7 @@ func TestRequisitesOnRealData(t *testing.T) {
 // credit that name a course yield antirequisites.
 func TestAntirequisitesOnRealData(t *testing.T) {
 	n, found := 0, 0
-	for _, o := range sfuOutlines(t) {
+	for _, o := range sfuOutlines(t, testtools.SharedData(t)) {
 		for _, s := range splitSentences(normalizeSpace(o.Notes)) {
 			if !isAntirequisiteSentence(strings.ToLower(s)) || len(CourseCodes(s)) == 0 {
 				continue
@@ -287,8 +289,12 @@ func TestAntirequisitesOnRealData(t *testing.T) {
 
 // TestSFUOfferingTerms parses every term of the SFU outlines' offerings.
 func TestSFUOfferingTerms(t *testing.T) {
+	testtools.ForEachData(t, testSFUOfferingTerms)
+}
+
+func testSFUOfferingTerms(t *testing.T, d testtools.Data) {
 	seen := map[string]bool{}
-	for _, o := range sfuOutlines(t) {
+	for _, o := range sfuOutlines(t, d.Dir) {
 		for _, off := range o.Offerings {
 			tm, err := ParseTerm(off.Term)
 			if err != nil {
@@ -367,7 +373,7 @@ func ExampleParseRequisites() {
 // text of the shared data, word for word.
 func TestGoldenTextsAreReal(t *testing.T) {
 	real := map[string]bool{}
-	for _, src := range allRealTexts(t) {
+	for _, src := range allRealTexts(t, testtools.SharedData(t)) {
 		for _, s := range src.texts {
 			real[src.inst+"|"+s] = true
 		}
@@ -383,8 +389,12 @@ func TestGoldenTextsAreReal(t *testing.T) {
 // requisite paragraph stays in the description, and the description,
 // prerequisite and corequisite texts together keep every word.
 func TestExtractLangaraOnRealData(t *testing.T) {
+	testtools.ForEachData(t, testExtractLangaraOnRealData)
+}
+
+func testExtractLangaraOnRealData(t *testing.T, d testtools.Data) {
 	pre, co := 0, 0
-	for _, c := range langaraCatalogue(t) {
+	for _, c := range langaraCatalogue(t, d.Dir) {
 		desc, p, q := ExtractLangara(c.Description)
 		for _, para := range splitParagraphs(desc) {
 			if langaraLabelRe.MatchString(para) {
@@ -406,7 +416,7 @@ func TestExtractLangaraOnRealData(t *testing.T) {
 		}
 	}
 	t.Logf("Langara catalogue: %d prerequisite texts, %d corequisite texts", pre, co)
-	if pre < 700 || co < 70 {
+	if d.Whole && (pre < 700 || co < 70) {
 		t.Errorf("only %d prerequisite and %d corequisite texts", pre, co)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/testtools"
 	"github.com/nexus-mcp/nexus/internal/tutor/catalog"
 )
 
@@ -45,7 +46,7 @@ func synthetic(real []Rule, n int) []Rule {
 // process CPU time per call (garbage collection included), which a busy
 // machine does not inflate as it does wall-clock latency.
 func BenchmarkResolve(b *testing.B) {
-	_, real := loadReal(b)
+	_, real := loadReal(b, testtools.SharedData(b))
 	rs := synthetic(real, 20)
 	ix := NewIndex(rs)
 	b.Logf("%d synthetic rules, %d indexed after removing agreements listed under several courses", len(rs), ix.Len())

@@ -13,38 +13,42 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
-// sharedData finds the shared data directory: $NEXUS_SHARED_DATA, else
-// ../shared/data beside the repository root (the directory holding
-// go.mod). A test that needs the data fails when it is missing.
-func sharedData(t testing.TB) string {
-	t.Helper()
-	return testtools.SharedData(t)
+// realData is the transfer rows of langara/transfers.json of one data
+// directory (the excerpt or the whole shared data: testtools.Data),
+// parsed once per test binary.
+type realData struct {
+	rows  []Row
+	rules []Rule
+	err   error
 }
 
 var (
-	realOnce  sync.Once
-	realRows  []Row
-	realErr   error
-	realRules []Rule
+	realMu    sync.Mutex
+	realByDir = map[string]*realData{}
 )
 
 // accessed is the date the tests give as the data's access date.
 var accessed = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
 
-// loadReal reads and parses langara/transfers.json once per test binary.
-func loadReal(t testing.TB) ([]Row, []Rule) {
+// loadReal reads and parses dir's langara/transfers.json, once per test
+// binary.
+func loadReal(t testing.TB, dir string) ([]Row, []Rule) {
 	t.Helper()
-	path := filepath.Join(sharedData(t), "langara", "transfers.json")
-	realOnce.Do(func() {
-		realRows, realErr = LoadRows(path)
-		if realErr == nil {
-			realRules = Parser{Dir: catalog.NewDirectory(), Accessed: accessed}.ParseAll(realRows)
+	realMu.Lock()
+	defer realMu.Unlock()
+	d := realByDir[dir]
+	if d == nil {
+		d = &realData{}
+		d.rows, d.err = LoadRows(filepath.Join(dir, "langara", "transfers.json"))
+		if d.err == nil {
+			d.rules = Parser{Dir: catalog.NewDirectory(), Accessed: accessed}.ParseAll(d.rows)
 		}
-	})
-	if realErr != nil {
-		t.Fatalf("the shared data is needed (CI has it; NEXUS_SHARED_DATA overrides its place): %v", realErr)
+		realByDir[dir] = d
 	}
-	return realRows, realRules
+	if d.err != nil {
+		t.Fatal(d.err)
+	}
+	return d.rows, d.rules
 }
 
 // shapeRe abstracts a credit text's codes and numbers, to name its shape.
@@ -62,8 +66,12 @@ func shape(s string) string {
 const minParsedShare = 1.0
 
 func TestRealFileParseShare(t *testing.T) {
-	rows, rules := loadReal(t)
-	if len(rows) != 11882 {
+	testtools.ForEachData(t, testRealFileParseShare)
+}
+
+func testRealFileParseShare(t *testing.T, d testtools.Data) {
+	rows, rules := loadReal(t, d.Dir)
+	if d.Whole && len(rows) != 11882 {
 		t.Errorf("rows = %d, want the 11,882 of the shared data", len(rows))
 	}
 	unparsed := map[string]int{}
@@ -111,7 +119,11 @@ func TestRealFileParseShare(t *testing.T) {
 // group can be satisfied, and rules whose text names no source have the
 // row's course alone.
 func TestRealRulesInvariants(t *testing.T) {
-	_, rules := loadReal(t)
+	testtools.ForEachData(t, testRealRulesInvariants)
+}
+
+func testRealRulesInvariants(t *testing.T, d testtools.Data) {
+	_, rules := loadReal(t, d.Dir)
 	for _, r := range rules {
 		if !r.Parsed {
 			continue

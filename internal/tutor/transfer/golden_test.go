@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/testtools"
 	"github.com/nexus-mcp/nexus/internal/tutor/catalog"
 )
 
@@ -268,7 +269,11 @@ func (g golden) complete() Rule {
 }
 
 func TestGoldenRealRows(t *testing.T) {
-	rows, _ := loadReal(t)
+	testtools.ForEachData(t, testGoldenRealRows)
+}
+
+func testGoldenRealRows(t *testing.T, d testtools.Data) {
+	rows, _ := loadReal(t, d.Dir)
 	p := Parser{Dir: catalog.NewDirectory(), Accessed: accessed}
 	for _, g := range goldens {
 		t.Run(g.name, func(t *testing.T) {

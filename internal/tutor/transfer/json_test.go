@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/nexus-mcp/nexus/internal/testtools"
 	"github.com/nexus-mcp/nexus/internal/tutor/catalog"
 )
 
@@ -13,7 +14,11 @@ import (
 // every rule of the real file must decode to what was encoded (a generic
 // target such as "sfu:CHIN XXX" did not).
 func TestEveryRealRuleRoundTripsThroughJSON(t *testing.T) {
-	rows, err := LoadRows(filepath.Join(sharedData(t), "langara", "transfers.json"))
+	testtools.ForEachData(t, testEveryRealRuleRoundTripsThroughJSON)
+}
+
+func testEveryRealRuleRoundTripsThroughJSON(t *testing.T, d testtools.Data) {
+	rows, err := LoadRows(filepath.Join(d.Dir, "langara", "transfers.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

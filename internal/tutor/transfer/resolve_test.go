@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/testtools"
 	"github.com/nexus-mcp/nexus/internal/tutor/catalog"
 )
 
@@ -160,7 +161,11 @@ func TestResolveToOneDestination(t *testing.T) {
 // rules: KPU gave ARTH 2124 (3) from Sep/12 to Aug/21, and no credit from
 // Sep/21.
 func TestResolveSupersededRealRule(t *testing.T) {
-	_, real := loadReal(t)
+	testtools.ForEachData(t, testResolveSupersededRealRule)
+}
+
+func testResolveSupersededRealRule(t *testing.T, d testtools.Data) {
+	_, real := loadReal(t, d.Dir)
 	ix := NewIndex(real)
 	kpu := func(at time.Time) []Match {
 		var out []Match
@@ -182,7 +187,11 @@ func TestResolveSupersededRealRule(t *testing.T) {
 // TestIndexConcurrentUse resolves from several goroutines at once (run
 // with -race): the index is read only.
 func TestIndexConcurrentUse(t *testing.T) {
-	_, real := loadReal(t)
+	testtools.ForEachData(t, testIndexConcurrentUse)
+}
+
+func testIndexConcurrentUse(t *testing.T, d testtools.Data) {
+	_, real := loadReal(t, d.Dir)
 	ix := NewIndex(real)
 	have := []catalog.Ref{lang("CPSC", "1150"), lang("MATH", "1171"), lang("ENGL", "1127"), lang("CHEM", "1114")}
 	want := ix.Resolve(have, at2024)
