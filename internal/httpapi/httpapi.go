@@ -137,6 +137,9 @@ type Options struct {
 	// (subscriptions/listen) are capped at as many again; past it they get
 	// 503.
 	MaxSessions int
+	// MaxSessionsPerUser is each user's share of MaxSessions (and of the
+	// listening streams); zero means [SessionsPerUser] of MaxSessions.
+	MaxSessionsPerUser int
 	// Metrics, when set, serves GET /metrics (Prometheus text format) behind
 	// the guard like every route. [Handler] calls it once, with a function
 	// reporting the live MCP sessions (read at scrape time) and their cap.
