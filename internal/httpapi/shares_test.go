@@ -244,3 +244,13 @@ func TestSessionlessListenShare(t *testing.T) {
 		t.Fatalf("bob's listening stream beside alice's: %v", err)
 	}
 }
+
+// TestSessionsPerUser: the default share is a tenth of the cap, at least 10,
+// but at most half of it, so that one user never holds every slot.
+func TestSessionsPerUser(t *testing.T) {
+	for maxSessions, want := range map[int]int{10000: 1000, 200: 20, 50: 10, 20: 10, 10: 5, 3: 2, 2: 1, 1: 1} {
+		if got := httpapi.SessionsPerUser(maxSessions); got != want {
+			t.Errorf("SessionsPerUser(%d) = %d, want %d", maxSessions, got, want)
+		}
+	}
+}
