@@ -550,6 +550,13 @@ func (l *sessionLimiter) admit(id string, h http.Handler, path, user, share stri
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pending--
+	if old := l.live[id]; old != nil {
+		// Never twice in its share's count.
+		if old.idle != nil {
+			old.idle.Stop()
+		}
+		l.unlist(id)
+	}
 	s := &liveSession{handler: h, path: path, user: user, share: share, last: l.now(), idleFor: idle}
 	if idle > 0 {
 		// Idle from now, as for the cap (the SDK's own timer starts when
