@@ -197,7 +197,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	allowHosts := fs.String("allow-hosts", os.Getenv("NEXUS_ALLOW_HOSTS"), "comma-separated host names clients use to reach Nexus, besides loopback ones; required beyond loopback (env NEXUS_ALLOW_HOSTS)")
 	allowOrigins := fs.String("allow-origins", os.Getenv("NEXUS_ALLOW_ORIGINS"), "comma-separated origins whose web pages may call Nexus (CORS), e.g. https://app.example.com (env NEXUS_ALLOW_ORIGINS)")
 	tokenRate := fs.Float64("token-rate", envFloat("NEXUS_TOKEN_RATE", DefaultTokenRate), "requests a second each user's token may make (bursts of twice that, at least 10); 0 for no limit (env NEXUS_TOKEN_RATE)")
-	maxSessions := fs.Int("max-sessions", envInt("NEXUS_MAX_SESSIONS", httpapi.DefaultMaxSessions), "live MCP sessions over HTTP, at most; the one idle the longest is closed to make room; sessionless listening streams are capped at as many (env NEXUS_MAX_SESSIONS)")
+	maxSessions := fs.Int("max-sessions", envInt("NEXUS_MAX_SESSIONS", httpapi.DefaultMaxSessions), "live MCP sessions over HTTP on this replica, at most; the one idle the longest is closed to make room; sessionless listening streams are capped at as many (env NEXUS_MAX_SESSIONS)")
+	maxPerUser := fs.Int("max-sessions-per-user", envInt("NEXUS_MAX_SESSIONS_PER_USER", 0), "each user's share of --max-sessions (and of the listening streams): past it their own idle session is closed, or with each busy they get 429; 0 for a tenth of --max-sessions, at least 10 but at most half; anonymous-tier users share one, the local user has the whole cap (env NEXUS_MAX_SESSIONS_PER_USER)")
 	retention := retentionFlag(fs)
 	fs.StringVar(&c.events, "events", os.Getenv("NEXUS_EVENTS"), "events between replicas: a nats:// URL, or empty for PostgreSQL LISTEN/NOTIFY with --db postgres://... (in process otherwise) (env NEXUS_EVENTS)")
 	drainDelay := fs.Duration("drain-delay", envDuration("NEXUS_DRAIN_DELAY", 0), "on SIGTERM, how long /readyz answers 503 before the listener closes, so that a load balancer stops sending requests first (env NEXUS_DRAIN_DELAY)")
@@ -233,6 +234,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *maxSessions < 1 {
 		return fmt.Errorf("--max-sessions (env NEXUS_MAX_SESSIONS) must be a whole number of sessions, 1 or more")
+	}
+	if *maxPerUser < 0 {
+		return fmt.Errorf("--max-sessions-per-user (env NEXUS_MAX_SESSIONS_PER_USER) must be 0 (the default share) or a whole number of sessions")
 	}
 	hosts, origins := splitList(*allowHosts), splitList(*allowOrigins)
 	if err := checkHosts(hosts); err != nil {
@@ -322,7 +326,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Ready: a.Ready, Drain: draining, Logger: log,
 		Sessions: a.MCPSessions, SessionIDs: a.SessionIDs, Events: a.Events, Auth: authn, TokenLimit: limit,
 		AuthorizationServers: authServers, Resource: resource, UI: webui.Handler(),
-		AllowedHosts: hosts, AllowedOrigins: origins, MaxSessions: *maxSessions, Metrics: a.Metrics.Handler,
+		AllowedHosts: hosts, AllowedOrigins: origins, MaxSessions: *maxSessions, MaxSessionsPerUser: *maxPerUser, Metrics: a.Metrics.Handler,
 		Endpoints: append(rest.Endpoints(), httpapi.Endpoint{Path: "/mcp/servers/{toolbox}/{server}", Description: "MCP, one downstream server proxied unchanged"},
 			httpapi.Endpoint{Path: httpapi.WebSocketPath, Description: "WebSocket chat: message, cancel, watch in; token, tool_start, tool_complete, complete, error out"},
 			httpapi.Endpoint{Path: "/", Description: "the web UI, for a browser (Accept: text/html); this index otherwise"}),

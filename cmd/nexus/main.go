@@ -82,8 +82,14 @@ serve:
   --token-rate N         requests a second each user's token may make (default 20;
                          bursts of twice that), counted in the store across replicas;
                          0 for no limit; env NEXUS_TOKEN_RATE
-  --max-sessions N       live MCP sessions over HTTP, at most (default 10000); the one
-                         idle the longest is closed to make room; env NEXUS_MAX_SESSIONS
+  --max-sessions N       live MCP sessions over HTTP on this replica, at most (default
+                         10000); the one idle the longest is closed to make room; env
+                         NEXUS_MAX_SESSIONS
+  --max-sessions-per-user N
+                         each user's share of those (default: a tenth, at least 10 but
+                         at most half); past it their own idle session is closed, or
+                         429 when each is busy; anonymous-tier users share one share,
+                         the local user has the whole cap; env NEXUS_MAX_SESSIONS_PER_USER
   --trace-retention AGE  how long call traces are kept: 30d (default), 720h, or 0 to keep
                          them all; also for maintenance; env NEXUS_TRACE_RETENTION
   --events URL           events between replicas: nats://HOST:PORT[/PREFIX] for NATS;

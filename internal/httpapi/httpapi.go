@@ -131,12 +131,19 @@ type Options struct {
 	// SessionTimeout closes an MCP session of the surfaces idle that long
 	// (no POST in flight, none ended); zero means [SessionTimeout].
 	SessionTimeout time.Duration
-	// MaxSessions caps the live MCP sessions over all MCP endpoints; zero
-	// means DefaultMaxSessions. The session idle the longest is closed to
-	// make room for a new one. Sessionless clients' listening streams
-	// (subscriptions/listen) are capped at as many again; past it they get
-	// 503.
+	// MaxSessions caps the live MCP sessions over all MCP endpoints, in
+	// this process; zero means DefaultMaxSessions. The session idle the
+	// longest is closed to make room for a new one. Sessionless clients'
+	// listening streams (subscriptions/listen) are capped at as many again;
+	// past it they get 503.
 	MaxSessions int
+	// MaxSessionsPerUser is each user's share of MaxSessions, and of the
+	// listening streams; zero means [SessionsPerUser] of MaxSessions. A
+	// user's new session past it closes their own session idle the longest;
+	// with each of theirs busy, it gets 429 with Retry-After, while other
+	// users still get in. Users of the anonymous tier share one share; the
+	// local user's is the whole cap (see [shares]).
+	MaxSessionsPerUser int
 	// Metrics, when set, serves GET /metrics (Prometheus text format) behind
 	// the guard like every route. [Handler] calls it once, with a function
 	// reporting the live MCP sessions (read at scrape time) and their cap.
@@ -211,10 +218,12 @@ func Handler(o Options) http.Handler {
 		o.SessionTimeout = SessionTimeout
 	}
 	mux := http.NewServeMux()
-	limit := newSessionLimiter(o.MaxSessions)
+	shared := newShares(o.MaxSessions, o.MaxSessionsPerUser)
+	limit := newSessionLimiter(shared)
 	limit.store, limit.ids, limit.log = o.Sessions, o.SessionIDs, o.Logger
-	// Sessionless listening streams: as many as sessions, besides them.
-	listens := &streamSlots{max: int64(limit.max)}
+	// Sessionless listening streams: as many as sessions, besides them,
+	// shared out between users alike.
+	listens := &streamSlots{shares: shared, held: map[string]int{}}
 	if o.Events != nil && o.Sessions != nil {
 		limit.follow(o.Events)
 	}

@@ -2,9 +2,7 @@ package httpapi
 
 import (
 	"net/http"
-	"sync/atomic"
-
-	"github.com/nexus-mcp/nexus/internal/errs"
+	"sync"
 )
 
 // SessionlessVersion is the first MCP protocol version of the sessionless
@@ -23,7 +21,8 @@ const SessionlessVersion = "2026-07-28"
 //
 // A sessionless client's subscriptions/listen is a stream that lasts as
 // long as the client keeps it: those take the slots of streams (see
-// [streamSlots]), bounded as sessions are, since they hold as much.
+// [streamSlots]), bounded and shared out between users as sessions are,
+// since they hold as much.
 func sessionless(stateless, next http.Handler, slots *streamSlots) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !servesSessionless(r) {
@@ -31,35 +30,54 @@ func sessionless(stateless, next http.Handler, slots *streamSlots) http.Handler 
 			return
 		}
 		if method, _, ok := peek(r); ok && method == "subscriptions/listen" {
-			if !slots.take() {
-				w.Header().Set("Retry-After", "5")
-				WriteError(w, http.StatusServiceUnavailable, errs.E(errs.Unavailable, "all %d listening streams are taken; try again shortly", slots.max))
+			share := shareOf(r)
+			if refused := slots.take(share); refused != admitted {
+				slots.refuse(w, share, streamSlotsName, refused == capFull)
 				return
 			}
-			defer slots.give()
+			defer slots.give(share)
 		}
 		stateless.ServeHTTP(w, r)
 	})
 }
 
+// streamSlotsName is what streamSlots are, in their refusals.
+const streamSlotsName = "listening streams"
+
 // streamSlots bounds the sessionless listening streams of one process,
-// over all its endpoints.
+// over all its endpoints, and each share of them. A stream is busy for as
+// long as it is open: none is closed to make room.
 type streamSlots struct {
-	max int64
-	n   atomic.Int64
+	shares
+	mu   sync.Mutex
+	n    int
+	held map[string]int // open streams by share
 }
 
-// take reserves a slot; false when all max are taken.
-func (s *streamSlots) take() bool {
-	if s.n.Add(1) > s.max {
-		s.n.Add(-1)
-		return false
+// take reserves a slot of share, or says why not.
+func (s *streamSlots) take(share string) refusal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.full(share, s.held[share]):
+		return shareFull
+	case s.n >= s.max:
+		return capFull
 	}
-	return true
+	s.n++
+	s.held[share]++
+	return admitted
 }
 
-// give returns a slot.
-func (s *streamSlots) give() { s.n.Add(-1) }
+// give returns a slot of share.
+func (s *streamSlots) give(share string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n--
+	if s.held[share]--; s.held[share] <= 0 {
+		delete(s.held, share)
+	}
+}
 
 // servesSessionless reports whether r is served without a session:
 //

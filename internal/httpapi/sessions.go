@@ -36,8 +36,14 @@ const SessionTimeout = 30 * time.Minute
 // specification says, starts a new session. When every session has a POST
 // in flight, the initialize gets 503.
 //
+// Each user holds at most a share of the cap ([shares]), so that one user's
+// load never locks the others out: an initialize of a user at their share
+// closes that user's own session idle the longest, never another's, and
+// gets 429 naming the per-user limit when each of theirs has a POST in
+// flight. Cap and shares are this process's (per replica).
+//
 // A slot is reserved before the initialize runs, so concurrent initializes
-// cannot overshoot the cap.
+// cannot overshoot the cap or a share.
 //
 // The limiter also ends the sessions of an endpoint wrapped with an idle
 // timeout ([sessionLimiter.wrap]) once they have been idle that long: no
@@ -47,7 +53,7 @@ const SessionTimeout = 30 * time.Minute
 // tools/call the front serves itself ([fastCalls]) never reaches the SDK's
 // timer.
 type sessionLimiter struct {
-	max int
+	shares
 	now func() time.Time
 	// store keeps sessions where every replica finds them, and ids names
 	// new ones (both nil: sessions live in this process only); see
@@ -60,6 +66,7 @@ type sessionLimiter struct {
 	mu        sync.Mutex
 	live      map[string]*liveSession
 	pending   int                      // initializes admitted whose session is not known yet
+	held      map[string]int           // live and pending sessions by share
 	restoring map[string]chan struct{} // sessions being re-created, closed when done
 }
 
@@ -67,6 +74,7 @@ type liveSession struct {
 	handler  http.Handler // the endpoint the session lives on
 	path     string       // and the path it was made on
 	user     string       // the id of the user who made it
+	share    string       // and the share of the slots it takes (shareOf)
 	last     time.Time
 	inflight int
 	// idle ends the session once idle for idleFor, its endpoint's timeout;
@@ -75,11 +83,8 @@ type liveSession struct {
 	idleFor time.Duration
 }
 
-func newSessionLimiter(max int) *sessionLimiter {
-	if max <= 0 {
-		max = DefaultMaxSessions
-	}
-	return &sessionLimiter{max: max, live: map[string]*liveSession{}, now: time.Now, restoring: map[string]chan struct{}{},
+func newSessionLimiter(s shares) *sessionLimiter {
+	return &sessionLimiter{shares: s, live: map[string]*liveSession{}, held: map[string]int{}, now: time.Now, restoring: map[string]chan struct{}{},
 		log: slog.New(slog.DiscardHandler)}
 }
 
@@ -121,11 +126,10 @@ func (l *sessionLimiter) wrap(next http.Handler, idle time.Duration) http.Handle
 				defer l.drop(id)
 			}
 		case id == "" && r.Method == http.MethodPost && isInitialize(r):
-			victim, ok := l.reserve()
-			if !ok {
-				w.Header().Set("Retry-After", "5")
-				WriteError(w, http.StatusServiceUnavailable, errs.E(errs.Unavailable,
-					"all %d MCP sessions have a request in flight; try again shortly", l.max))
+			share := shareOf(r)
+			victim, refused := l.reserve(share)
+			if refused != admitted {
+				l.refuse(w, share, sessionSlots, refused == capFull)
 				return
 			}
 			if victim != nil {
@@ -135,8 +139,8 @@ func (l *sessionLimiter) wrap(next http.Handler, idle time.Duration) http.Handle
 			// the client reads the reply: counted from then, it cannot look
 			// younger than a session its client starts next.
 			user := requestUser(r)
-			cw := &captureSession{ResponseWriter: w, admit: func(id string) { l.admit(id, next, r.URL.Path, user, idle) }}
-			defer func() { l.settle(cw.session) }()
+			cw := &captureSession{ResponseWriter: w, admit: func(id string) { l.admit(id, next, r.URL.Path, user, share, idle) }}
+			defer func() { l.settle(cw.session, share) }()
 			next.ServeHTTP(cw, r)
 			return
 		}
@@ -241,7 +245,25 @@ func (l *sessionLimiter) forget(id string) {
 	if s := l.live[id]; s != nil && s.idle != nil {
 		s.idle.Stop()
 	}
+	l.unlist(id)
+}
+
+// unlist drops session id from the live ones and its share; l.mu is held.
+func (l *sessionLimiter) unlist(id string) *liveSession {
+	s := l.live[id]
+	if s == nil {
+		return nil
+	}
 	delete(l.live, id)
+	l.release(s.share)
+	return s
+}
+
+// release gives back a slot of share; l.mu is held.
+func (l *sessionLimiter) release(share string) {
+	if l.held[share]--; l.held[share] <= 0 {
+		delete(l.held, share)
+	}
 }
 
 // expire ends session id, idle for its endpoint's timeout, as the cap ends
@@ -252,7 +274,7 @@ func (l *sessionLimiter) expire(id string, s *liveSession) {
 		l.mu.Unlock()
 		return
 	}
-	delete(l.live, id)
+	l.unlist(id)
 	l.mu.Unlock()
 	(&victim{id: id, path: s.path, handler: s.handler}).close()
 }
@@ -358,8 +380,7 @@ func (l *sessionLimiter) setLevel(id, level string) {
 // leaving the store alone.
 func (l *sessionLimiter) closeLocal(id string) {
 	l.mu.Lock()
-	s := l.live[id]
-	delete(l.live, id)
+	s := l.unlist(id)
 	l.mu.Unlock()
 	if s == nil {
 		return
@@ -419,10 +440,10 @@ func (l *sessionLimiter) restore(w http.ResponseWriter, r *http.Request, id stri
 		WriteError(w, http.StatusNotFound, errs.E(errs.NotFound, "session not found: start a new session with initialize"))
 		return true
 	}
-	victim, ok := l.reserve()
-	if !ok {
-		w.Header().Set("Retry-After", "5")
-		WriteError(w, http.StatusServiceUnavailable, errs.E(errs.Unavailable, "all %d MCP sessions have a request in flight; try again shortly", l.max))
+	share := shareOf(r)
+	victim, refused := l.reserve(share)
+	if refused != admitted {
+		l.refuse(w, share, sessionSlots, refused == capFull)
 		return true
 	}
 	if victim != nil {
@@ -434,11 +455,11 @@ func (l *sessionLimiter) restore(w http.ResponseWriter, r *http.Request, id stri
 	next.ServeHTTP(rec, init)
 	release()
 	if rec.Code != http.StatusOK || rec.Header().Get("Mcp-Session-Id") != id {
-		l.settle("")
+		l.settle("", share)
 		l.log.Warn("re-create an MCP session", "session", id, "status", rec.Code, "body", rec.Body.String())
 		return false // the SDK answers: the session is not found
 	}
-	l.admit(id, next, r.URL.Path, sess.User, idle)
+	l.admit(id, next, r.URL.Path, sess.User, share, idle)
 	next.ServeHTTP(httptest.NewRecorder(), synthetic(r, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, id))
 	if sess.LogLevel != "" {
 		level, _ := json.Marshal(sess.LogLevel)
@@ -464,43 +485,79 @@ func synthetic(r *http.Request, body, id string) *http.Request {
 	return req
 }
 
-// reserve admits one new session: it reserves a slot, choosing the session
-// idle the longest for eviction when the cap is reached. It reports false
-// when every session has a request in flight.
-func (l *sessionLimiter) reserve() (*victim, bool) {
+// sessionSlots is what the limiter's slots are, in its refusals.
+const sessionSlots = "MCP sessions"
+
+// refusal says why a slot was refused, if it was.
+type refusal int
+
+const (
+	admitted  refusal = iota
+	shareFull         // the share is full, each of its slots busy
+	capFull           // the cap is reached, each slot busy
+)
+
+// reserve admits one new session of share: it reserves a slot of the cap
+// and of share. When share is full, its own session idle the longest is
+// chosen for eviction (the share's session makes room, not another's);
+// when the cap is, the session idle the longest of all. It refuses when
+// every session it could choose has a request in flight.
+func (l *sessionLimiter) reserve(share string) (*victim, refusal) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.live)+l.pending < l.max {
-		l.pending++
-		return nil, true
+	var v *victim
+	switch {
+	case l.full(share, l.held[share]):
+		if v = l.evict(func(s *liveSession) bool { return s.share == share }); v == nil {
+			return nil, shareFull
+		}
+	case len(l.live)+l.pending >= l.max:
+		if v = l.evict(func(*liveSession) bool { return true }); v == nil {
+			return nil, capFull
+		}
 	}
+	l.pending++
+	l.held[share]++
+	return v, admitted
+}
+
+// evict unlists the session idle the longest of those that match, none of
+// whose POSTs is in flight, and returns it to be closed; nil when there is
+// none. l.mu is held.
+func (l *sessionLimiter) evict(match func(*liveSession) bool) *victim {
 	oldest := ""
 	for id, s := range l.live {
-		if s.inflight == 0 && (oldest == "" || s.last.Before(l.live[oldest].last)) {
+		if s.inflight == 0 && match(s) && (oldest == "" || s.last.Before(l.live[oldest].last)) {
 			oldest = id
 		}
 	}
 	if oldest == "" {
-		return nil, false
+		return nil
 	}
-	v := &victim{id: oldest, path: l.live[oldest].path, handler: l.live[oldest].handler}
-	if t := l.live[oldest].idle; t != nil {
-		t.Stop()
+	s := l.live[oldest]
+	if s.idle != nil {
+		s.idle.Stop()
 	}
-	delete(l.live, oldest)
-	l.pending++
-	return v, true
+	l.unlist(oldest)
+	return &victim{id: oldest, path: s.path, handler: s.handler}
 }
 
 // admit turns a reservation into a live session once the initialize has
 // written the session's id: its idle time counts from then. The initialize
 // is not in flight from then on: its client has its answer, however long the
 // SDK's handler takes to return.
-func (l *sessionLimiter) admit(id string, h http.Handler, path, user string, idle time.Duration) {
+func (l *sessionLimiter) admit(id string, h http.Handler, path, user, share string, idle time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pending--
-	s := &liveSession{handler: h, path: path, user: user, last: l.now(), idleFor: idle}
+	if old := l.live[id]; old != nil {
+		// Never twice in its share's count.
+		if old.idle != nil {
+			old.idle.Stop()
+		}
+		l.unlist(id)
+	}
+	s := &liveSession{handler: h, path: path, user: user, share: share, last: l.now(), idleFor: idle}
 	if idle > 0 {
 		// Idle from now, as for the cap (the SDK's own timer starts when
 		// the initialize returns, moments later).
@@ -528,15 +585,16 @@ func requestUser(r *http.Request) string {
 	return ""
 }
 
-// settle ends an initialize: it releases the reservation when no session
-// was made (id is empty).
-func (l *sessionLimiter) settle(id string) {
+// settle ends an initialize of share: it releases the reservation when no
+// session was made (id is empty).
+func (l *sessionLimiter) settle(id, share string) {
 	if id != "" {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pending--
+	l.release(share)
 }
 
 // Live reports the number of sessions counted against the cap.
