@@ -221,7 +221,12 @@ func (s *Surface) state(ctx context.Context, req mcp.Request) *session {
 	return st
 }
 
-// restore gives sess the tools its stored session discovered.
+// restore gives sess the tools its stored session discovered that it does
+// not know yet, or knows as another tool. It makes a new session's state;
+// on a session this replica holds, it brings in what the session
+// discovered through another replica: get_tools stores a tool before it
+// answers, but its change event (see [Surface.rediscover]) may reach this
+// replica after the client's next request.
 func (s *Surface) restore(ctx context.Context, sess *session) {
 	if s.o.Sessions == nil || sess.id == "" {
 		return
@@ -233,6 +238,13 @@ func (s *Surface) restore(ctx context.Context, sess *session) {
 	if !ok {
 		return
 	}
+	sess.mu.Lock()
+	for name, flat := range stored.Discovered {
+		if d := sess.discovered[name]; d != nil && d.flat == flat {
+			delete(stored.Discovered, name) // known already
+		}
+	}
+	sess.mu.Unlock()
 	opened := map[string]bool{}
 	for name, flat := range stored.Discovered {
 		t, ok := s.p.Registry().Lookup(flat)
@@ -248,7 +260,9 @@ func (s *Surface) restore(ctx context.Context, sess *session) {
 		}
 		mt := mcpkit.Tool(t)
 		mt.Name = name
+		sess.mu.Lock()
 		sess.discovered[name] = &discoveredTool{listing: mt, flat: flat, tool: t}
+		sess.mu.Unlock()
 	}
 }
 
@@ -292,6 +306,7 @@ func (s *Surface) perSession(next mcp.MethodHandler) mcp.MethodHandler {
 				return res, err
 			}
 			sess := s.state(ctx, req)
+			s.restore(ctx, sess)
 			sess.mu.Lock()
 			names := slices.Sorted(maps.Keys(sess.discovered))
 			for _, n := range names {
@@ -323,6 +338,17 @@ func (s *Surface) perSession(next mcp.MethodHandler) mcp.MethodHandler {
 				if t, ok := s.named(ctx, p.Name); ok {
 					flat = t.ID.Name()
 				}
+			case !sess.sessionless && !s.meta(p.Name):
+				// get_tools may have discovered it through another
+				// replica a moment ago: it stored the tool before it
+				// answered, but its change event may not have reached
+				// this replica yet.
+				s.restore(ctx, sess)
+				sess.mu.Lock()
+				if d := sess.discovered[p.Name]; d != nil {
+					flat = d.flat
+				}
+				sess.mu.Unlock()
 			}
 			if flat == "" {
 				break
