@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -257,17 +258,32 @@ func watch(conn *websocket.Conn) *watchLog {
 	return w
 }
 
-// completes counts the complete events seen so far.
-func (w *watchLog) completes() int {
+// completes counts the complete events seen so far, but that of the turn
+// whose message is before (see [watchLog.after]).
+func (w *watchLog) completes(before string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := 0
 	for _, e := range w.events {
-		if e["type"] == "complete" {
+		if e["type"] == "complete" && e["message_id"] != before {
 			n++
 		}
 	}
 	return n
+}
+
+// after returns the events seen after the complete event of the turn whose
+// message is before, or all of them when that did not come. A turn's events
+// reach the other replicas over the event bus, later than the turn's own
+// client: a turn whose client saw it complete just before the watch began
+// may still have been on its way to the watcher's replica, and its last
+// events reach the watcher then (as the rest of a turn in progress reaches
+// a browser that watches again).
+func (w *watchLog) after(before string) []map[string]any {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	i := slices.IndexFunc(w.events, func(e map[string]any) bool { return e["type"] == "complete" && e["message_id"] == before })
+	return w.events[i+1:]
 }
 
 // turnShape is what must match between a turn's runner and its watcher:

@@ -484,3 +484,57 @@ func TestReplicasServeToolboxes(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicasServeADiscoveryAtOnce: a tool a session discovers through one
+// replica is callable and listed through another at once, although no event
+// has told that replica (none will: each replica's events stay in its
+// process), and it held the session from before: get_tools stores the tool
+// before it answers, and the other replica reads the store.
+func TestReplicasServeADiscoveryAtOnce(t *testing.T) {
+	reps, _ := startReplicas(t, 2, "--no-demo", "--events", "local")
+	p := &pinned{bases: bases(reps)}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "pinned", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: p.bases[0] + "/mcp/bounded", HTTPClient: &http.Client{Transport: p}}, testtools.WithSession())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	p.to.Store(1)
+	if names := toolNames(t, cs); slices.Contains(names, "substrate_belief_query") { // replica 1 holds the session now
+		t.Fatalf("listed before discovery: %v", names)
+	}
+
+	p.to.Store(0)
+	if res := call(t, cs, "get_tools", map[string]any{"tools": map[string]any{"substrate": []string{"belief_query"}}}); res.IsError {
+		t.Fatalf("get_tools: %+v", res.Content)
+	}
+	p.to.Store(1)
+	if res := call(t, cs, "substrate_belief_query", map[string]any{"query": "replicas"}); res.IsError {
+		t.Fatalf("replica 1 called a tool discovered through replica 0: %s", text(res))
+	}
+
+	p.to.Store(0)
+	if res := call(t, cs, "get_tools", map[string]any{"tools": map[string]any{"substrate": []string{"belief_create"}}}); res.IsError {
+		t.Fatalf("get_tools: %+v", res.Content)
+	}
+	p.to.Store(1)
+	if names := toolNames(t, cs); !slices.Contains(names, "substrate_belief_create") {
+		t.Fatalf("replica 1 does not list a tool discovered through replica 0: %v", names)
+	}
+}
+
+// pinned sends each request to the replica the test chose (bases[to]).
+type pinned struct {
+	bases []string
+	to    atomic.Int32
+}
+
+func (p *pinned) RoundTrip(r *http.Request) (*http.Response, error) {
+	u, err := url.Parse(p.bases[p.to.Load()])
+	if err != nil {
+		return nil, err
+	}
+	r = r.Clone(r.Context())
+	r.URL.Scheme, r.URL.Host, r.Host = u.Scheme, u.Host, ""
+	return http.DefaultTransport.RoundTrip(r)
+}

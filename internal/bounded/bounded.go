@@ -228,8 +228,13 @@ func (s *Surface) state(ctx context.Context, req mcp.Request) *session {
 	return st
 }
 
-// restore gives sess the tools its stored session discovered and the
-// toolboxes it opened.
+// restore gives sess the toolboxes its stored session opened, and the tools
+// it discovered that it does not know yet, or knows as another tool. It
+// makes a new session's state; on a session this replica holds, it brings
+// in what the session opened or discovered through another replica:
+// get_tools and open_toolbox store what they did before they answer, but
+// the change event (see [Surface.rediscover]) may reach this replica after
+// the client's next request.
 func (s *Surface) restore(ctx context.Context, sess *session) {
 	if s.o.Sessions == nil || sess.id == "" {
 		return
@@ -241,9 +246,16 @@ func (s *Surface) restore(ctx context.Context, sess *session) {
 	if !ok {
 		return
 	}
+	sess.mu.Lock()
 	for _, tb := range stored.Opened {
 		sess.opened[tb] = true
 	}
+	for name, flat := range stored.Discovered {
+		if d := sess.discovered[name]; d != nil && d.flat == flat {
+			delete(stored.Discovered, name) // known already
+		}
+	}
+	sess.mu.Unlock()
 	opened := map[string]bool{}
 	for name, flat := range stored.Discovered {
 		t, ok := s.p.Registry().Lookup(flat)
@@ -259,10 +271,12 @@ func (s *Surface) restore(ctx context.Context, sess *session) {
 		}
 		mt := mcpkit.Tool(t)
 		mt.Name = name
+		sess.mu.Lock()
 		sess.discovered[name] = &discoveredTool{listing: mt, flat: flat, tool: t}
 		if t.ID.Toolbox != registry.BuiltinToolbox {
 			sess.opened[t.ID.Toolbox] = true // get_tools opened it (see discover)
 		}
+		sess.mu.Unlock()
 	}
 }
 
@@ -306,6 +320,7 @@ func (s *Surface) perSession(next mcp.MethodHandler) mcp.MethodHandler {
 				return res, err
 			}
 			sess := s.state(ctx, req)
+			s.restore(ctx, sess)
 			sess.mu.Lock()
 			names := slices.Sorted(maps.Keys(sess.discovered))
 			for _, n := range names {
@@ -337,6 +352,17 @@ func (s *Surface) perSession(next mcp.MethodHandler) mcp.MethodHandler {
 				if t, ok := s.named(ctx, p.Name); ok {
 					flat = t.ID.Name()
 				}
+			case !sess.sessionless && !s.meta(p.Name):
+				// get_tools may have discovered it through another
+				// replica a moment ago: it stored the tool before it
+				// answered, but its change event may not have reached
+				// this replica yet.
+				s.restore(ctx, sess)
+				sess.mu.Lock()
+				if d := sess.discovered[p.Name]; d != nil {
+					flat = d.flat
+				}
+				sess.mu.Unlock()
 			}
 			if flat == "" {
 				break
@@ -379,8 +405,17 @@ func (s *Surface) isOpen(ctx context.Context, toolbox string) bool {
 		return true
 	}
 	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return sess.opened[toolbox]
+	open := sess.opened[toolbox]
+	sess.mu.Unlock()
+	if !open {
+		// Opened through another replica, whose change event may not
+		// have reached this one yet: the store has it.
+		s.restore(ctx, sess)
+		sess.mu.Lock()
+		open = sess.opened[toolbox]
+		sess.mu.Unlock()
+	}
+	return open
 }
 
 // meta reports whether name is one of the surface's meta-tools.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -48,7 +49,7 @@ func NewOpenAI(o OpenAIOptions) (*OpenAI, error) {
 	if o.BaseURL == "" {
 		o.BaseURL = "https://api.openai.com/v1"
 	}
-	opts := []option.RequestOption{option.WithBaseURL(o.BaseURL), option.WithMaxRetries(0)}
+	opts := []option.RequestOption{option.WithBaseURL(o.BaseURL), option.WithMaxRetries(0), option.WithMiddleware(readToEnd)}
 	if o.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(o.APIKey))
 	} else {
@@ -81,9 +82,9 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(Event) error
 			Name: t.Name, Description: openai.String(t.Description), Parameters: shared.FunctionParameters(schema)}))
 	}
 	w := watch(ctx, p.timeout)
-	defer w.stop()
 	stream := p.client.Chat.Completions.NewStreaming(w.ctx, params)
 	defer stream.Close()
+	defer w.stop() // first: a stream left midway is cut, not read to its end (readToEnd)
 	var acc openai.ChatCompletionAccumulator
 	finish := ""
 	for stream.Next() {
@@ -163,4 +164,45 @@ func openaiStatus(err error) (int, *http.Response, string, bool) {
 		return e.StatusCode, e.Response, e.Message, true
 	}
 	return 0, nil, "", false
+}
+
+// readToEnd makes closing a response's body read what is left of it first
+// (at most drainBytes, for at most drainWait), so that its connection goes
+// back to the pool. The SDK closes a stream's body as soon as it reads
+// "data: [DONE]", often before the end of the HTTP response (the last chunk
+// of its chunked encoding) has arrived; net/http then closes the connection
+// rather than reuse it, and the next turn opens another (a TCP and TLS
+// handshake). A body whose request was canceled is closed at once: a stream
+// left midway is cut, not read to its end.
+func readToEnd(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(req.Context())
+	resp, err := next(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return resp, err
+	}
+	resp.Body = &drainOnClose{ReadCloser: resp.Body, parent: req.Context(), cancel: cancel}
+	return resp, nil
+}
+
+const (
+	drainBytes = 4 << 10
+	drainWait  = time.Second
+)
+
+type drainOnClose struct {
+	io.ReadCloser
+	parent context.Context
+	cancel context.CancelFunc // cancels the request, ending a read
+}
+
+func (b *drainOnClose) Close() error {
+	if b.parent.Err() == nil {
+		t := time.AfterFunc(drainWait, b.cancel)
+		io.CopyN(io.Discard, b.ReadCloser, drainBytes)
+		t.Stop()
+	}
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }

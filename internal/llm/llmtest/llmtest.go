@@ -64,7 +64,9 @@ type Call struct {
 // instead (with RetryAfter seconds for 429); CutAfter cuts the stream after
 // that many chunks; Delay waits before each chunk. Stamp, when set,
 // prefixes each chunk's text with the time it is written (Unix nanoseconds
-// and "|"), for measuring the relay from the model to a client.
+// and "|"), for measuring the relay from the model to a client. Linger
+// holds the response open that long after "data: [DONE]" before ending it
+// (the last chunk of its chunked encoding), as a loaded server may.
 type Answer struct {
 	Chunks     []string
 	Calls      []Call
@@ -73,6 +75,7 @@ type Answer struct {
 	CutAfter   int
 	Delay      time.Duration
 	Stamp      bool
+	Linger     time.Duration
 }
 
 // Script answers each request; n counts from 1.
@@ -196,6 +199,12 @@ func NewOpenAI(tb testing.TB, script Script) *OpenAI {
 		}
 		fmt.Fprint(w, "data: [DONE]\n\n")
 		flush()
+		if a.Linger > 0 {
+			select {
+			case <-time.After(a.Linger):
+			case <-r.Context().Done():
+			}
+		}
 	}))
 	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
 		if st == http.StateNew {
