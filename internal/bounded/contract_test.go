@@ -3,6 +3,7 @@ package bounded_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -238,6 +239,30 @@ func TestDeniedToolboxIsMissing(t *testing.T) {
 			if got := connect(as(admin, servers[name], sessionless), opts).InitializeResult().Instructions; !strings.Contains(got, "- secret: admin-only tooling (servers: vault-srv)") {
 				t.Errorf("%s (sessionless %v): the admin's instructions lack the secret toolbox: %q", name, sessionless, got)
 			}
+		}
+	}
+
+	// A denied toolbox's tool called by its own name, on the flat surface,
+	// is answered as a tool of a toolbox that does not exist.
+	call := func(cs *mcp.ClientSession, name string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"x": 1}})
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		b, _ := json.Marshal(res.Content)
+		return fmt.Sprintf("isError %v: %s", res.IsError, b)
+	}
+	for _, sessionless := range []bool{false, true} {
+		opts := testtools.WithSession()
+		if sessionless {
+			opts = testtools.Sessionless()
+		}
+		cs := connect(as(member, servers["flat"], sessionless), opts)
+		denied, missing := call(cs, "secret__vault-srv__echo"), call(cs, "nosuch__vault-srv__echo")
+		if want := strings.ReplaceAll(missing, "nosuch", "secret"); denied != want {
+			t.Errorf("flat (sessionless %v): the member calling the secret toolbox's tool: %s\nwant as a missing toolbox's: %s", sessionless, denied, want)
 		}
 	}
 

@@ -35,9 +35,8 @@ func (c *Calls) Serves(name string) bool {
 // the pipeline does not know either, as the unlisted middleware answers.
 func (c *Calls) Call(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage, meta mcp.Meta) (json.RawMessage, *jsonrpc.Error) {
 	sy := c.sy
-	listed := sy.lists(name)
 	o := sy.p.Call(ctx, mcpkit.CallRequest(sy.surface, mcpkit.TransportKey(sy.instance, ss), name, args, meta))
-	if !listed && o.Tool == nil && o.Err != nil && o.Err.Code == errs.NotFound {
+	if o.Tool == nil && o.Err != nil && o.Err.Code == errs.NotFound {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: o.Err.Message}
 	}
 	res, err := mcpkit.ResultJSON(o)

@@ -11,9 +11,11 @@ import (
 	"context"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -85,10 +87,15 @@ func (sy *syncer) sync() {
 }
 
 // Handler routes tools/call requests through the pipeline. Calls of one MCP
-// session that name no session of their own share one conversation.
+// session that name no session of their own share one conversation. A tool
+// the pipeline answers as unknown (one of a toolbox the caller may not know
+// of) is the JSON-RPC error of an unknown tool, as for a name never listed.
 func Handler(p *pipeline.Pipeline, surface, instance string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		o := p.Call(ctx, mcpkit.CallRequest(surface, mcpkit.Transport(instance, req), req.Params.Name, req.Params.Arguments, req.Params.Meta))
+		if o.Tool == nil && o.Err != nil && o.Err.Code == errs.NotFound {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: o.Err.Message}
+		}
 		return mcpkit.Result(o), nil
 	}
 }

@@ -377,18 +377,26 @@ func (p *Pipeline) run(ctx context.Context, req *Request, o *Outcome) (err *errs
 		o.SessionID, o.Workspace = p.transportSession(ctx, req.Transport, o.Workspace)
 		return req.Refused
 	}
+	who := p.principal(ctx)
+	// A toolbox the caller may not know of is answered as one that does not
+	// exist: its tools are unknown tools, and it is not opened to look.
+	hidden := func(toolbox string) bool {
+		return p.authz != nil && toolbox != "" && toolbox != registry.BuiltinToolbox && !p.authz.Toolbox(who, toolbox)
+	}
 	t, ok := p.reg.Lookup(req.Tool)
 	if !ok && p.resolve != nil {
+		if toolbox, _, found := strings.Cut(req.Tool, "__"); found && hidden(toolbox) {
+			return errs.E(errs.NotFound, "unknown tool %q", req.Tool)
+		}
 		if err := p.resolve(ctx, req.Tool); err != nil {
 			return errs.From(err)
 		}
 		t, ok = p.reg.Lookup(req.Tool)
 	}
-	if !ok {
+	if !ok || hidden(t.ID.Toolbox) {
 		return errs.E(errs.NotFound, "unknown tool %q", req.Tool)
 	}
 	o.Tool = t
-	who := p.principal(ctx)
 	o.who, o.whoKnown = who, true
 	if p.authz != nil && !p.authz.Tool(who, t) {
 		return errs.E(errs.Forbidden, "tool %q is not available to user %q: this server's access rules do not allow it (an admin can change them in the configuration's access section)", req.Tool, who.Name)
