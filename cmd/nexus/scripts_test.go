@@ -75,7 +75,7 @@ func TestScriptsTestPrintsProgress(t *testing.T) {
 	if !strings.Contains(text, "STUB go test -count=1 -timeout 20m -run TestX -v ./... NEXUS_TEST_POSTGRES_URL=postgres://x@y/z") {
 		t.Errorf("go test was not run as before:\n%s", text)
 	}
-	for _, want := range []string{"STUB go vet ./...", "STUB install-test-tools", "still running", "ok  \tfake/pkg"} {
+	for _, want := range []string{"STUB go vet ./...", "STUB go mod tidy -diff", "STUB go run honnef.co/go/tools/cmd/staticcheck@", "STUB install-test-tools", "still running", "ok  \tfake/pkg"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}
