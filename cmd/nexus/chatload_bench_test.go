@@ -48,6 +48,9 @@ func BenchmarkConcurrentConversations(b *testing.B) {
 	})
 	b.Setenv("NEXUS_ALLOW_LOOPBACK_MODEL_URLS", "1")
 	b.Setenv("NEXUS_DB", "")
+	// Every connection is the local user: lift the per-user caps.
+	b.Setenv("NEXUS_MAX_TURNS", "100000")
+	b.Setenv("NEXUS_WS_MAX_PER_USER", "100000")
 	dir := b.TempDir()
 	if out, errOut, code := runNexus(b, "", "call", "tn_user_byok_add", `{"provider":"openai","label":"load","apiKey":"sk-load-0123456789","baseUrl":"`+fake.URL+`"}`, "--data-dir", dir); code != 0 {
 		b.Fatalf("byok add: %s %s", out, errOut)

@@ -199,6 +199,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tokenRate := fs.Float64("token-rate", envFloat("NEXUS_TOKEN_RATE", DefaultTokenRate), "requests a second each user's token may make (bursts of twice that, at least 10); 0 for no limit (env NEXUS_TOKEN_RATE)")
 	maxSessions := fs.Int("max-sessions", envInt("NEXUS_MAX_SESSIONS", httpapi.DefaultMaxSessions), "live MCP sessions over HTTP on this replica, at most; the one idle the longest is closed to make room; sessionless listening streams are capped at as many (env NEXUS_MAX_SESSIONS)")
 	maxPerUser := fs.Int("max-sessions-per-user", envInt("NEXUS_MAX_SESSIONS_PER_USER", 0), "each user's share of --max-sessions (and of the listening streams): past it their own idle session is closed, or with each busy they get 429; 0 for a tenth of --max-sessions, at least 10 but at most half; anonymous-tier users share one, the local user has the whole cap (env NEXUS_MAX_SESSIONS_PER_USER)")
+	maxTurns := fs.Int("max-turns", envInt("NEXUS_MAX_TURNS", quota.DefaultMaxTurns), "chat turns one user may run at once, over all their WebSockets on every replica; one more is refused with RATE_LIMITED (env NEXUS_MAX_TURNS)")
+	wsIdle := fs.Duration("ws-idle-timeout", envDuration("NEXUS_WS_IDLE_TIMEOUT", ws.DefaultIdleTimeout), "a chat WebSocket that sends nothing, runs no turn and receives nothing for this long is closed (env NEXUS_WS_IDLE_TIMEOUT)")
+	wsPerUser := fs.Int("ws-max-per-user", envInt("NEXUS_WS_MAX_PER_USER", ws.DefaultMaxPerUser), "chat WebSockets one user may hold open at once on this replica (env NEXUS_WS_MAX_PER_USER)")
 	retention := retentionFlag(fs)
 	fs.StringVar(&c.events, "events", os.Getenv("NEXUS_EVENTS"), "events between replicas: a nats:// URL, or empty for PostgreSQL LISTEN/NOTIFY with --db postgres://... (in process otherwise) (env NEXUS_EVENTS)")
 	drainDelay := fs.Duration("drain-delay", envDuration("NEXUS_DRAIN_DELAY", 0), "on SIGTERM, how long /readyz answers 503 before the listener closes, so that a load balancer stops sending requests first (env NEXUS_DRAIN_DELAY)")
@@ -231,6 +234,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *tokenRate < 0 {
 		return fmt.Errorf("--token-rate (env NEXUS_TOKEN_RATE) must be 0 (no limit) or more requests a second")
+	}
+	if *maxTurns < 1 {
+		return fmt.Errorf("--max-turns (env NEXUS_MAX_TURNS) must be a whole number of turns, 1 or more")
+	}
+	if *wsIdle <= 0 {
+		return fmt.Errorf("--ws-idle-timeout (env NEXUS_WS_IDLE_TIMEOUT) must be a duration such as 5m")
+	}
+	if *wsPerUser < 1 {
+		return fmt.Errorf("--ws-max-per-user (env NEXUS_WS_MAX_PER_USER) must be a whole number of WebSockets, 1 or more")
 	}
 	if *maxSessions < 1 {
 		return fmt.Errorf("--max-sessions (env NEXUS_MAX_SESSIONS) must be a whole number of sessions, 1 or more")
@@ -310,15 +322,23 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// Closed on SIGTERM: /readyz turns 503, MCP GET streams end, and
 	// WebSockets end once their turns have.
 	draining := make(chan struct{})
-	chatWS := ws.Handler(ws.Options{Chat: a.Chat, Auth: authn, Logger: log, Events: a.Events, Drain: draining,
-		Owner: func(ctx context.Context, id string) (string, bool, error) {
-			_, owner, ok, err := a.Conversations.Lookup(ctx, id)
-			return owner, ok, err
-		}})
 	limit, err := tokenLimit(a.Store, *tokenRate, log)
 	if err != nil {
 		return err
 	}
+	turns, err := quota.NewTurnSlots(a.Store, quota.TurnOptions{Max: *maxTurns, Logger: log})
+	if err != nil {
+		return fmt.Errorf("--max-turns %d: %w", *maxTurns, err)
+	}
+	chatWS := ws.Handler(ws.Options{Chat: a.Chat, Auth: authn, Logger: log, Events: a.Events, Drain: draining,
+		Owner: func(ctx context.Context, id string) (string, bool, error) {
+			_, owner, ok, err := a.Conversations.Lookup(ctx, id)
+			return owner, ok, err
+		},
+		RateLimit: limit, Turns: turns, IdleTimeout: *wsIdle, MaxPerUser: *wsPerUser})
+	// A revoked token, a disabled user or a lost role reaches the open
+	// WebSockets at once, on every replica.
+	a.OnUsersChanged(chatWS.UsersChanged)
 	h := httpapi.Handler(httpapi.Options{
 		MCP: a.Surfaces.Flat, MCPCalls: a.Calls.Of(a.Surfaces.Flat), Agents: a.Surfaces.Agents, Bounded: a.Surfaces.Bounded,
 		Routes:        map[string]http.Handler{"/api/": api, "/openapi.json": api, httpapi.WebSocketPath: chatWS},

@@ -68,7 +68,7 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 	t.Setenv("NEXUS_LLM_API_KEY", "sk-fake")
 	t.Setenv("NEXUS_ALLOW_LOOPBACK_MODEL_URLS", "1")
 	reps, db := startReplicas(t, 3, "--no-demo", "--events", nats+"/nexus-kill-"+strconv.FormatInt(time.Now().UnixNano(), 36),
-		"--token-rate", "0", "--max-sessions", "100000")
+		"--token-rate", "0", "--max-sessions", "100000", "--max-turns", "1000", "--ws-max-per-user", "1000")
 	front, counts := roundRobin(t, bases(reps))
 	conn, err := sql.Open("pgx", db)
 	if err != nil {

@@ -90,6 +90,12 @@ serve:
                          at most half); past it their own idle session is closed, or
                          429 when each is busy; anonymous-tier users share one share,
                          the local user has the whole cap; env NEXUS_MAX_SESSIONS_PER_USER
+  --max-turns N          chat turns one user may run at once, over all their WebSockets
+                         on every replica (default 2); env NEXUS_MAX_TURNS
+  --ws-idle-timeout D    a chat WebSocket idle this long is closed (default 5m); env
+                         NEXUS_WS_IDLE_TIMEOUT
+  --ws-max-per-user N    chat WebSockets one user may hold open on a replica (default
+                         16); env NEXUS_WS_MAX_PER_USER
   --trace-retention AGE  how long call traces are kept: 30d (default), 720h, or 0 to keep
                          them all; also for maintenance; env NEXUS_TRACE_RETENTION
   --events URL           events between replicas: nats://HOST:PORT[/PREFIX] for NATS;

@@ -155,6 +155,11 @@ type App struct {
 	reloadMu   sync.Mutex
 	current    *config.Config
 	reloaded   []func(*config.Config)
+
+	// usersChanged are called after the users cache was forgotten
+	// ([App.OnUsersChanged]).
+	usersMu      sync.Mutex
+	usersChanged []func()
 }
 
 // Open opens the store, registers the local servers and builds the pipeline.

@@ -21,7 +21,8 @@ const MaintenanceInterval = time.Hour
 // Maintain applies the retention rules: tutoring transcripts
 // (tutor.Server.Retain: anonymized after 90 days, anonymous users' sessions
 // deleted after a year), expired MCP sessions, the request rate limits of
-// users whose bucket is full again (quota.PruneRateLimits), then the traces
+// users whose bucket is full again (quota.PruneRateLimits), the chat turn
+// slots whose lease passed (quota.PruneTurnSlots), then the traces
 // older than retention (0 keeps them all); it returns how many traces it
 // deleted. A step that fails does not keep the others from running: the
 // error names every step that failed.
@@ -43,6 +44,11 @@ func (a *App) Maintain(ctx context.Context, retention time.Duration) (int64, err
 		errsSeen = append(errsSeen, fmt.Errorf("idle request rate limits: %w", err))
 	} else if n > 0 {
 		a.log.Debug("deleted idle request rate limits", "count", n)
+	}
+	if n, err := quota.PruneTurnSlots(ctx, a.Store, time.Now().Add(-time.Minute)); err != nil {
+		errsSeen = append(errsSeen, fmt.Errorf("free chat turn slots: %w", err))
+	} else if n > 0 {
+		a.log.Debug("deleted free chat turn slots", "count", n)
 	}
 	if retention <= 0 {
 		return 0, errors.Join(errsSeen...)

@@ -147,7 +147,10 @@ func transitional(old, new config.Access) config.Access {
 // bus's receiving goroutine must not block.
 func (a *App) follow() {
 	bus := a.Events
-	a.Users.OnChange(func(ctx context.Context) { a.publish(ctx, TopicUsersChanged, nil) })
+	a.Users.OnChange(func(ctx context.Context) {
+		a.publish(ctx, TopicUsersChanged, nil)
+		a.tellUsersChanged()
+	})
 	a.Access.OnChange(func(ctx context.Context) { a.publish(ctx, TopicAccessChanged, nil) })
 	others := func(fn func()) func(events.Event) {
 		return func(e events.Event) {
@@ -156,7 +159,10 @@ func (a *App) follow() {
 			}
 		}
 	}
-	bus.Subscribe(TopicUsersChanged, others(a.Users.Forget))
+	bus.Subscribe(TopicUsersChanged, others(func() {
+		a.Users.Forget()
+		a.tellUsersChanged()
+	}))
 	bus.Subscribe(TopicAccessChanged, others(a.Access.Forget))
 	bus.Subscribe(TopicKeysRotated, others(func() { go a.reloadKeys(context.Background()) }))
 	bus.Subscribe(TopicConfigChanged, others(func() { go a.reloadFromEvent(context.Background()) }))
@@ -164,6 +170,7 @@ func (a *App) follow() {
 	bus.OnResync(func(ctx context.Context) {
 		a.Users.Forget()
 		a.Access.Forget()
+		a.tellUsersChanged()
 		// Reading files and restarting servers takes time: not on the
 		// bus's goroutine.
 		ctx = context.WithoutCancel(ctx)
@@ -174,6 +181,26 @@ func (a *App) follow() {
 			}
 		}()
 	})
+}
+
+// OnUsersChanged registers fn, called after a token was revoked or a user
+// changed, on this replica or another (users.changed), once this replica's
+// users cache was forgotten, so that fn's authentications read the store:
+// the chat WebSocket checks its connections' tokens again
+// (ws.Server.UsersChanged). fn must not block.
+func (a *App) OnUsersChanged(fn func()) {
+	a.usersMu.Lock()
+	defer a.usersMu.Unlock()
+	a.usersChanged = append(a.usersChanged, fn)
+}
+
+func (a *App) tellUsersChanged() {
+	a.usersMu.Lock()
+	fns := slices.Clone(a.usersChanged)
+	a.usersMu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
 }
 
 // reloadKeys reads the keyring again, logging a failure (the lazy reload,

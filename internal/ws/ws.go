@@ -11,6 +11,14 @@
 // conversation_id it belongs to. It only translates: the turn is the chat
 // loop's, every tool call the pipeline's.
 //
+// Limits (issue 21; see limits.go): the connection's token is checked again
+// before every frame and whenever a user changes on any replica, a
+// connection's frames count against its user's request rate (--token-rate),
+// a user runs at most Options.Turns' cap of turns at once over every
+// replica, a connection runs one turn at a time with a few messages waiting
+// behind it, an idle connection is closed, and a user holds at most
+// MaxPerUser connections on a replica.
+//
 // The library is github.com/coder/websocket: maintained (the successor of
 // nhooyr.io/websocket), context-aware, small, and it handles the protocol's
 // control frames, compression and read limits.
@@ -20,8 +28,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +40,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/chat"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/events"
+	"github.com/nexus-mcp/nexus/internal/quota"
 	"github.com/nexus-mcp/nexus/internal/users"
 )
 
@@ -63,6 +74,36 @@ type Options struct {
 	// Drain, closed when the replica shuts down, drains every connection
 	// (see drain.go); nil never drains.
 	Drain <-chan struct{}
+
+	// RateLimit, when set, counts every frame of a connection that
+	// authenticated with a token (but cancel, which only stops work)
+	// against its user's request rate, the HTTP front's limiter
+	// (--token-rate): a frame over it is refused with RATE_LIMITED and
+	// retry_after.
+	RateLimit RateLimiter
+	// Turns, when set, caps the turns a user runs at once over every
+	// connection of every replica (quota.TurnSlots, --max-turns).
+	Turns TurnLimiter
+	// MaxQueued is how many messages may wait on a connection behind its
+	// running turn (a connection runs one turn at a time); more is
+	// RATE_LIMITED (default [DefaultMaxQueued]).
+	MaxQueued int
+	// IdleTimeout closes a connection (1001, going away) that sent no
+	// frame, ran no turn and received no event for that long (default
+	// [DefaultIdleTimeout]).
+	IdleTimeout time.Duration
+	// PingInterval is how often a ping checks that the client is there; a
+	// pong missing for as long closes the connection (default
+	// [DefaultPingInterval]).
+	PingInterval time.Duration
+	// MaxPerUser caps the open connections of one user on this replica;
+	// one more is refused with RATE_LIMITED and closed with 1008 (default
+	// [DefaultMaxPerUser]).
+	MaxPerUser int
+	// Recheck is how often a connection's token is checked again when no
+	// frame comes (default users.CacheFor): a running turn of a revoked
+	// token is cancelled within it, and at once after [Server.UsersChanged].
+	Recheck time.Duration
 }
 
 // Server is the WebSocket endpoint: an http.Handler that also knows its
@@ -71,6 +112,10 @@ type Options struct {
 type Server struct {
 	h     http.Handler
 	conns sync.WaitGroup
+
+	mu     sync.Mutex
+	open   map[*conn]bool
+	byUser map[string]int
 }
 
 // ServeHTTP serves one WebSocket connection.
@@ -87,8 +132,23 @@ func Handler(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.MaxQueued <= 0 {
+		o.MaxQueued = DefaultMaxQueued
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.PingInterval <= 0 {
+		o.PingInterval = DefaultPingInterval
+	}
+	if o.MaxPerUser <= 0 {
+		o.MaxPerUser = DefaultMaxPerUser
+	}
+	if o.Recheck <= 0 {
+		o.Recheck = users.CacheFor
+	}
 	h := newHub(o.Events)
-	sv := &Server{}
+	sv := &Server{open: map[*conn]bool{}, byUser: map[string]int{}}
 	sv.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sv.conns.Add(1)
 		defer sv.conns.Done()
@@ -101,7 +161,9 @@ func Handler(o Options) *Server {
 			return // Accept answered the client
 		}
 		c.SetReadLimit(1 << 20)
-		s := &conn{o: o, c: c, log: o.Logger, turns: map[string]context.CancelFunc{}, id: newConnID(), hub: h, idle: make(chan struct{}, 1)}
+		s := &conn{o: o, c: c, log: o.Logger, turns: map[string]context.CancelFunc{}, id: newConnID(), hub: h, idle: make(chan struct{}, 1),
+			sv: sv, changed: make(chan struct{}, 1), active: time.Now(), last: make(chan struct{})}
+		close(s.last)
 		defer h.leave(s)
 		s.serve(r.Context(), r)
 	})
@@ -123,11 +185,29 @@ type conn struct {
 	log *slog.Logger
 	id  string // among every replica's connections
 	hub *hub
-	// user is the connection's user, once authenticated.
-	user *users.User
+	sv  *Server
+	// token is what the connection authenticated with (the upgrade's
+	// Authorization or the auth frame), checked again before every frame;
+	// empty for a request that acted as a user without one (the local
+	// user on a loopback listener).
+	token string
+	// changed is signalled when a user changed somewhere ([Server.UsersChanged]).
+	changed chan struct{}
 
-	mu       sync.Mutex
-	turns    map[string]context.CancelFunc // running turns by conversation id
+	mu sync.Mutex
+	// user is the connection's user, once authenticated, as its token was
+	// last checked.
+	user *users.User
+	// ended is set once the connection was refused (its token no longer
+	// authenticates): no turn starts any more.
+	ended bool
+	// last is closed when the turn started last has ended: turns run one
+	// after another, each waiting for the one before.
+	last chan struct{}
+	// active is when the connection last read a frame, sent an event or
+	// ended a turn (for IdleTimeout).
+	active   time.Time
+	turns    map[string]context.CancelFunc // running and waiting turns by conversation id
 	outbox   []chat.Event
 	buffered int
 	wake     chan struct{}
@@ -159,25 +239,59 @@ func (s *conn) serve(reqCtx context.Context, r *http.Request) {
 		// is closed on drain too.
 		go s.drainWhen(ctx, s.o.Drain)
 	}
-	if _, ok := users.FromContext(ctx); !ok {
-		u, err := s.authenticate(ctx)
-		if err != nil {
+	u, ok := users.FromContext(ctx)
+	if ok {
+		// The HTTP front authenticated the upgrade's Authorization (none:
+		// the local user of a loopback listener).
+		s.token = bearer(r)
+	} else {
+		var err error
+		if u, s.token, err = s.authenticate(ctx); err != nil {
 			s.c.Close(websocket.StatusPolicyViolation, err.Error())
 			return
 		}
-		ctx = users.WithUser(ctx, u)
 	}
-	s.user, _ = users.FromContext(ctx)
+	s.mu.Lock()
+	s.user = u
+	s.mu.Unlock()
+	if !s.sv.join(s, u.ID) {
+		s.refuse(ctx, chat.Event{Type: chat.Error, Code: string(errs.RateLimited), RetryAfter: 5,
+			Message: fmt.Sprintf("too many WebSockets: a user may hold %d at once on this server; close one and connect again", s.o.MaxPerUser)},
+			"too many WebSockets of this user")
+		return
+	}
+	defer s.sv.leave(s, u.ID)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer s.cancelTurns("")
+	kctx, stopKeep := context.WithCancel(ctx)
+	defer stopKeep()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.keep(kctx)
+	}()
 	for {
 		var in inbound
 		_, data, err := s.c.Read(ctx)
 		if err != nil {
-			return // the client went away, or closed
+			return // the client went away, or closed, or was refused
 		}
-		if err := json.Unmarshal(data, &in); err != nil {
+		s.touch()
+		bad := json.Unmarshal(data, &in) != nil
+		if bad {
+			in = inbound{}
+		}
+		// Every frame: the token still authenticates, then the frame
+		// counts against the user's request rate (a cancel only stops
+		// work, and is free).
+		if !s.vouch(ctx, in.ConversationID) {
+			return
+		}
+		if in.Type != "cancel" && !s.allow(ctx, in.ConversationID) {
+			continue
+		}
+		if bad {
 			s.push(chat.Event{Type: chat.Error, Code: string(errs.BadRequest), Message: "a frame must be a JSON object with a type: message, cancel or auth"})
 			continue
 		}
@@ -196,32 +310,42 @@ func (s *conn) serve(reqCtx context.Context, r *http.Request) {
 	}
 }
 
+// bearer is the token of r's Authorization header, if any.
+func bearer(r *http.Request) string {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
+}
+
 // authenticate waits for the auth frame of a connection whose upgrade
-// carried no token.
-func (s *conn) authenticate(ctx context.Context) (*users.User, error) {
+// carried no token, and returns its user and token.
+func (s *conn) authenticate(ctx context.Context) (*users.User, string, error) {
 	if s.o.Auth == nil {
-		return nil, errors.New("authentication required")
+		return nil, "", errors.New("authentication required")
 	}
 	actx, cancel := context.WithTimeout(ctx, s.o.AuthTimeout)
 	defer cancel()
 	_, data, err := s.c.Read(actx)
 	if err != nil {
-		return nil, errors.New("authentication required: send {\"type\":\"auth\",\"token\":\"TOKEN\"} first")
+		return nil, "", errors.New("authentication required: send {\"type\":\"auth\",\"token\":\"TOKEN\"} first")
 	}
 	var in inbound
 	if json.Unmarshal(data, &in) != nil || in.Type != "auth" || in.Token == "" {
-		return nil, errors.New("authentication required: the first frame must be {\"type\":\"auth\",\"token\":\"TOKEN\"}")
+		return nil, "", errors.New("authentication required: the first frame must be {\"type\":\"auth\",\"token\":\"TOKEN\"}")
 	}
 	u, err := s.o.Auth.Authenticate(ctx, in.Token)
 	if err != nil {
 		s.log.Info("websocket refused: token does not authenticate", "reason", err)
-		return nil, errors.New("the token does not authenticate a user of this server")
+		return nil, "", errors.New("the token does not authenticate a user of this server")
 	}
-	return u, nil
+	return u, in.Token, nil
 }
 
-// startTurn runs a message's turn in the background; one turn at a time per
-// conversation.
+// startTurn queues a message's turn: turns of a connection run one after
+// another (one turn at a time per connection, at most MaxQueued waiting),
+// and one at a time per conversation.
 func (s *conn) startTurn(ctx context.Context, wg *sync.WaitGroup, in inbound) {
 	s.mu.Lock()
 	if s.draining {
@@ -235,19 +359,30 @@ func (s *conn) startTurn(ctx context.Context, wg *sync.WaitGroup, in inbound) {
 			Message: "this conversation is answering a message already; wait for complete, or send cancel"})
 		return
 	}
+	if len(s.turns) > s.o.MaxQueued {
+		s.mu.Unlock()
+		s.push(chat.Event{Type: chat.Error, Code: string(errs.RateLimited), ConversationID: in.ConversationID, RetryAfter: quota.RetrySeconds(quota.TurnRetry),
+			Message: fmt.Sprintf("this connection runs a turn and has %d messages waiting already (at most %d): wait for complete, or send cancel", s.o.MaxQueued, s.o.MaxQueued)})
+		return
+	}
 	tctx, cancel := context.WithCancel(ctx)
 	key := in.ConversationID
 	if key == "" {
-		key = "\x00new" + time.Now().String()
+		key = "\x00new" + newConnID()
 	}
 	s.turns[key] = cancel
+	prev, done := s.last, make(chan struct{})
+	s.last = done
 	s.mu.Unlock()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		defer func() {
+			<-prev // the next turn waits for this one and every one before
+			close(done)
 			s.mu.Lock()
 			delete(s.turns, key)
+			s.active = time.Now()
 			if s.draining && len(s.turns) == 0 {
 				select {
 				case s.idle <- struct{}{}:
@@ -257,18 +392,55 @@ func (s *conn) startTurn(ctx context.Context, wg *sync.WaitGroup, in inbound) {
 			s.mu.Unlock()
 			cancel()
 		}()
-		conv := in.ConversationID
-		pub := &relay{h: s.hub, c: s}
-		s.o.Chat.Run(tctx, chat.Turn{ConversationID: in.ConversationID, Content: in.Content}, func(e chat.Event) {
-			if e.ConversationID != "" {
-				conv = e.ConversationID
-			}
-			e.ConversationID = conv
-			s.push(e)
-			pub.send(tctx, conv, e)
-		})
-		pub.flush(tctx)
+		select {
+		case <-prev:
+		case <-tctx.Done():
+			s.push(chat.Event{Type: chat.Error, Code: chat.Cancelled, ConversationID: in.ConversationID, Message: "cancelled before it started"})
+			return
+		}
+		s.runTurn(tctx, in)
 	}()
+}
+
+// runTurn runs a turn whose connection's previous turns have ended: as the
+// connection's user now, within the user's cap of turns at once.
+func (s *conn) runTurn(ctx context.Context, in inbound) {
+	refuse := func(e *errs.Error) {
+		s.push(chat.Event{Type: chat.Error, Code: string(e.Code), ConversationID: in.ConversationID, Message: e.Message, RetryAfter: e.RetryAfter})
+	}
+	s.mu.Lock()
+	draining, ended, u := s.draining, s.ended, s.user
+	s.mu.Unlock()
+	switch {
+	case ended:
+		return
+	case draining:
+		refuse(errs.E(errs.Unavailable, "%s", restarting))
+		return
+	}
+	if s.o.Turns != nil {
+		end, err := s.o.Turns.Begin(ctx, u.ID)
+		if err != nil {
+			var e *errs.Error
+			if !errors.As(err, &e) {
+				e = errs.E(errs.Unavailable, "the running turns could not be counted: try again")
+			}
+			refuse(e)
+			return
+		}
+		defer end()
+	}
+	conv := in.ConversationID
+	pub := &relay{h: s.hub, c: s}
+	s.o.Chat.Run(users.WithUser(ctx, u), chat.Turn{ConversationID: in.ConversationID, Content: in.Content}, func(e chat.Event) {
+		if e.ConversationID != "" {
+			conv = e.ConversationID
+		}
+		e.ConversationID = conv
+		s.push(e)
+		pub.send(ctx, conv, e)
+	})
+	pub.flush(ctx)
 }
 
 // watch makes the connection receive the events of conversation id's turns,
@@ -291,7 +463,7 @@ func (s *conn) watch(ctx context.Context, id string) {
 	case err != nil:
 		refuse(errs.Unavailable, "the conversation could not be read; try again")
 		return
-	case !ok || s.user == nil || !s.user.Principal().MayUse(owner):
+	case !ok || s.current() == nil || !s.current().Principal().MayUse(owner):
 		// Another user's conversation looks like none at all.
 		refuse(errs.NotFound, "conversation "+quote(id)+" not found")
 		return
@@ -320,6 +492,7 @@ func (s *conn) push(e chat.Event) {
 		return
 	}
 	n := len(e.Content) + len(e.ToolInput) + len(e.ToolResult) + len(e.Message) + 128
+	s.active = time.Now()
 	if k := len(s.outbox) - 1; e.Type == chat.Token && k >= 0 && s.outbox[k].Type == chat.Token && s.outbox[k].ConversationID == e.ConversationID {
 		s.outbox[k].Content += e.Content
 		n = len(e.Content)
