@@ -38,6 +38,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/nexus-mcp/nexus/internal/chat"
+	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/events"
 	"github.com/nexus-mcp/nexus/internal/quota"
@@ -161,7 +162,7 @@ func Handler(o Options) *Server {
 			return // Accept answered the client
 		}
 		c.SetReadLimit(1 << 20)
-		s := &conn{o: o, c: c, log: o.Logger, turns: map[string]context.CancelFunc{}, id: newConnID(), hub: h, idle: make(chan struct{}, 1),
+		s := &conn{o: o, c: c, log: o.Logger, turns: map[string]*turn{}, id: newConnID(), hub: h, idle: make(chan struct{}, 1),
 			sv: sv, changed: make(chan struct{}, 1), active: time.Now(), last: make(chan struct{})}
 		close(s.last)
 		defer h.leave(s)
@@ -207,7 +208,7 @@ type conn struct {
 	// active is when the connection last read a frame, sent an event or
 	// ended a turn (for IdleTimeout).
 	active   time.Time
-	turns    map[string]context.CancelFunc // running and waiting turns by conversation id
+	turns    map[string]*turn // running and waiting turns by conversation id
 	outbox   []chat.Event
 	buffered int
 	wake     chan struct{}
@@ -366,11 +367,14 @@ func (s *conn) startTurn(ctx context.Context, wg *sync.WaitGroup, in inbound) {
 		return
 	}
 	tctx, cancel := context.WithCancel(ctx)
-	key := in.ConversationID
-	if key == "" {
-		key = "\x00new" + newConnID()
+	if in.ConversationID == "" {
+		// A new conversation's id, given out before it is stored (the
+		// turn stores it once accepted): every event of the turn names
+		// it, and a cancel naming it reaches the turn.
+		in.ConversationID = conversation.NewID()
 	}
-	s.turns[key] = cancel
+	key, tu := in.ConversationID, &turn{cancel: cancel}
+	s.turns[key] = tu
 	prev, done := s.last, make(chan struct{})
 	s.last = done
 	s.mu.Unlock()
@@ -381,7 +385,9 @@ func (s *conn) startTurn(ctx context.Context, wg *sync.WaitGroup, in inbound) {
 			<-prev // the next turn waits for this one and every one before
 			close(done)
 			s.mu.Lock()
-			delete(s.turns, key)
+			if s.turns[key] == tu {
+				delete(s.turns, key)
+			}
 			s.active = time.Now()
 			if s.draining && len(s.turns) == 0 {
 				select {
@@ -398,13 +404,30 @@ func (s *conn) startTurn(ctx context.Context, wg *sync.WaitGroup, in inbound) {
 			s.push(chat.Event{Type: chat.Error, Code: chat.Cancelled, ConversationID: in.ConversationID, Message: "cancelled before it started"})
 			return
 		}
-		s.runTurn(tctx, in)
+		s.runTurn(tctx, in, func() { s.release(key, tu) })
 	}()
 }
 
+// turn is a running or waiting turn of a connection.
+type turn struct {
+	cancel context.CancelFunc
+}
+
+// release frees conversation key of turn tu for the connection's next
+// message: at the turn's last event, before the client reads it, so that a
+// message sent as soon as complete arrives is not refused as CONFLICT.
+func (s *conn) release(key string, tu *turn) {
+	s.mu.Lock()
+	if s.turns[key] == tu {
+		delete(s.turns, key)
+	}
+	s.mu.Unlock()
+}
+
 // runTurn runs a turn whose connection's previous turns have ended: as the
-// connection's user now, within the user's cap of turns at once.
-func (s *conn) runTurn(ctx context.Context, in inbound) {
+// connection's user now, within the user's cap of turns at once. release is
+// called before the turn's last event (complete, or its error) is sent.
+func (s *conn) runTurn(ctx context.Context, in inbound, release func()) {
 	refuse := func(e *errs.Error) {
 		s.push(chat.Event{Type: chat.Error, Code: string(e.Code), ConversationID: in.ConversationID, Message: e.Message, RetryAfter: e.RetryAfter})
 	}
@@ -437,6 +460,9 @@ func (s *conn) runTurn(ctx context.Context, in inbound) {
 			conv = e.ConversationID
 		}
 		e.ConversationID = conv
+		if e.Type == chat.Complete || e.Type == chat.Error {
+			release()
+		}
 		s.push(e)
 		pub.send(ctx, conv, e)
 	})
@@ -475,9 +501,9 @@ func (s *conn) watch(ctx context.Context, id string) {
 func (s *conn) cancelTurns(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, cancel := range s.turns {
+	for k, tu := range s.turns {
 		if id == "" || k == id {
-			cancel()
+			tu.cancel()
 		}
 	}
 }
