@@ -1,5 +1,7 @@
 package main
 
+//lint:file-ignore SA1019 a session's log level (earlier protocol versions) follows it across replicas
+
 import (
 	"bytes"
 	"context"

@@ -1,5 +1,7 @@
 package mcpkit
 
+//lint:file-ignore SA1019 sessions keep the log level clients of earlier protocol versions set
+
 import (
 	"context"
 	"net/http"

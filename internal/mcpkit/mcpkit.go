@@ -170,6 +170,10 @@ func keep(st *mcpsession.Store, surface string, log *slog.Logger) mcp.Middleware
 				}
 			case "logging/setLevel":
 				// A level another replica stored and told is only applied.
+				// (Logging is deprecated as of protocol 2026-07-28, SEP-2577;
+				// clients of earlier versions still set levels, for the
+				// deprecation window.)
+				//lint:ignore SA1019 served to clients of the protocol versions that have logging
 				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && !syncing(req) {
 					if err := st.SetLogLevel(ctx, ss.ID(), string(p.Level)); err != nil {
 						log.Warn("store an MCP session's log level", "session", ss.ID(), "err", err)
@@ -192,6 +196,10 @@ func newServer(name, version, instructions string, log *slog.Logger, sessionIDs 
 	o := &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdklog.New(log),
+		// Logging is deprecated as of protocol 2026-07-28 (SEP-2577) but
+		// still advertised to clients of earlier versions, whose log
+		// levels sessions keep.
+		//lint:ignore SA1019 served to clients of the protocol versions that have logging
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	}
 	if sessionIDs != nil {

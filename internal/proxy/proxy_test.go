@@ -1,5 +1,7 @@
 package proxy
 
+//lint:file-ignore SA1019 the passthrough relays logging, sampling and roots to clients of the protocol versions that have them
+
 import (
 	"context"
 	"encoding/json"

@@ -210,7 +210,19 @@ func TestMessageOverTheLimitEndsTheConnection(t *testing.T) {
 			t.Fatalf("message at the limit: %v", got)
 		}
 	}
-	go p.send(`{"jsonrpc":"2.0","id":4,"method":"ping","params":{"_meta":{"x":"` + strings.Repeat("a", limit) + `"}}}`)
+	// Written from a goroutine (the server reads it while the test reads
+	// the answer); t.Fatal must not be called there, so the error comes
+	// back to the test.
+	sent := make(chan error, 1)
+	go func() {
+		_, err := io.WriteString(p.w, `{"jsonrpc":"2.0","id":4,"method":"ping","params":{"_meta":{"x":"`+strings.Repeat("a", limit)+`"}}}`+"\n")
+		sent <- err
+	}()
+	defer func() {
+		if err := <-sent; err != nil {
+			t.Errorf("write the large message: %v", err)
+		}
+	}()
 	got := p.until("null")
 	if e, _ := got[0]["error"].(map[string]any); e == nil || e["code"] != float64(CodeInvalidRequest) || !strings.Contains(e["message"].(string), "1024-byte limit") {
 		t.Errorf("answer to the large message: %v", got)

@@ -21,8 +21,7 @@ type labelledBelief struct {
 }
 
 func (b labelledBelief) input() Input {
-	return Input{Content: b.Content, DomainPath: b.DomainPath, Entities: b.Entities,
-		ValidFrom: b.ValidFrom, ValidUntil: b.ValidUntil, Confidence: b.Confidence}
+	return Input(b)
 }
 
 // labelledPair is one labelled pair of a block in testdata.

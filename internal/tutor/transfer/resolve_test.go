@@ -169,9 +169,7 @@ func testResolveSupersededRealRule(t *testing.T, d testtools.Data) {
 	ix := NewIndex(real)
 	kpu := func(at time.Time) []Match {
 		var out []Match
-		for _, m := range ix.ResolveTo("kpu", []catalog.Ref{lang("AHIS", "1111")}, at).ExactMatches {
-			out = append(out, m)
-		}
+		out = append(out, ix.ResolveTo("kpu", []catalog.Ref{lang("AHIS", "1111")}, at).ExactMatches...)
 		return out
 	}
 	before := kpu(day(2015, 1, 1))
