@@ -2,6 +2,7 @@ package ws
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -120,6 +121,12 @@ func (s *conn) vouch(ctx context.Context, conv string) bool {
 		return false
 	}
 	switch {
+	case err != nil && !errors.Is(err, users.ErrUnknownToken) && !errors.Is(err, users.ErrRevoked) && !errors.Is(err, users.ErrDisabled):
+		// The store did not answer: that refuses no token. The
+		// connection goes on as the user last checked, and its next frame
+		// checks again, rather than being closed by an outage.
+		s.log.Warn("websocket: its token could not be checked again", "user", old.ID, "err", err)
+		return true
 	case err != nil:
 		s.log.Info("websocket closed: its token no longer authenticates", "user", old.ID, "reason", err)
 		s.refuse(ctx, chat.Event{Type: chat.Error, Code: string(errs.Unauthorized), ConversationID: conv,

@@ -84,3 +84,25 @@ func TestCancelNewConversation(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreOutageKeepsSocket: a socket whose token cannot be checked again
+// because the store does not answer is not refused as if the token were
+// revoked: the outage refuses no token (the socket was closed with
+// UNAUTHORIZED on any error of the check).
+func TestStoreOutageKeepsSocket(t *testing.T) {
+	url, h, a := serveUsers(t, func(int, *llmtest.Request) llmtest.Answer { return llmtest.Answer{Chunks: []string{"ok"}} }, nil, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := dialAs(t, ctx, url, addUser(t, a, "outage"), true)
+	// The users cache forgotten and the store gone: the check after a
+	// change must read the store, and cannot.
+	a.Users.Forget()
+	if err := a.Store.DB().Close(); err != nil {
+		t.Fatal(err)
+	}
+	h.UsersChanged()
+	send(t, ctx, c, map[string]any{"type": "bogus"})
+	if e := next(t, ctx, c); e["code"] != "BAD_REQUEST" {
+		t.Fatalf("with the store down, the socket answered %v; want it open (BAD_REQUEST for the bogus frame)", e)
+	}
+}
