@@ -99,7 +99,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 			path = filepath.Join(opts.DataDir, FileName)
 		}
 		if err := private(path); err != nil {
-			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
+			if problem := sqlitePathProblem(path); problem != "" {
+				return nil, fmt.Errorf("store: open the SQLite database %s: %s: %w", path, problem, err)
+			}
+			return nil, fmt.Errorf("store: open the SQLite database %s: %w", path, err)
 		}
 		dsn := "file:" + path + "?_txlock=immediate" +
 			"&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
