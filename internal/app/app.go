@@ -334,6 +334,7 @@ func (a *App) Close() {
 	if a.Events != nil {
 		a.Events.Close()
 	}
+	a.Substrate.Close()
 	a.Store.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

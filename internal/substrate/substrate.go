@@ -52,6 +52,10 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	return &Server{st: st, log: log, now: store.Now, stats: textsearch.NewStats(statsTTL, maxStats, log)}
 }
 
+// Close ends the server's background work (the refreshes of its search
+// statistics); call it before closing the store.
+func (s *Server) Close() { s.stats.Close() }
+
 // Register adds the substrate tools to reg.
 func (s *Server) Register(reg *registry.Registry) error {
 	return registry.AddAll(reg, registry.BuiltinToolbox, ServerName, s.tools()...)

@@ -171,6 +171,11 @@ type Stats struct {
 	mu   sync.Mutex
 	m    map[string]*statEntry
 	size int // the corpus size last observed (Observe)
+	// closed is set by Close: no refresh starts after it. refreshes
+	// counts those running; stop cancels them.
+	closed    bool
+	refreshes sync.WaitGroup
+	stop      chan struct{}
 }
 
 type statEntry struct {
@@ -196,7 +201,20 @@ func NewStats(ttl time.Duration, max int, log *slog.Logger) *Stats {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Stats{TTL: ttl, Max: max, Log: log, m: map[string]*statEntry{}}
+	return &Stats{TTL: ttl, Max: max, Log: log, m: map[string]*statEntry{}, stop: make(chan struct{})}
+}
+
+// Close cancels the background refreshes running and waits for them to
+// end; none starts after it (a stale value is returned as it is). Call it
+// before closing the store the refreshes read.
+func (s *Stats) Close() {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.stop)
+	}
+	s.mu.Unlock()
+	s.refreshes.Wait()
 }
 
 // Get returns the statistic key: computed with fetch(ctx) on first use (and
@@ -207,8 +225,16 @@ func (s *Stats) Get(ctx context.Context, key string, fetch, refresh func(context
 	v, ok, stale := s.lookup(key)
 	if stale {
 		go func() {
+			defer s.refreshes.Done()
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			defer cancel()
+			go func() {
+				select {
+				case <-s.stop:
+					cancel()
+				case <-rctx.Done():
+				}
+			}()
 			n, err := refresh(rctx)
 			if err != nil {
 				s.Log.Warn("refresh search statistic", "key", key, "err", err)
@@ -238,8 +264,9 @@ func (s *Stats) lookup(key string) (v int, ok, stale bool) {
 	if !ok {
 		return 0, false, false
 	}
-	if (time.Since(e.at) > s.TTL || s.size > 2*max(e.size, 1)) && !e.refreshing {
+	if (time.Since(e.at) > s.TTL || s.size > 2*max(e.size, 1)) && !e.refreshing && !s.closed {
 		e.refreshing = true
+		s.refreshes.Add(1) // under mu, so that Close waits for it
 		return e.v, true, true
 	}
 	return e.v, true, false
