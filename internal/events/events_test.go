@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/events"
+	"github.com/nexus-mcp/nexus/internal/logtest"
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
 	"github.com/nexus-mcp/nexus/internal/testtools"
@@ -226,6 +228,29 @@ func TestLargeEventsTravelInParts(t *testing.T) {
 		var got string
 		if err := json.Unmarshal(e.Data, &got); err != nil || got != want[i] {
 			t.Errorf("event %d: %d bytes (%v), want %d", i, len(got), err, len(want[i]))
+		}
+	}
+}
+
+// TestNATSSubscriptionIsInPlaceWhenReady: a bus on NATS is ready only once
+// the server has its subscription (a flush), so that nothing another
+// replica publishes after is missed. The flush was given a context with no
+// deadline, which NATS refuses at once (ErrNoDeadlineContext): the bus
+// logged a warning and was ready before the server had the subscription,
+// and under load a replica missed events published right after
+// (TestEventsReachEveryReplicaOnce/nats failed 1 run in 5).
+func TestNATSSubscriptionIsInPlaceWhenReady(t *testing.T) {
+	capture := &logtest.Capture{}
+	b, err := events.Open(context.Background(), events.Options{URL: natsURL(t) + "/nexus-test-flush-" + fmt.Sprint(time.Now().UnixNano()),
+		Origin: "flush", Logger: slog.New(capture)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	testtools.Eventually(t, 10*time.Second, "the bus to be ready", func() bool { return b.Ready(context.Background()) == nil })
+	for _, r := range capture.Records() {
+		if r.Level >= slog.LevelWarn {
+			t.Errorf("logged while subscribing: %s %s", r.Level, r.Message)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -22,6 +23,10 @@ type natsEngine struct {
 	reconnected chan struct{}
 	subscribed  atomic.Bool
 }
+
+// flushTimeout bounds one wait for the NATS server to confirm the
+// subscription.
+const flushTimeout = 10 * time.Second
 
 func newNATS(raw string, log *slog.Logger) (*natsEngine, error) {
 	u, err := url.Parse(raw)
@@ -65,9 +70,20 @@ func (e *natsEngine) run(ctx context.Context, deliver func([]byte), reconnected 
 		return
 	}
 	defer sub.Unsubscribe()
-	// The subscription is in place once the server has it.
-	if err := e.nc.FlushWithContext(ctx); err != nil && ctx.Err() == nil {
-		e.log.Warn("events: flush the NATS subscription", "err", err)
+	// The subscription is in place once the server has it: a flush, whose
+	// context must have a deadline (NATS refuses one without at once). The
+	// bus is not ready before; a server that does not answer is retried.
+	for {
+		fctx, cancel := context.WithTimeout(ctx, flushTimeout)
+		err := e.nc.FlushWithContext(fctx)
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		e.log.Warn("events: flush the NATS subscription; trying again", "err", err)
 	}
 	e.subscribed.Store(true)
 	for {
