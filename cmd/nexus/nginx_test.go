@@ -54,7 +54,12 @@ func TestNginxExample(t *testing.T) {
 	site = strings.Replace(site, "10.0.0.13:7777", reps[0].addr, 1)
 	site = strings.Replace(site, "listen 443 ssl;", "listen 127.0.0.1:"+port+";", 1)
 	dir := t.TempDir()
+	// worker_shutdown_timeout: a graceful quit waits for the requests in
+	// flight, and an MCP GET stream is one for up to proxy_read_timeout (1h);
+	// past the timeout nginx closes what is left and exits (as the README
+	// advises). Without it the quit waited out the test's 30 s now and then.
 	main := fmt.Sprintf(`daemon off;
+worker_shutdown_timeout 5s;
 pid %[1]s/nginx.pid;
 error_log %[1]s/error.log;
 events {}
