@@ -21,8 +21,10 @@ import (
 )
 
 // sleepServer is a downstream MCP server (Streamable HTTP, in the test
-// process) with one tool, sleep, that answers after ms milliseconds.
-func sleepServer(t *testing.T) string {
+// process) with one tool, sleep, that answers after ms milliseconds. Each
+// call's ms is sent on started, when given, as the call begins (without
+// blocking).
+func sleepServer(t *testing.T, started ...chan<- int) string {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "sleeper", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "sleep", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"ms": map[string]any{"type": "integer"}}}},
@@ -30,6 +32,12 @@ func sleepServer(t *testing.T) string {
 			var in struct{ Ms int }
 			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
 				return nil, err
+			}
+			for _, c := range started {
+				select {
+				case c <- in.Ms:
+				default:
+				}
 			}
 			select {
 			case <-time.After(time.Duration(in.Ms) * time.Millisecond):
@@ -49,7 +57,8 @@ func sleepServer(t *testing.T) string {
 // running on a WebSocket finish before closing it with 1012, and exits 0.
 func TestServeDrainsOnSIGTERM(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "nexus.yaml")
-	yaml := "toolboxes:\n  slow:\n    description: a slow server\n    mcpServers:\n      sleeper:\n        url: " + sleepServer(t) + "\n        transport: http\n"
+	sleeping := make(chan int, 8)
+	yaml := "toolboxes:\n  slow:\n    description: a slow server\n    mcpServers:\n      sleeper:\n        url: " + sleepServer(t, sleeping) + "\n        transport: http\n"
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +122,9 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		end      error
 	}
 	chatDone := make(chan chatOutcome, 1)
+	tokenSeen := make(chan struct{})
 	go func() {
+		firstToken := tokenSeen
 		var o chatOutcome
 		for {
 			_, data, err := chatConn.Read(ctx)
@@ -125,12 +136,31 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 			var e map[string]any
 			json.Unmarshal(data, &e)
 			if e["type"] == "token" {
+				if firstToken != nil {
+					close(firstToken)
+					firstToken = nil
+				}
 				o.text += e["content"].(string)
 			}
 			o.complete = o.complete || e["type"] == "complete"
 		}
 	}()
-	time.Sleep(300 * time.Millisecond) // the call and the turn are in flight
+	// The signal comes once the call has reached the downstream server and
+	// the turn has streamed its first token: both are in flight. (A fixed
+	// wait was sometimes too short under load: the call then arrived while
+	// draining, SERVICE_UNAVAILABLE.)
+	for ms := 0; ms != 2500; {
+		select {
+		case ms = <-sleeping:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the slow call did not reach the downstream server")
+		}
+	}
+	select {
+	case <-tokenSeen:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the chat turn streamed no token")
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
