@@ -13,7 +13,6 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/app"
-	"github.com/nexus-mcp/nexus/internal/llm"
 	"github.com/nexus-mcp/nexus/internal/llm/llmtest"
 	"github.com/nexus-mcp/nexus/internal/quota"
 	"github.com/nexus-mcp/nexus/internal/users"
@@ -28,16 +27,7 @@ import (
 // the defaults).
 func serveUsers(tb testing.TB, script llmtest.Script, opts func(*app.App) ws.Options, wire bool) (string, *ws.Server, *app.App) {
 	tb.Helper()
-	fake := llmtest.NewOpenAI(tb, script)
-	model, err := llm.NewOpenAI(llm.OpenAIOptions{BaseURL: fake.URL, Model: "fake"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	a, err := app.Open(context.Background(), app.Config{DataDir: tb.TempDir(), Model: model})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(a.Close)
+	a := openApp(tb, script)
 	var o ws.Options
 	if opts != nil {
 		o = opts(a)

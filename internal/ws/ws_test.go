@@ -26,8 +26,9 @@ func serve(tb testing.TB, script llmtest.Script, maxBuffered int) string {
 	return url
 }
 
-// serveWith is serve with options o (its Chat set here).
-func serveWith(tb testing.TB, script llmtest.Script, o ws.Options) (string, *ws.Server) {
+// openApp opens an app on a new SQLite database whose model is a fake
+// OpenAI-compatible server answering with script.
+func openApp(tb testing.TB, script llmtest.Script) *app.App {
 	tb.Helper()
 	fake := llmtest.NewOpenAI(tb, script)
 	model, err := llm.NewOpenAI(llm.OpenAIOptions{BaseURL: fake.URL, Model: "fake"})
@@ -39,6 +40,13 @@ func serveWith(tb testing.TB, script llmtest.Script, o ws.Options) (string, *ws.
 		tb.Fatal(err)
 	}
 	tb.Cleanup(a.Close)
+	return a
+}
+
+// serveWith is serve with options o (its Chat set here).
+func serveWith(tb testing.TB, script llmtest.Script, o ws.Options) (string, *ws.Server) {
+	tb.Helper()
+	a := openApp(tb, script)
 	o.Chat = a.Chat
 	h := ws.Handler(o)
 	srv := httptest.NewServer(localUser(h))
