@@ -194,6 +194,11 @@ type Rule struct {
 	// ("Precludes credit for UBCV ARTH 251.", "Must have C or better to
 	// transfer."). Designations read from their start are not repeated.
 	Conditions []string `json:"conditions,omitempty"`
+	// Notes are the Conditions made structured, where the text can be
+	// read as data: an alternative or conditional target, a preclusion.
+	// Each keeps its text verbatim; a condition of Conditions that no Note
+	// covers stays text only.
+	Notes []Note `json:"notes,omitempty"`
 	// EffectiveStart is the first day the rule is in force ("May/03" is
 	// 2003-05-01); zero when unknown.
 	EffectiveStart time.Time `json:"effectiveStart,omitzero"`
@@ -206,6 +211,11 @@ type Rule struct {
 	// for a row parsed with no repair; 0.1 less for each kind of repair
 	// the parser made (see Repairs), down to 0.5; 0 when not Parsed.
 	Confidence float64 `json:"confidence"`
+	// Doubts say why Confidence is below what the repairs alone give: the
+	// text is ambiguous or implausible ("8 target credits for one 4-credit
+	// source course", "or-list whose courses earn a whole semester each
+	// elsewhere"). Each lowers Confidence.
+	Doubts []string `json:"doubts,omitempty"`
 	// Repairs name what the parser had to assume or mend in the text
 	// (a missing parenthesis, a course without institution, ...).
 	Repairs []string `json:"repairs,omitempty"`
@@ -239,4 +249,53 @@ func (r *Rule) SourceCourses() []catalog.Ref {
 		}
 	}
 	return out
+}
+
+// NoteKind says what a structured note of a rule's credit text is.
+type NoteKind string
+
+// The kinds of structured note.
+const (
+	// NoteAlternative offers another target set besides the rule's own, at
+	// the student's (or the destination's) choice: "…; or UBCV BIOL 2nd (3)".
+	NoteAlternative NoteKind = "alternative_target"
+	// NoteConditional offers a target set that applies only under a
+	// condition (When): "UBCV BIOL 201 (3), if Organic Chemistry taken as a
+	// co-requisite; or UBCV BIOL 2nd (3) if taken alone".
+	NoteConditional NoteKind = "conditional_target"
+	// NotePreclusion limits credit: "Credit for only one of LANG PSYC 1195
+	// or PSYC 2329" (OnlyOneOf, source courses), "Precludes credit for UBCV
+	// ARTH 251" (Precludes, destination courses).
+	NotePreclusion NoteKind = "preclusion"
+)
+
+// Note is one condition of a rule's credit text, structured.
+type Note struct {
+	// Kind is alternative_target, conditional_target or preclusion.
+	Kind NoteKind `json:"kind"`
+	// Text is the condition as the credit text words it, verbatim.
+	Text string `json:"text"`
+	// Targets is the target set an alternative or conditional note offers.
+	Targets *TargetSet `json:"targets,omitempty"`
+	// AppliesToMain is true for a conditional note whose condition governs
+	// the rule's own Targets rather than Targets of the note ("UBCV BIOL
+	// 201 (3), if Organic Chemistry taken as a co-requisite"): the rule's
+	// targets hold only when the condition does.
+	AppliesToMain bool `json:"appliesToMain,omitempty"`
+	// When is the condition in words ("Organic Chemistry taken as a
+	// co-requisite", "taken alone"); empty for alternatives and preclusions.
+	When string `json:"when,omitempty"`
+	// With are source courses the condition names as taken alongside
+	// ("if taken with LANG CHEM 2316"); empty when it names none.
+	With []catalog.Ref `json:"with,omitempty"`
+	// Alone is true when the condition is that the course is taken alone
+	// (without the courses or subject the other condition names): the
+	// default when the request holds nothing that meets the other.
+	Alone bool `json:"alone,omitempty"`
+	// OnlyOneOf are source courses of which credit is granted for only one
+	// (this rule's course among them).
+	OnlyOneOf []catalog.Ref `json:"onlyOneOf,omitempty"`
+	// Precludes are destination courses that cannot also be credited
+	// alongside this rule's targets.
+	Precludes []catalog.Ref `json:"precludes,omitempty"`
 }
