@@ -187,7 +187,7 @@ var (
 	// recommendLabelRe is a recommendation label inside a sentence.
 	recommendLabelRe = regexp.MustCompile(`(?i)[;,.]?\s*(?:strongly |highly )?recommended:\s*`)
 	// proseRe marks a sentence that is a note, not a requirement list.
-	proseRe = regexp.MustCompile(`(?i)^(?:students|those|must|in order|this|these|it |no |note|if |other|participation|prerequisites? (?:are|is|may|waived)|a proficiency|a criminal|a course|course participants|majors|only|also|please|reserved|open|enrol|registration|priority|may not|cannot|graded|approval of|applicants)|\b(?:prerequisites|requirements) (?:are|is) (?:only )?valid|\bmay be (?:required|substituted)|\bmay substitute\b|\bmay use\b`)
+	proseRe = regexp.MustCompile(`(?i)^(?:students|those|must|in order|this|these|it |no |note|if |other|participation|prerequisites? (?:are|is|may|waived)|a proficiency|a criminal|a course|course participants|majors|only|also|please|reserved|open|enrol|registration|priority|may not|cannot|graded|approval of|applicants)|\b(?:prerequisites|requirements) (?:are|is) (?:only )?valid|\bmay be (?:required|substituted)|\bare required to take\b|\bmay substitute\b|\bmay use\b`)
 )
 
 // gradePattern matches a grade: a letter grade, SR or S (satisfactory),
@@ -266,6 +266,13 @@ func ParseRequisites(institution, text string) Requisite {
 		l := strings.ToLower(g)
 		switch {
 		case strings.Contains(l, "recommend"):
+			if m := orRecommendRe.FindStringSubmatch(g); m != nil {
+				// "LET 4 (or LET 3 with a strong recommendation of
+				// concurrent registration in ENGL 1121)": the
+				// alternative stays.
+				r.Recommended = appendRefs(r.Recommended, p.refs(m[2])...)
+				return "(or " + m[1] + ")"
+			}
 			r.Recommended = appendRefs(r.Recommended, p.refs(g)...)
 			return ""
 		case strings.Contains(l, "concurrent") && !strings.Contains(l, "not"):
@@ -320,7 +327,12 @@ func ParseRequisites(institution, text string) Requisite {
 			}
 			r.Recommended = appendRefs(r.Recommended, p.refs(s[loc[1]:])...)
 		case recommendRe.MatchString(s):
-			r.Recommended = appendRefs(r.Recommended, p.refs(s)...)
+			// "BISC 101; MATH 12 or equivalent is recommended."
+			req, rec := recommendedParts(s)
+			if req != "" {
+				main = append(main, p.list(req, OpAll))
+			}
+			r.Recommended = appendRefs(r.Recommended, p.refs(rec)...)
 		case isAntirequisiteSentence(low):
 			r.Antirequisites = appendRefs(r.Antirequisites, antirequisites(p, s)...)
 		case strings.Contains(low, "concurrent") && !strings.Contains(low, "not") && len(main) > 0:

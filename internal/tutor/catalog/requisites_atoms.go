@@ -54,6 +54,10 @@ func (p *reqParser) atomBody(s string) Expr {
 			return node(OpAll, 0, []Expr{courseNode(ref, m[1]), other(m[2])}, s)
 		}
 	}
+	if m := trailingCourseRe.FindStringSubmatch(s); m != nil && !p.hasCourse(m[1]) && testResultRe.MatchString(m[1]) {
+		// "CDT results for CHEM 1120": a placement, not the course.
+		return other(s)
+	}
 	if m := trailingCourseRe.FindStringSubmatch(s); m != nil && !p.hasCourse(m[1]) {
 		// "data science majors with BUS 343": a condition and a course.
 		if ref, ok := p.course(m[2]); ok {
@@ -72,7 +76,10 @@ func (p *reqParser) atomBody(s string) Expr {
 	if m := orParenRe.FindStringSubmatch(s); m != nil {
 		a := p.atomBody(strings.TrimSpace(m[1]))
 		b := p.list(m[2], OpAll)
-		if a.Op != OpOther {
+		// "Biology 12 (or equivalent) with a minimum grade of C (or BISC
+		// 100 with a minimum grade of C-, ...)": a condition with courses
+		// as alternatives.
+		if a.Op != OpOther || b.Op != OpOther && len(b.Courses()) > 0 {
 			return node(OpAny, 0, []Expr{a, b}, s)
 		}
 	}

@@ -139,10 +139,6 @@ func (p *reqParser) list(s, def string) Expr {
 	if !p.hasCourse(s) {
 		return other(s)
 	}
-	if op, n, rest, ok := groupLead(s); ok && len(splitTop(rest, ';')) > 1 {
-		e := p.list(rest, op)
-		return withN(e, op, n)
-	}
 	segs := nonEmpty(splitTop(s, ';'))
 	// A part that is a grade ("; both with a minimum grade of C-; 60
 	// units") grades the parts before it.
@@ -162,7 +158,7 @@ func (p *reqParser) list(s, def string) Expr {
 	if len(segs) == 1 {
 		e = p.segment(segs[0], def)
 	} else {
-		e = p.combine(segs, def, p.segment)
+		e = p.semis(segs, def)
 	}
 	if grade != "" {
 		setGrade(&e, grade)
@@ -264,7 +260,10 @@ func flat(op string, es []Expr) Expr {
 func (p *reqParser) segment(s, def string) Expr {
 	s = strings.TrimSpace(s)
 	if !p.hasCourse(s) {
-		return other(s)
+		return otherAlt(s)
+	}
+	if head, tail, ok := p.splitOverride(s); ok {
+		return node(OpAny, 0, []Expr{p.segment(head, def), other(tail)}, s)
 	}
 	orig := s
 	grade := ""
@@ -318,7 +317,18 @@ func (p *reqParser) segmentBody(s, def string) Expr {
 
 // commas reads a comma list.
 func (p *reqParser) commas(s, def string) Expr {
+	if e, ok := p.concurrentList(s, def, p.commas); ok {
+		return e
+	}
 	items := nonEmpty(splitTop(s, ','))
+	if n := len(items); n > 1 {
+		// "ARCH 450, ENV 402 or GEOG 402 and readmission into ...": a
+		// closing condition without a course holds for the whole list.
+		if head, cond, ok := p.closing(items[n-1]); ok {
+			e := p.commas(strings.Join(append(slices.Clone(items[:n-1]), head), ", "), def)
+			return node(OpAll, 0, []Expr{e, other(cond)}, s)
+		}
+	}
 	// A grade that follows the list as an item of its own.
 	grade := ""
 	if n := len(items); n > 1 {
@@ -397,7 +407,7 @@ func (p *reqParser) commas(s, def string) Expr {
 func (p *reqParser) words(s, def string) Expr {
 	_, s = leadingConn(strings.TrimSpace(s))
 	if !p.hasCourse(s) {
-		return other(s)
+		return otherAlt(s)
 	}
 	orig := s
 	grade := ""
@@ -407,7 +417,9 @@ func (p *reqParser) words(s, def string) Expr {
 		grade, s = m[1], strings.TrimSpace(s[:len(s)-len(m[0])])
 	}
 	var e Expr
-	if inc, ok := p.including(s, p.words); ok {
+	if c, ok := p.concurrentList(s, def, p.words); ok {
+		e = c
+	} else if inc, ok := p.including(s, p.words); ok {
 		e = inc
 	} else if op, n, rest, ok := groupLead(s); ok {
 		e = withN(p.words(rest, op), op, n)
@@ -452,6 +464,25 @@ func (p *reqParser) including(s string, f func(string, string) Expr) (Expr, bool
 	before := strings.TrimRight(s[:loc[0]], " ,")
 	rest := strings.TrimSpace(s[loc[1]:])
 	return node(OpAll, 0, []Expr{other(before), f(rest, OpAll)}, s), true
+}
+
+// concurrentList reads "MATH 1271, 1273, 1274, or 2371 (may be taken
+// concurrently)" and "MATH 100 or MATH 110 (either may be taken
+// concurrently)": a note after a list of alternatives speaks of the
+// requirement they meet, so every course of it may be concurrent. After
+// a list of courses all required, the note stays with the last one.
+func (p *reqParser) concurrentList(s, def string, f func(string, string) Expr) (Expr, bool) {
+	body, ok := strings.CutSuffix(s, " "+concurrentMark)
+	if !ok || !p.hasCourse(body) {
+		return Expr{}, false
+	}
+	e := f(body, def)
+	if e.Op != OpAny {
+		return Expr{}, false
+	}
+	markConcurrent(&e)
+	e.Text = s
+	return e, true
 }
 
 // hasBare says whether s holds a course number standing alone.
