@@ -110,7 +110,8 @@ func (p *reqParser) semis(parts []string, def string) Expr {
 			e = node(groupNode(op), 0, kids, "")
 		} else {
 			items := []string{first}
-			for ; j < n && (op == OpAll || conns[j] != OpAll) && !p.isOverride(bodies[j]); j++ {
+			closed := p.closedList(first)
+			for ; j < n && p.takes(op, closed, conns[j], bodies[j]); j++ {
 				items = append(items, parts[j])
 			}
 			d := OpAny
@@ -127,7 +128,9 @@ func (p *reqParser) semis(parts []string, def string) Expr {
 		if grade != "" {
 			setGrade(&e, grade)
 		}
-		e.Text = strings.Join(parts[i:j], "; ")
+		if e.Op != OpCourse && e.Op != OpOther {
+			e.Text = strings.Join(parts[i:j], "; ")
+		}
 		units = append(units, unit{conns[i], e})
 		i = j - 1
 	}
@@ -159,6 +162,35 @@ func (p *reqParser) semis(parts []string, def string) Expr {
 		e.Text = text
 	}
 	return e
+}
+
+// takes says whether a group opened by a colon (see semis) takes the
+// next part, of connector conn and text body, as an item. A closing "or
+// permission of ..." is an alternative to a group of all or of two or
+// more, not one of its items. Else a group of all takes every part; a
+// group of alternatives those led by "or", and those without a connector
+// unless the group's first item is a list of courses closed by its own
+// conjunction ("one of the following: AHIS 1112, 1114, or 1302; FINA
+// 1111, 1120, and 1161" is two requirements).
+func (p *reqParser) takes(op string, closed bool, conn, body string) bool {
+	switch {
+	case op != OpAny && conn == OpAny && p.isOverride(body):
+		return false
+	case op == OpAll || conn == OpAny:
+		return true
+	}
+	return conn == "" && !closed
+}
+
+// closedList says whether s is a comma list naming courses whose last
+// item starts with its conjunction: "AHIS 1112, 1114, or 1302".
+func (p *reqParser) closedList(s string) bool {
+	items := splitTop(s, ',')
+	if len(items) < 2 || !p.hasCourse(s) {
+		return false
+	}
+	c, _ := leadingConn(items[len(items)-1])
+	return c != ""
 }
 
 // groupNode is the operator that joins a group's items before withN.
@@ -222,7 +254,12 @@ func recommendedParts(s string) (req, rec string) {
 				return "", s
 			}
 		}
-		return strings.Join(parts[:k], "; "), strings.Join(parts[k:], "; ")
+		req = strings.Join(parts[:k], "; ")
+		if strings.EqualFold(strings.TrimSpace(req), "none") {
+			// "None; basic computer literacy is recommended."
+			req = ""
+		}
+		return req, strings.Join(parts[k:], "; ")
 	}
 	return "", s
 }

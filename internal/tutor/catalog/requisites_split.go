@@ -351,6 +351,11 @@ func (p *reqParser) commas(s, def string) Expr {
 			if parts := splitWord(last, w); len(parts) > 1 {
 				first := parts[0]
 				rest := strings.TrimSpace(last[len(first)+len(w)-1:])
+				if strings.HasSuffix(rest, " "+concurrentMark) && w == " or " && len(parts) == 2 {
+					// "Pre-Calculus 12, MATH 100 or MATH 110 (either may
+					// be taken concurrently)": the note is of both.
+					first += " " + concurrentMark
+				}
 				items = append(items[:len(items)-1], first, strings.TrimSpace(w)+" "+rest)
 				break
 			}
@@ -468,9 +473,10 @@ func (p *reqParser) including(s string, f func(string, string) Expr) (Expr, bool
 
 // concurrentList reads "MATH 1271, 1273, 1274, or 2371 (may be taken
 // concurrently)" and "MATH 100 or MATH 110 (either may be taken
-// concurrently)": a note after a list of alternatives speaks of the
-// requirement they meet, so every course of it may be concurrent. After
-// a list of courses all required, the note stays with the last one.
+// concurrently)": a note after a list of alternative courses speaks of
+// the requirement they meet, so every course of it may be concurrent.
+// After a list of courses all required, or of other conditions, the note
+// stays with the last item.
 func (p *reqParser) concurrentList(s, def string, f func(string, string) Expr) (Expr, bool) {
 	body, ok := strings.CutSuffix(s, " "+concurrentMark)
 	if !ok || !p.hasCourse(body) {
@@ -479,6 +485,14 @@ func (p *reqParser) concurrentList(s, def string, f func(string, string) Expr) (
 	e := f(body, def)
 	if e.Op != OpAny {
 		return Expr{}, false
+	}
+	for _, k := range e.Children {
+		if k.Op != OpCourse && !(k.Op == OpOther && strings.EqualFold(k.Text, "equivalent")) {
+			// "Physics 11 with a "B" or higher, ..., or MATH 1170 "C-" or
+			// higher (concurrent)": a long list of mixed conditions; the
+			// note stays with its last item.
+			return Expr{}, false
+		}
 	}
 	markConcurrent(&e)
 	e.Text = s
