@@ -183,7 +183,7 @@ func appendRefs(list []Ref, refs ...Ref) []Ref {
 // note names, by code or, for "MATH courses may be taken concurrently", by
 // subject.
 func (p *reqParser) applyConcurrent(e *Expr, note string) {
-	if i := strings.Index(strings.ToLower(note), "concurrent"); i >= 0 {
+	if i := strings.Index(asciiLower(note), "concurrent"); i >= 0 {
 		note = note[:i]
 	}
 	q := &reqParser{inst: p.inst}

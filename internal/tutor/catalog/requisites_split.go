@@ -84,7 +84,7 @@ func splitTop(s string, sep byte) []string {
 func splitWord(s, w string) []string {
 	var out []string
 	depth, start := 0, 0
-	ls := strings.ToLower(s)
+	ls := asciiLower(s)
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case '(':
@@ -102,6 +102,19 @@ func splitWord(s, w string) []string {
 		}
 	}
 	return append(out, strings.TrimSpace(s[start:]))
+}
+
+// asciiLower lowers the ASCII letters of s and keeps every other byte,
+// so that byte offsets into the result are offsets into s
+// (strings.ToLower replaces invalid UTF-8 by longer runes).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // leadingConn splits a leading "and", "or", "and/or" from s: the
@@ -571,7 +584,7 @@ func (p *reqParser) bound(s string) (Expr, bool) {
 // "or" and "and/or", OpAll for "and").
 func splitConns(s string) (ops, conns []string) {
 	depth, start := 0, 0
-	ls := strings.ToLower(s)
+	ls := asciiLower(s)
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case '(':
