@@ -235,8 +235,12 @@ type reqParser struct {
 //     "and"). A list's conjunction is the one before its last item, as in
 //     English: "MATH 150, 151, 154 or 157" is any of four courses,
 //     "ECON 302, 305 and 331" all three; a list with none is all
-//     ("PSYC 201, 260"), or any after "one of the following:". When
-//     "; and" and "; or" are mixed, "or" separates groups of "and".
+//     ("PSYC 201, 260"), or any after "one of the following:". Between
+//     semicolon parts "and" binds looser than "or" ("A; or B; and C" is
+//     (A or B) and C), a part opening a group with a colon ("; and one
+//     of the following: a; or b; or c") takes the parts after it as its
+//     items, and a closing "; or permission of ..." is an alternative to
+//     the whole requirement (see semis).
 //   - A bare number carries the last subject ("MATH 150, 151"); "CA (or
 //     FPA) 123", "MBB/HSCI 426", "HSCI 230 (or 330)" and "STAT 203
 //     (formerly 103)" are alternatives. A slash between numbers is a pair
