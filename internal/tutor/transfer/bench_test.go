@@ -124,3 +124,15 @@ func cmpString(a, b string) int {
 	}
 	return 0
 }
+
+// BenchmarkParse parses every row of the shared data's transfers.json
+// (11,882 rows) once per iteration.
+func BenchmarkParse(b *testing.B) {
+	rows, _ := loadReal(b, testtools.SharedData(b))
+	p := Parser{Dir: catalog.NewDirectory(), Accessed: accessed}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		p.ParseAll(rows)
+	}
+}
