@@ -151,17 +151,11 @@ func (nr noteReader) clause(c string, first bool) []Note {
 }
 
 // main reads "if WHEN" after the rule's targets: the condition governs
-// them. With several target sets it is read only when it names none of
-// their courses (else it may govern one alternative only).
+// them. It is read only when the rule has one target set (after "X, or Y"
+// it may govern Y alone).
 func (nr noteReader) main(text, when string) []Note {
-	if len(nr.r.Targets) > 1 {
-		for _, s := range nr.r.Targets {
-			for _, t := range s.Targets {
-				if strings.Contains(when, t.Course.Subject+" "+t.Course.Number) {
-					return nil
-				}
-			}
-		}
+	if len(nr.r.Targets) != 1 {
+		return nil
 	}
 	n := Note{Kind: NoteConditional, Text: text, AppliesToMain: true}
 	nr.condition(&n, when)
