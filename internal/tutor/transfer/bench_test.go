@@ -136,3 +136,17 @@ func BenchmarkParse(b *testing.B) {
 		p.ParseAll(rows)
 	}
 }
+
+// BenchmarkReview reviews the parsed real rules (11,882) with the
+// catalogue's credits once per iteration.
+func BenchmarkReview(b *testing.B) {
+	dir := testtools.SharedData(b)
+	_, parsed := loadReal(b, dir)
+	credits := catalogueCredits(b, dir)
+	rules := slices.Clone(parsed)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		Review(rules, credits)
+	}
+}
