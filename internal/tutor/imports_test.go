@@ -546,3 +546,56 @@ func TestImportTransferRowsKept(t *testing.T) {
 		}
 	})
 }
+
+// TestImportReviewsTransferRules: the import weighs each rule against the
+// file's others and the catalogue (transfer.Review) before storing it: the
+// "or" list of PHYS 1125 / 1225 to SFU (Sep/04) that grants what both earn
+// alone is stored doubted; a 1-credit course granted 3 credits is doubted
+// only once the catalogue says it has 1 credit.
+func TestImportReviewsTransferRules(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		tut := impTutor(st)
+		dir := t.TempDir()
+		transfers := filepath.Join(dir, "transfers.json")
+		if err := os.WriteFile(transfers, []byte(`{"courses": [
+			{"subject": "PHYS", "course_code": 1125, "source": "LANG", "destination": "SFU", "credit": "LANG PHYS 1125 (4) or LANG PHYS 1225 (4) = SFU PHYS 120 (3), Q/B-Sci & SFU PHYS 121 (3), Q/B-Sci & SFU PHYS 131 (2), Q", "effective_start": "Sep/04", "effective_end": "Dec/15"},
+			{"subject": "PHYS", "course_code": 1125, "source": "LANG", "destination": "SFU", "credit": "SFU PHYS 120 (3), Q/B-Sci & SFU PHYS 1XX (1)", "effective_start": "Sep/04", "effective_end": "Dec/15"},
+			{"subject": "PHYS", "course_code": 1225, "source": "LANG", "destination": "SFU", "credit": "SFU PHYS 121 (3), Q/B-Sci & SFU PHYS 1XX (1)", "effective_start": "Sep/04", "effective_end": "Dec/15"},
+			{"subject": "PHOT", "course_code": 2490, "source": "LANG", "destination": "VIU", "credit": "VIU ARTS 2nd (3)", "effective_start": "Jan/18", "effective_end": "present"}]}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		catalogue := filepath.Join(dir, "catalogue.json")
+		if err := os.WriteFile(catalogue, []byte(`{"courses": [{"subject": "PHOT", "course_code": 2490, "credits": 1, "title": "Photo", "description": ""}]}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		rule := func(subject, start string) map[string]any {
+			t.Helper()
+			var text string
+			if err := st.DB().QueryRowContext(ctx, st.Q(`SELECT rule FROM tn_transfer_rules WHERE subject = ? AND effective_start = ? AND rule LIKE '%doubts%'`), subject, start).Scan(&text); err != nil {
+				return nil
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(text), &m); err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		if _, err := tut.Import(ctx, tutor.KindTransfers, []string{transfers}, nil); err != nil {
+			t.Fatal(err)
+		}
+		or := rule("PHYS", "2004-09-01")
+		if or == nil || or["confidence"].(float64) >= 1 || !strings.Contains(fmt.Sprint(or["doubts"]), `"&" typed as "or"`) {
+			t.Fatalf("or-list rule stored as %v", or)
+		}
+		if phot := rule("PHOT", "2018-01-01"); phot != nil {
+			t.Fatalf("PHOT 2490 doubted without its credits: %v", phot["doubts"])
+		}
+		if _, err := tut.Import(ctx, tutor.KindAuto, []string{catalogue, transfers}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if phot := rule("PHOT", "2018-01-01"); phot == nil || phot["confidence"].(float64) != 0.8 {
+			t.Fatalf("PHOT 2490 (1 credit) to VIU ARTS 2nd (3) stored as %v, want doubted, confidence 0.8", phot)
+		}
+	})
+}

@@ -103,9 +103,9 @@ func (s *Server) rulesTx(ctx context.Context, tx *sql.Tx) (map[string]*ruleRecor
 	return m, rows.Err()
 }
 
-// transferRow reads a BCTG row and parses it into the stored form.
-func (s *Server) transferRow(row bctgRow, source string) (ruleRow, transfer.Rule, error) {
-	rule := row.parse(s.dir)
+// transferRow puts a BCTG row and its rule (parsed and reviewed) into the
+// stored form.
+func (s *Server) transferRow(row bctgRow, rule transfer.Rule, source string) (ruleRow, transfer.Rule, error) {
 	if source == DemoSource {
 		// The demo rows are made up in the BC Transfer Guide's format: their
 		// evidence must not credit the BC Transfer Guide.
@@ -165,6 +165,10 @@ func institutionKey(dir *catalog.Directory, code string) string {
 // cannot structure is stored all the same (parsed false, its credit text
 // verbatim in the rule) and counted as not parsed with the parser's
 // reason; a destination the directory does not know is a problem too.
+// Every rule of the file is first weighed by transfer.Review against the
+// file's other rules and the credits of the catalogued courses (so its
+// Doubts and Confidence depend on the catalogue stored at the time: the
+// import's kind order puts catalogues first).
 func (s *Server) importTransfers(ctx context.Context, tx *sql.Tx, f *transfersFile, source string, run *fileRun) error {
 	stored, err := s.rulesTx(ctx, tx)
 	if err != nil {
@@ -173,8 +177,16 @@ func (s *Server) importTransfers(ctx context.Context, tx *sql.Tx, f *transfersFi
 	rules := newBatch(s, tx, "tn_transfer_rules", "id, row_key, source_institution, target_institution, subject, number, effective_start, effective_end, outcome, parsed, rule, source, updated_at", 13, 200)
 	links := newBatch(s, tx, "tn_transfer_rule_courses", "course, rule_id, side", 3, 500)
 	links.before = rules // a link's rule is written first
+	// Every row is parsed first, so that Review weighs each rule against
+	// the whole file (and the catalogue's credits) before it is stored.
+	type parsedRow struct {
+		row  int
+		in   bctgRow
+		key  string
+		rule transfer.Rule
+	}
+	var parsed []parsedRow
 	firstRow := map[string]int{}
-	now := s.now().UnixMicro()
 	for i, raw := range f.Courses {
 		row := i + 1
 		var in bctgRow
@@ -190,7 +202,21 @@ func (s *Server) importTransfers(ctx context.Context, tx *sql.Tx, f *transfersFi
 			continue
 		}
 		firstRow[key] = row
-		r, rule, err := s.transferRow(in, source)
+		parsed = append(parsed, parsedRow{row: row, in: in, key: key, rule: in.parse(s.dir)})
+	}
+	credits, err := catalogueCredits(ctx, tx)
+	if err != nil {
+		return err
+	}
+	reviewed := make([]transfer.Rule, len(parsed))
+	for i := range parsed {
+		reviewed[i] = parsed[i].rule
+	}
+	transfer.Review(reviewed, credits)
+	now := s.now().UnixMicro()
+	for i, p := range parsed {
+		row, in, key := p.row, p.in, p.key
+		r, rule, err := s.transferRow(in, reviewed[i], source)
 		if err != nil {
 			return fmt.Errorf("row %d: %w", row, err)
 		}
@@ -246,6 +272,30 @@ func (s *Server) importTransfers(ctx context.Context, tx *sql.Tx, f *transfersFi
 		return err
 	}
 	return links.flush(ctx)
+}
+
+// catalogueCredits reads the credits of the catalogued courses
+// (tn_courses), for transfer.Review to weigh a rule whose text states no
+// source credits; a course without credits is not known.
+func catalogueCredits(ctx context.Context, tx *sql.Tx) (func(catalog.Ref) (float64, bool), error) {
+	rows, err := tx.QueryContext(ctx, `SELECT institution, subject, number, credits FROM tn_courses WHERE credits IS NOT NULL`)
+	if err != nil {
+		return nil, fmt.Errorf("read course credits: %w", err)
+	}
+	defer rows.Close()
+	m := map[catalog.Ref]float64{}
+	for rows.Next() {
+		var ref catalog.Ref
+		var c float64
+		if err := rows.Scan(&ref.Institution, &ref.Subject, &ref.Number, &c); err != nil {
+			return nil, fmt.Errorf("read course credits: %w", err)
+		}
+		m[ref] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read course credits: %w", err)
+	}
+	return func(ref catalog.Ref) (float64, bool) { c, ok := m[ref]; return c, ok }, nil
 }
 
 func boolInt(b bool) int {

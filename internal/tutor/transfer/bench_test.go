@@ -124,3 +124,29 @@ func cmpString(a, b string) int {
 	}
 	return 0
 }
+
+// BenchmarkParse parses every row of the shared data's transfers.json
+// (11,882 rows) once per iteration.
+func BenchmarkParse(b *testing.B) {
+	rows, _ := loadReal(b, testtools.SharedData(b))
+	p := Parser{Dir: catalog.NewDirectory(), Accessed: accessed}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		p.ParseAll(rows)
+	}
+}
+
+// BenchmarkReview reviews the parsed real rules (11,882) with the
+// catalogue's credits once per iteration.
+func BenchmarkReview(b *testing.B) {
+	dir := testtools.SharedData(b)
+	_, parsed := loadReal(b, dir)
+	credits := catalogueCredits(b, dir)
+	rules := slices.Clone(parsed)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		Review(rules, credits)
+	}
+}

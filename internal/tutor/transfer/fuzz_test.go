@@ -1,6 +1,7 @@
 package transfer
 
 import (
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -10,7 +11,9 @@ import (
 
 // FuzzParse checks the parser on any credit text: it never panics, keeps
 // the text verbatim, and a Parsed rule has a source group and, when it
-// grants credit, a non-empty target set. Seeds are one real credit text
+// grants credit, a non-empty target set; its notes keep their text from
+// the conditions and name what they offer or preclude, and Review only
+// lowers its confidence. Seeds are one real credit text
 // of each shape in the excerpt of transfers.json the repository keeps
 // (testdata/excerpt: no shared data needed) plus a few broken ones.
 func FuzzParse(f *testing.F) {
@@ -58,6 +61,22 @@ func FuzzParse(f *testing.F) {
 					t.Fatalf("parsed %q: empty target set", credit)
 				}
 			}
+		}
+		for _, n := range r.Notes {
+			if len(r.Conditions) != 1 || !strings.Contains(r.Conditions[0], n.Text) {
+				t.Fatalf("note text %q of %q is not in the conditions %q", n.Text, credit, r.Conditions)
+			}
+			if (n.Kind == NoteAlternative || n.Kind == NoteConditional && !n.AppliesToMain) && (n.Targets == nil || len(n.Targets.Targets) == 0) {
+				t.Fatalf("note %+v of %q offers no target", n, credit)
+			}
+			if n.Kind == NotePreclusion && len(n.OnlyOneOf)+len(n.Precludes) == 0 {
+				t.Fatalf("preclusion %+v of %q names no course", n, credit)
+			}
+		}
+		reviewed := []Rule{r}
+		Review(reviewed, func(catalog.Ref) (float64, bool) { return 3, true })
+		if c := reviewed[0].Confidence; c < 0 || c > r.Confidence {
+			t.Fatalf("reviewed confidence %v of %q: out of [0, %v]", c, credit, r.Confidence)
 		}
 		if utf8.ValidString(credit) {
 			for _, c := range r.Conditions {

@@ -49,6 +49,7 @@ func generic(inst, subject, number string, credits float64, desig ...string) Tar
 	return tgt(TargetGeneric, inst, subject, number, f(credits), desig...)
 }
 func exempt(t Target) Target     { t.Exemption = true; return t }
+func ptr[T any](v T) *T          { return &v }
 func set(ts ...Target) TargetSet { return TargetSet{Targets: ts} }
 
 // golden is a real row of transfers.json (found by its key and credit
@@ -250,6 +251,57 @@ var goldens = []golden{
 			Targets:        []TargetSet{set(crs("unbc", "PSYC", "200", 6), crs("unbc", "PSYC", "345", 3))},
 			Conditions:     []string{"If student completed only 2 of 3, waive prerequisite for UNBC PSYC 345 (3)"},
 			EffectiveStart: day(2017, 1, 1), EffectiveEnd: day(2019, 8, 31)}},
+	{name: "conditional target governing the main one, and one taken alone (issue 22)", subject: "BIOL", code: 2315, dest: "UBCV", start: "May/99", end: "present",
+		credit: "UBCV BIOL 201 (3), if Organic Chemistry taken as a co-requisite; or UBCV BIOL 2nd (3) if taken alone.",
+		want: Rule{Source: own("BIOL", "2315"), Outcome: OutcomeCredit,
+			Targets:    []TargetSet{set(crs("ubcv", "BIOL", "201", 3))},
+			Conditions: []string{"if Organic Chemistry taken as a co-requisite; or UBCV BIOL 2nd (3) if taken alone."},
+			Notes: []Note{
+				{Kind: NoteConditional, Text: "if Organic Chemistry taken as a co-requisite", AppliesToMain: true, When: "Organic Chemistry taken as a co-requisite"},
+				{Kind: NoteConditional, Text: "or UBCV BIOL 2nd (3) if taken alone.", Targets: ptr(set(generic("ubcv", "BIOL", "2nd", 3))), When: "taken alone", Alone: true},
+			},
+			EffectiveStart: day(1999, 5, 1)}},
+	{name: "only one of two source courses (issue 22)", subject: "ENGL", code: 1128, dest: "SFU", start: "Sep/16", end: "present",
+		credit: "SFU ENGL 1XX (3), W/B-Hum. Credit granted for only one of LANG ENGL 1127 or LANG ENGL 1128.",
+		want: Rule{Source: own("ENGL", "1128"), Outcome: OutcomeCredit,
+			Targets:    []TargetSet{set(generic("sfu", "ENGL", "1XX", 3, "W/B-Hum"))},
+			Conditions: []string{"Credit granted for only one of LANG ENGL 1127 or LANG ENGL 1128."},
+			Notes: []Note{{Kind: NotePreclusion, Text: "Credit granted for only one of LANG ENGL 1127 or LANG ENGL 1128.",
+				OnlyOneOf: []catalog.Ref{ref("langara", "ENGL", "1127"), ref("langara", "ENGL", "1128")}}},
+			EffectiveStart: day(2016, 9, 1)}},
+	{name: "only one of, a bare course taking the institution before it (issue 22)", subject: "PSYC", code: 1195, dest: "UBCV", start: "Sep/19", end: "Dec/19",
+		credit: "UBCV PSYC 2nd (3), Credit for only one of LANG PSYC 1195 (Fall 2019) or PSYC 2329.",
+		want: Rule{Source: own("PSYC", "1195"), Outcome: OutcomeCredit,
+			Targets:    []TargetSet{set(generic("ubcv", "PSYC", "2nd", 3))},
+			Conditions: []string{"Credit for only one of LANG PSYC 1195 (Fall 2019) or PSYC 2329."},
+			Notes: []Note{{Kind: NotePreclusion, Text: "Credit for only one of LANG PSYC 1195 (Fall 2019) or PSYC 2329.",
+				OnlyOneOf: []catalog.Ref{ref("langara", "PSYC", "1195"), ref("langara", "PSYC", "2329")}}},
+			EffectiveStart: day(2019, 9, 1), EffectiveEnd: day(2019, 12, 31)}},
+	{name: "destination course precluded (issue 22)", subject: "BIOL", code: 2315, dest: "UBCO", start: "May/99", end: "Aug/13",
+		credit: "UBCO BIOL 2nd (3), Precludes credit for UBCO BIOL 311.",
+		want: Rule{Source: own("BIOL", "2315"), Outcome: OutcomeCredit,
+			Targets:    []TargetSet{set(generic("ubco", "BIOL", "2nd", 3))},
+			Conditions: []string{"Precludes credit for UBCO BIOL 311."},
+			Notes: []Note{{Kind: NotePreclusion, Text: "Precludes credit for UBCO BIOL 311.",
+				Precludes: []catalog.Ref{ref("ubco", "BIOL", "311")}}},
+			EffectiveStart: day(1999, 5, 1), EffectiveEnd: day(2013, 8, 31)}},
+	{name: "alternative target in the notes, course without institution (issue 22)", subject: "BIOL", code: 1111, dest: "SFU", start: "Sep/18", end: "present",
+		credit: "SFU HSCI 100 (3), B-Sci & SFU HSCI 1XX (1) B-Sci or student may request BISC 1XX (4) - B-Sci",
+		want: Rule{Source: own("BIOL", "1111"), Outcome: OutcomeCredit,
+			Targets:    []TargetSet{set(crs("sfu", "HSCI", "100", 3, "B-Sci"), generic("sfu", "HSCI", "1XX", 1, "B-Sci"))},
+			Conditions: []string{"or student may request BISC 1XX (4) - B-Sci"},
+			Notes: []Note{{Kind: NoteAlternative, Text: "or student may request BISC 1XX (4) - B-Sci",
+				Targets: ptr(set(generic("sfu", "BISC", "1XX", 4, "B-Sci")))}},
+			Repairs:        []string{"course without institution read at the destination"},
+			EffectiveStart: day(2018, 9, 1)}},
+	{name: "an only-one-of list at the destination naming the target: the others precluded (issue 22)", subject: "MATH", code: 1174, dest: "UNBC", start: "May/99", end: "Dec/16",
+		credit: "UNBC MATH 152 (3), Credit awarded for only one of UNBC MATH 100 or UNBC MATH 152",
+		want: Rule{Source: own("MATH", "1174"), Outcome: OutcomeCredit,
+			Targets:    []TargetSet{set(crs("unbc", "MATH", "152", 3))},
+			Conditions: []string{"Credit awarded for only one of UNBC MATH 100 or UNBC MATH 152"},
+			Notes: []Note{{Kind: NotePreclusion, Text: "Credit awarded for only one of UNBC MATH 100 or UNBC MATH 152",
+				Precludes: []catalog.Ref{ref("unbc", "MATH", "100")}}},
+			EffectiveStart: day(1999, 5, 1), EffectiveEnd: day(2016, 12, 31)}},
 }
 
 // complete fills what every golden shares: the row's identity, the

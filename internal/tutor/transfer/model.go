@@ -210,6 +210,8 @@ type Rule struct {
 	// Confidence is how far the rule can be trusted as structured: 1.0
 	// for a row parsed with no repair; 0.1 less for each kind of repair
 	// the parser made (see Repairs), down to 0.5; 0 when not Parsed.
+	// Review lowers it further for each doubt (see Doubts), to no less
+	// than 0.1; rounded to 2 decimals.
 	Confidence float64 `json:"confidence"`
 	// Doubts say why Confidence is below what the repairs alone give: the
 	// text is ambiguous or implausible ("8 target credits for one 4-credit

@@ -105,7 +105,7 @@ func (p Parser) Parse(row Row) Rule {
 	}
 	fail := func(format string, a ...any) Rule {
 		r.Parsed, r.Confidence, r.Source, r.Targets, r.Waives = false, 0, nil, nil, nil
-		r.Designations, r.Conditions, r.Repairs, r.Outcome = nil, nil, nil, ""
+		r.Designations, r.Conditions, r.Notes, r.Doubts, r.Repairs, r.Outcome = nil, nil, nil, nil, nil, ""
 		r.ParseProblem = fmt.Sprintf(format, a...)
 		return r
 	}
@@ -140,9 +140,7 @@ func (p Parser) Parse(row Row) Rule {
 	}
 	r.Parsed = true
 	r.Repairs = slices.Compact(slices.Sorted(slices.Values(ps.repairs)))
-	r.Confidence = max(0.5, 1.0-0.1*float64(len(r.Repairs)))
-	// Round away binary noise (0.9, not 0.8999999999999999).
-	r.Confidence = float64(int(r.Confidence*100+0.5)) / 100
+	r.Confidence = repairConfidence(len(r.Repairs))
 	return r
 }
 

@@ -235,8 +235,10 @@ func (p *parser) tailDesignations() []string {
 }
 
 // tail keeps the notes after the credit expression: leading designations
-// go to the rule, the rest stays verbatim in Conditions, and waive or
-// exemption clauses in it are read into Waives.
+// go to the rule, the rest stays verbatim in Conditions, the clauses that
+// offer an alternative or conditional target or a preclusion are read
+// into Notes (see notes), and waive or exemption clauses are read into
+// Waives.
 func (p *parser) tail(r *Rule) {
 	r.Designations = append(r.Designations, p.tailDesignations()...)
 	rest := strings.TrimLeft(p.rest(), " ,;.")
@@ -244,10 +246,11 @@ func (p *parser) tail(r *Rule) {
 	if rest == "" {
 		return
 	}
-	if strings.HasPrefix(strings.ToLower(rest), "or ") {
+	r.Conditions = []string{rest}
+	textOnly := p.notes(r, rest)
+	if strings.HasPrefix(strings.ToLower(rest), "or ") && len(textOnly) > 0 && strings.HasPrefix(rest, textOnly[0]) {
 		p.repair("alternative in the notes left as text")
 	}
-	r.Conditions = []string{rest}
 	for _, m := range waiveRe.FindAllStringIndex(rest, -1) {
 		before := strings.ToLower(rest[:m[0]])
 		if strings.HasSuffix(before, "for ") {
