@@ -68,6 +68,12 @@ type courseIndex struct {
 	prior  []float32
 	level  []uint8
 	sequel []bool // the title numbers the course past the first of a sequence
+	// title are each course's title stems that count for rankParams.cover;
+	// subject its subject's index in bySubject; titleSubjects the number
+	// of titles of each subject holding each stem.
+	title         [][]string
+	subject       []int32
+	titleSubjects map[string][]subjectCount
 	// terms are each course's distinct stems of its title and description
 	// (their index in keys) with their BM25F frequencies, for
 	// tn_course_similar's query: the code is left out, so that courses are
@@ -75,6 +81,13 @@ type courseIndex struct {
 	terms  [][]coursePosting
 	keys   []string
 	params rankParams // the constants the index was built and ranks with
+}
+
+// subjectCount is a number of titles of a subject (the index of the
+// subject's first course).
+type subjectCount struct {
+	subject int32
+	n       int32
 }
 
 // coursePosting is a document (or, in courseIndex.terms, a key's index in keys)
@@ -89,6 +102,8 @@ type coursePosting struct {
 // 10 (TestSearchGolden; docs/benchmarks.md, "Course search golden set
 // (issue 22)").
 type rankParams struct {
+	// k1 is BM25's saturation of a concept's frequency.
+	k1 float64
 	// Field weights: a stem in the code counts code times, in the
 	// subject's name subject times, in the title title times, in the
 	// description description times, before saturation.
@@ -110,6 +125,16 @@ type rankParams struct {
 	// the first of a sequence ("Calculus II") unless the query names such
 	// a number.
 	sequel float64
+	// cover raises a course's score by this share times the share of its
+	// title's words (stop words and sequence numbers aside) the query
+	// asks for: "Web Development II" answers "web development" more
+	// wholly than "Full Stack Web Development I".
+	cover float64
+	// affinity raises a course's score by this share times how much the
+	// query's words belong to its subject: for each concept, the share of
+	// the titles holding it that are of the course's subject, averaged
+	// over the concepts ("programming" is mostly CPSC and CMPT titles).
+	affinity float64
 	// levelStep lowers the score of undergraduate courses by this share
 	// for each year level above the first, unless the query asks for a
 	// level.
@@ -118,10 +143,12 @@ type rankParams struct {
 
 // defaultRank are the constants the tools rank with.
 var defaultRank = rankParams{
+	k1:   textsearch.K1,
 	code: 3, subject: 1, title: 3, description: 1,
-	titleB: 0.5, descriptionB: 0.75,
-	expansion: 0.9, levelBoost: 0.5, graduate: 0.7,
-	related: 0.3, sequel: 0.9, levelStep: 0.03,
+	titleB: 0.25, descriptionB: 0.75,
+	expansion: 0.8, related: 0.5,
+	levelBoost: 0.5, levelStep: 0.1, graduate: 0.5, sequel: 0.9,
+	cover: 0.3, affinity: 0.5,
 }
 
 // catalogChanged drops the search index, so that the next query rebuilds
@@ -180,13 +207,15 @@ func (s *Server) catIndex(ctx context.Context) (*courseIndex, error) {
 func buildCourseIndex(version string, courses []*Course, p rankParams) *courseIndex {
 	n := len(courses)
 	ix := &courseIndex{version: version, courses: courses, byRef: make(map[string]int, n), params: p,
-		postings: map[string][]coursePosting{}, prior: make([]float32, n), level: make([]uint8, n), sequel: make([]bool, n), terms: make([][]coursePosting, n)}
+		postings: map[string][]coursePosting{}, prior: make([]float32, n), level: make([]uint8, n), sequel: make([]bool, n),
+		title: make([][]string, n), subject: make([]int32, n), titleSubjects: map[string][]subjectCount{}, terms: make([][]coursePosting, n)}
 	stems := map[string]string{} // a cache: the build stems each distinct word once
 	an := func(s string, compounds bool) []string { return analyze(s, compounds, stems) }
 	// Each course's fields as stems, and the fields' average lengths.
 	type fields struct{ code, subject, title, desc []string }
 	fs := make([]fields, n)
 	var titleLen, descLen float64
+	subjects := map[string]int32{}
 	for i, c := range courses {
 		ix.byRef[c.Course] = i
 		desc, _, _ := courseTexts(c)
@@ -203,9 +232,35 @@ func buildCourseIndex(version string, courses []*Course, p rankParams) *courseIn
 			ix.prior[i] = float32(p.graduate)
 		}
 		ix.level[i] = uint8(catalog.Level(c.Number))
+		key := c.Institution + ":" + c.Subject
+		sub, ok := subjects[key]
+		if !ok {
+			sub = int32(i)
+			subjects[key] = sub
+		}
+		ix.subject[i] = sub
+		seen := map[string]bool{}
 		for _, t := range textsearch.Tokens(c.Title) {
 			if sequelWords[t] {
 				ix.sequel[i] = true
+				continue
+			}
+			if textsearch.IsStopWord(t) || numericToken(t) || len(t) == 1 {
+				continue
+			}
+			st := stemCached(t, stems)
+			ix.title[i] = append(ix.title[i], st)
+			if !seen[st] {
+				seen[st] = true
+				counts := ix.titleSubjects[st]
+				if k := len(counts) - 1; k >= 0 && counts[k].subject == sub {
+					counts[k].n++
+				} else if j := slices.IndexFunc(counts, func(c subjectCount) bool { return c.subject == sub }); j >= 0 {
+					counts[j].n++
+				} else {
+					counts = append(counts, subjectCount{sub, 1})
+				}
+				ix.titleSubjects[st] = counts
 			}
 		}
 	}
@@ -313,16 +368,35 @@ func (ix *courseIndex) search(query string, keep func(*Course) bool) []courseHit
 		idf := ix.idf(len(touched)) * c.weight
 		for _, d := range touched {
 			f := tf[d]
-			scores[d] += idf * f * (textsearch.K1 + 1) / (f + textsearch.K1)
+			scores[d] += idf * f * (p.k1 + 1) / (f + p.k1)
 			tf[d] = 0
 		}
 	}
+	asked := map[string]bool{} // every stem the query asks for
+	for _, c := range q.concepts {
+		for _, v := range c.variants {
+			asked[v.stem] = true
+		}
+	}
+	affinity := ix.affinities(q)
 	var hits []courseHit
 	for i, sc := range scores {
 		if sc <= 0 || (keep != nil && !keep(ix.courses[i])) {
 			continue
 		}
 		sc *= float64(ix.prior[i])
+		if t := ix.title[i]; len(t) > 0 {
+			n := 0
+			for _, st := range t {
+				if asked[st] {
+					n++
+				}
+			}
+			sc *= 1 + p.cover*float64(n)/float64(len(t))
+		}
+		if len(q.concepts) > 0 {
+			sc *= 1 + p.affinity*affinity[ix.subject[i]]/float64(len(q.concepts))
+		}
 		switch l := int(ix.level[i]); {
 		case q.level != 0:
 			if l == q.level {
@@ -353,6 +427,27 @@ func (ix *courseIndex) search(query string, keep func(*Course) bool) []courseHit
 		}
 	}
 	return hits
+}
+
+// affinities sums, for each subject (by the index of its first course),
+// the share of the titles holding each of q's concepts that are of that
+// subject (see rankParams.affinity).
+func (ix *courseIndex) affinities(q courseQuery) map[int32]float64 {
+	out := map[int32]float64{}
+	for _, c := range q.concepts {
+		by := map[int32]float64{}
+		total := 0.0
+		for _, v := range c.variants {
+			for _, sc := range ix.titleSubjects[v.stem] {
+				by[sc.subject] += v.weight * float64(sc.n)
+				total += v.weight * float64(sc.n)
+			}
+		}
+		for s, n := range by {
+			out[s] += n / total
+		}
+	}
+	return out
 }
 
 // rank scores every course against weighted stems (a stem's weight

@@ -176,3 +176,98 @@ func BenchmarkCourseSearchGolden(b *testing.B) {
 	b.StopTimer()
 	storetest.ReportLatencies(b, ds)
 }
+
+// TestSearchGoldenTune tunes the ranking constants (rankParams) on the
+// golden queries that are not held out, by coordinate ascent from
+// defaultRank over a few values of each, and logs the best constants
+// with their score on the tuned and the held-out queries. It only runs
+// when NEXUS_SEARCH_TUNE is set: it is how defaultRank was chosen, not a
+// check.
+//
+//	NEXUS_SEARCH_TUNE=1 go test -run TestSearchGoldenTune -v ./internal/tutor
+func TestSearchGoldenTune(t *testing.T) {
+	if os.Getenv("NEXUS_SEARCH_TUNE") == "" {
+		t.Skip("set NEXUS_SEARCH_TUNE=1 to tune the ranking constants")
+	}
+	queries := readSearchGolden(t)
+	h := goldenHarness(t)
+	ix, err := h.tut.catIndex(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	courses := ix.courses
+	// score ranks the queries (held out or not) with p: queries with all
+	// expected in the top 5, expected found there, and the sum of the
+	// expected courses' ranks (at most 50) to break ties.
+	score := func(p rankParams, heldOut bool) (goldenScore, int) {
+		ix := buildCourseIndex("", courses, p)
+		var s goldenScore
+		sum := 0
+		for _, q := range queries {
+			if q.HeldOut != heldOut {
+				continue
+			}
+			hits := ix.search(q.Query, nil)
+			ranks := make([]int, len(q.Expect))
+			for i, ref := range q.Expect {
+				ranks[i] = 50
+				for r, hit := range hits[:min(50, len(hits))] {
+					if ix.courses[hit.doc].Course == ref {
+						ranks[i] = r + 1
+					}
+				}
+				sum += ranks[i]
+			}
+			s.add(ranks)
+		}
+		return s, sum
+	}
+	better := func(a goldenScore, asum int, b goldenScore, bsum int) bool {
+		if a.allIn != b.allIn {
+			return a.allIn > b.allIn
+		}
+		if a.found != b.found {
+			return a.found > b.found
+		}
+		return asum < bsum
+	}
+	best := defaultRank
+	bs, bsum := score(best, false)
+	t.Logf("defaultRank: tuned %v (rank sum %d)", bs, bsum)
+	knobs := []struct {
+		name   string
+		field  func(*rankParams) *float64
+		values []float64
+	}{
+		{"code", func(p *rankParams) *float64 { return &p.code }, []float64{1, 2, 3, 5}},
+		{"subject", func(p *rankParams) *float64 { return &p.subject }, []float64{0.3, 0.6, 1, 1.5}},
+		{"title", func(p *rankParams) *float64 { return &p.title }, []float64{1.5, 2, 3, 4, 6}},
+		{"titleB", func(p *rankParams) *float64 { return &p.titleB }, []float64{0.25, 0.5, 0.75, 1}},
+		{"descriptionB", func(p *rankParams) *float64 { return &p.descriptionB }, []float64{0.3, 0.5, 0.75, 0.9}},
+		{"expansion", func(p *rankParams) *float64 { return &p.expansion }, []float64{0.6, 0.8, 0.9, 1}},
+		{"related", func(p *rankParams) *float64 { return &p.related }, []float64{0, 0.15, 0.3, 0.5}},
+		{"levelBoost", func(p *rankParams) *float64 { return &p.levelBoost }, []float64{0.25, 0.5, 1}},
+		{"levelStep", func(p *rankParams) *float64 { return &p.levelStep }, []float64{0, 0.03, 0.06, 0.1}},
+		{"sequel", func(p *rankParams) *float64 { return &p.sequel }, []float64{0.6, 0.7, 0.8, 0.9, 1}},
+		{"graduate", func(p *rankParams) *float64 { return &p.graduate }, []float64{0.5, 0.7, 0.85, 1}},
+		{"k1", func(p *rankParams) *float64 { return &p.k1 }, []float64{0.6, 0.9, 1.2, 1.6, 2}},
+		{"cover", func(p *rankParams) *float64 { return &p.cover }, []float64{0, 0.15, 0.3, 0.5, 0.8}},
+		{"affinity", func(p *rankParams) *float64 { return &p.affinity }, []float64{0, 0.25, 0.5, 1}},
+	}
+	for round := 0; round < 2; round++ {
+		for _, k := range knobs {
+			for _, v := range k.values {
+				p := best
+				*k.field(&p) = v
+				if s, sum := score(p, false); better(s, sum, bs, bsum) {
+					best, bs, bsum = p, s, sum
+					t.Logf("round %d %s=%g: tuned %v (rank sum %d)", round, k.name, v, s, sum)
+				}
+			}
+		}
+	}
+	hs, hsum := score(best, true)
+	t.Logf("best %+v", best)
+	t.Logf("tuned:    %v (rank sum %d)", bs, bsum)
+	t.Logf("held out: %v (rank sum %d)", hs, hsum)
+}

@@ -17,9 +17,13 @@ type courseQuery struct {
 	sequel bool
 }
 
-// sequelWords are the words of a query or title that number a course of
-// a sequence past the first.
-var sequelWords = map[string]bool{"2": true, "3": true, "4": true, "ii": true, "iii": true, "iv": true, "second": true, "third": true, "fourth": true}
+// sequelWords are the words of a query or title that make a course one
+// past the first of a sequence: numbers, and "intermediate" and
+// "advanced" courses that follow an introductory one.
+var sequelWords = map[string]bool{
+	"2": true, "3": true, "4": true, "ii": true, "iii": true, "iv": true, "second": true, "third": true, "fourth": true,
+	"intermediate": true, "advanced": true, "adv": true,
+}
 
 // queryConcept is one thing a query asks for: the stems that say it, each
 // with its weight (1 for the word typed, rankParams.expansion for what an
