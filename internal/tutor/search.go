@@ -134,6 +134,9 @@ type rankParams struct {
 	// query's words belong to its subject: for each concept, the share of
 	// the titles holding it that are of the course's subject, averaged
 	// over the concepts ("programming" is mostly CPSC and CMPT titles).
+	// A subject is its code, at any institution: CHEM is chemistry at
+	// Langara and SFU alike, and one institution's many organic chemistry
+	// titles do not rank its courses above the other's.
 	affinity float64
 	// levelStep lowers the score of undergraduate courses by this share
 	// for each year level above the first, unless the query asks for a
@@ -232,16 +235,15 @@ func buildCourseIndex(version string, courses []*Course, p rankParams) *courseIn
 			ix.prior[i] = float32(p.graduate)
 		}
 		ix.level[i] = uint8(catalog.Level(c.Number))
-		key := c.Institution + ":" + c.Subject
-		sub, ok := subjects[key]
+		sub, ok := subjects[c.Subject]
 		if !ok {
 			sub = int32(i)
-			subjects[key] = sub
+			subjects[c.Subject] = sub
 		}
 		ix.subject[i] = sub
 		seen := map[string]bool{}
 		for _, t := range textsearch.Tokens(c.Title) {
-			if sequelWords[t] {
+			if sequelWords[t] || sequelWords[strings.TrimRight(t, "ab")] { // "IIb"
 				ix.sequel[i] = true
 				continue
 			}
