@@ -271,3 +271,21 @@ func TestSearchGoldenTune(t *testing.T) {
 	t.Logf("tuned:    %v (rank sum %d)", bs, bsum)
 	t.Logf("held out: %v (rank sum %d)", hs, hsum)
 }
+
+// BenchmarkCourseIndexBuild builds the search index of the whole real
+// catalogue (about 4,800 courses), as the first query after an import
+// does.
+//
+//	go test ./internal/tutor -run '^$' -bench BenchmarkCourseIndexBuild -benchtime 10x
+func BenchmarkCourseIndexBuild(b *testing.B) {
+	h := goldenHarness(b)
+	ix, err := h.tut.catIndex(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		buildCourseIndex("", ix.courses, defaultRank)
+	}
+}

@@ -168,8 +168,8 @@ var searchRelated = map[string][]string{
 	"calc":         {"derivative", "differentiation", "integral", "integration"},
 	"program":      {"java", "python", "algorithm", "software"},
 	"prog":         {"java", "python", "algorithm", "software"},
-	"statist":      {"probability", "regression", "inference"},
-	"stat":         {"probability", "regression", "inference"},
+	"statist":      {"regression", "inference"},
+	"stat":         {"regression", "inference"},
 	"beginn":       {"elementary", "introductory"},
 }
 
