@@ -44,10 +44,27 @@ import (
 // abbreviations (searchPhrases: "comp sci", "lin alg") are read first, and
 // words that ask for a year level (searchLevels: "first year") are not
 // searched but raise that level's courses by rankParams.levelBoost.
-// Graduate courses (an outline's degreeLevel GRAD) count
-// rankParams.graduate of their score: students mostly look for
-// undergraduate ones. A query that is a course code ("CPSC 1150",
+// searchRelated adds, at rankParams.related, words calendars use for what
+// a query word means ("intro": principles, general, elementary;
+// "calculus": derivative, integral).
+//
+// The BM25 score is then multiplied by priors, each a rankParams
+// constant: students mostly look for undergraduate, lower-level, first
+// courses, so a graduate course (an outline's degreeLevel GRAD) counts
+// graduate of its score, a course of year 2 to 4 loses levelStep per year
+// above the first (unless the query asks for a level), and a course whose
+// title numbers it past the first of a sequence (II, III, IV, IIb,
+// "Intermediate", "Advanced") counts sequel of it unless the query names
+// such a number. A course gains cover times the share of its title's words
+// the query asks for, and affinity times how much the query's words
+// belong to its subject (the share of the titles holding them that are of
+// its subject code). A query that is a course code ("CPSC 1150",
 // "cmpt120") puts the courses of that code first.
+//
+// The constants were tuned on testdata/search_golden.json, 30 queries
+// students type with the courses a person expects in the top 5
+// (TestSearchGolden; docs/benchmarks.md, "Course search golden set
+// (issue 22)").
 //
 // The index is built from the store on first use and rebuilt when the
 // catalog changes. A query reads the catalog's version (the number of
