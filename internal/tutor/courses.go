@@ -23,8 +23,11 @@ func (s *Server) courseTools() []registry.Def {
 		return registry.Def{Name: name, Description: desc, ReadOnly: true, Family: registry.Tutor, Schema: schema(name), Handler: h}
 	}
 	return []registry.Def{
-		d("tn_course_search", "Search the course catalog by keywords over course codes, titles and descriptions (BM25 relevance, best first), "+
-			"with optional filters by institution, subject, year level and credits; without a query, lists the courses the filters keep in code order. "+
+		d("tn_course_search", "Search the course catalog by keywords over course codes, subject names, titles and descriptions (BM25 relevance, best first; "+
+			"code and title weigh more than the description), with optional filters by institution, subject, year level and credits; "+
+			"without a query, lists the courses the filters keep in code order. Pass the student's own words: words are stemmed, common abbreviations "+
+			"are understood (intro, calc, stats, psych, chem, econ, cs, comp sci, ...), \"first year\" favours first-year courses, and a course code "+
+			"(\"CPSC 1150\", \"cmpt120\") ranks that course first. "+
 			"Paginated (limit, cursor). Use tn_course_get for a course's full details.", registry.Handle(s.courseSearch)),
 		d("tn_course_get", "Get everything known about one course: title, description, credits, hours, attributes, designation, delivery, "+
 			"requisite texts, the terms it was offered in with instructors, and the terms whose sections are loaded.", registry.Handle(s.courseGet)),

@@ -8,19 +8,63 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kljensen/snowball/english"
 	"github.com/nexus-mcp/nexus/internal/textsearch"
 	"github.com/nexus-mcp/nexus/internal/tutor/catalog"
 )
 
 // courseIndex is the in-memory search index of the catalog: every course,
-// in reference order, and an inverted index of its code, title and
-// description for BM25 ranking (textsearch's tokens, plural folding and
-// constants K1 and B).
+// in reference order, and an inverted index of its code, subject name,
+// title and description for BM25F ranking, built for the words a student
+// types ("intro programming", "calc 1", "first year psych").
 //
-// Fields are weighted by repeating their terms: a term of the course code
-// counts codeWeight times, of the title titleWeight times, of the
-// description once; a document's length is its number of tokens over the
-// three fields, unweighted.
+// Words are stemmed (Snowball English, Porter2: "programming" and
+// "program" are one word, "introductory" and "introduces" are not
+// "introduction" but see below) in the index and the query alike. Each
+// course has four fields: its code ("CPSC", "1150", "CPSC1150"), the name
+// of its subject (subjectNames: CPSC is "Computer Science", so a course
+// with nothing but its code to say so is found for it), its title and its
+// description (without Langara's requisite paragraphs). Titles and
+// descriptions also count two adjacent words as one where they make one of
+// searchCompounds ("Data Base" is "database"). A stem's frequency in a
+// course is BM25F's: the sum over the fields of weight × count ÷ the
+// field's length normalization (rankParams: code and title weigh more than
+// the description; code and subject name are not length-normalized). The
+// course's score is then BM25 (textsearch.K1) over the query's concepts.
+//
+// A query is read into concepts (courseQuery): each word not a stop word
+// is a concept of its stem and, where searchAbbrevs expands it, the stems
+// of what it stands for ("intro": introduction, introductory, introduce;
+// "calc": calculus; "cs": computer science; "1": "i", as in "Calculus I"),
+// expansions weighing rankParams.expansion. A concept's frequency in a
+// course is the weighted sum of its stems' and its IDF is that of the
+// courses holding any of them, so a rare spelling ("intro") weighs no more
+// than the common one it means. The words of an expansion after its first
+// ("science" of "computer science") are concepts of their own. Two-word
+// abbreviations (searchPhrases: "comp sci", "lin alg") are read first, and
+// words that ask for a year level (searchLevels: "first year") are not
+// searched but raise that level's courses by rankParams.levelBoost.
+// searchRelated adds, at rankParams.related, words calendars use for what
+// a query word means ("intro": principles, general, elementary;
+// "calculus": derivative, integral).
+//
+// The BM25 score is then multiplied by priors, each a rankParams
+// constant: students mostly look for undergraduate, lower-level, first
+// courses, so a graduate course (an outline's degreeLevel GRAD) counts
+// graduate of its score, a course of year 2 to 4 loses levelStep per year
+// above the first (unless the query asks for a level), and a course whose
+// title numbers it past the first of a sequence (II, III, IV, IIb,
+// "Intermediate", "Advanced") counts sequel of it unless the query names
+// such a number. A course gains cover times the share of its title's words
+// the query asks for, and affinity times how much the query's words
+// belong to its subject (the share of the titles holding them that are of
+// its subject code). A query that is a course code ("CPSC 1150",
+// "cmpt120") puts the courses of that code first.
+//
+// The constants were tuned on testdata/search_golden.json, 30 queries
+// students type with the courses a person expects in the top 5
+// (TestSearchGolden; docs/benchmarks.md, "Course search golden set
+// (issue 22)").
 //
 // The index is built from the store on first use and rebuilt when the
 // catalog changes. A query reads the catalog's version (the number of
@@ -36,28 +80,96 @@ type courseIndex struct {
 	courses  []*Course
 	byRef    map[string]int
 	postings map[string][]coursePosting
-	docLen   []float32
-	avgLen   float64
-	// terms are each course's distinct keys of its title and description
-	// (their index in keys) with their weighted frequencies, for
+	// prior multiplies a course's score: rankParams.graduate for a
+	// graduate course, 1 otherwise. level is the course's year level.
+	prior  []float32
+	level  []uint8
+	sequel []bool // the title numbers the course past the first of a sequence
+	// title are each course's title stems that count for rankParams.cover;
+	// subject its subject's index in bySubject; titleSubjects the number
+	// of titles of each subject holding each stem.
+	title         [][]string
+	subject       []int32
+	titleSubjects map[string][]subjectCount
+	// terms are each course's distinct stems of its title and description
+	// (their index in keys) with their BM25F frequencies, for
 	// tn_course_similar's query: the code is left out, so that courses are
 	// similar by what they teach, not by their numbers.
-	terms [][]coursePosting
-	keys  []string
+	terms  [][]coursePosting
+	keys   []string
+	params rankParams // the constants the index was built and ranks with
+}
+
+// subjectCount is a number of titles of a subject (the index of the
+// subject's first course).
+type subjectCount struct {
+	subject int32
+	n       int32
 }
 
 // coursePosting is a document (or, in courseIndex.terms, a key's index in keys)
-// and the weighted frequency of a term in it.
+// and the BM25F frequency of a stem in it.
 type coursePosting struct {
 	doc int32
 	tf  float32
 }
 
-// Weights of the course code and title against the description.
-const (
-	codeWeight  = 3
-	titleWeight = 2
-)
+// rankParams are the constants of the ranking. They were tuned on 20 of
+// the 30 queries of testdata/search_golden.json and checked on the other
+// 10 (TestSearchGolden; docs/benchmarks.md, "Course search golden set
+// (issue 22)").
+type rankParams struct {
+	// k1 is BM25's saturation of a concept's frequency.
+	k1 float64
+	// Field weights: a stem in the code counts code times, in the
+	// subject's name subject times, in the title title times, in the
+	// description description times, before saturation.
+	code, subject, title, description float64
+	// BM25F length normalization (b) of the title and description; the
+	// code and subject name have none.
+	titleB, descriptionB float64
+	// expansion is the weight of an abbreviation's expansion against the
+	// word typed (1).
+	expansion float64
+	// levelBoost raises the score of the courses of the year level a
+	// query asks for by this share.
+	levelBoost float64
+	// graduate multiplies the score of a graduate course.
+	graduate float64
+	// related is the weight of searchRelated's words.
+	related float64
+	// sequel multiplies the score of a course whose title numbers it past
+	// the first of a sequence ("Calculus II") unless the query names such
+	// a number.
+	sequel float64
+	// cover raises a course's score by this share times the share of its
+	// title's words (stop words and sequence numbers aside) the query
+	// asks for: "Web Development II" answers "web development" more
+	// wholly than "Full Stack Web Development I".
+	cover float64
+	// affinity raises a course's score by this share times how much the
+	// query's words belong to its subject: for each concept, the share of
+	// the titles holding it that are of the course's subject, averaged
+	// over the concepts ("programming" is mostly CPSC and CMPT titles).
+	// A subject is its code, at any institution: CHEM is chemistry at
+	// Langara and SFU alike, and one institution's many organic chemistry
+	// titles do not rank its courses above the other's.
+	affinity float64
+	// levelStep lowers the score of undergraduate courses by this share
+	// for each year level above the first, unless the query asks for a
+	// level.
+	levelStep float64
+}
+
+// defaultRank are the constants the tools rank with.
+var defaultRank = rankParams{
+	k1:   textsearch.K1,
+	code: 3, subject: 1, title: 3, description: 1,
+	titleB: 0.25, descriptionB: 0.75,
+	expansion: 0.8, related: 0.5,
+	levelBoost: 0.5, levelStep: 0.1, graduate: 0.5, sequel: 0.9,
+	cover: 0.3, affinity: 0.5,
+}
 
 // catalogChanged drops the search index, so that the next query rebuilds
 // it from the store. The importer calls it after an import into this
@@ -104,56 +216,140 @@ func (s *Server) catIndex(ctx context.Context) (*courseIndex, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.courses = buildCourseIndex(v, all)
+		s.courses = buildCourseIndex(v, all, defaultRank)
 	}
 	s.courses.checked = time.Now()
 	return s.courses, nil
 }
 
-// buildCourseIndex indexes courses (in reference order).
-func buildCourseIndex(version string, courses []*Course) *courseIndex {
-	ix := &courseIndex{version: version, courses: courses, byRef: make(map[string]int, len(courses)),
-		postings: map[string][]coursePosting{}, docLen: make([]float32, len(courses)), terms: make([][]coursePosting, len(courses))}
-	keyID := map[string]int32{}
-	var keys []string
-	var total float64
+// buildCourseIndex indexes courses (in reference order) with the ranking
+// constants p.
+func buildCourseIndex(version string, courses []*Course, p rankParams) *courseIndex {
+	n := len(courses)
+	ix := &courseIndex{version: version, courses: courses, byRef: make(map[string]int, n), params: p,
+		postings: map[string][]coursePosting{}, prior: make([]float32, n), level: make([]uint8, n), sequel: make([]bool, n),
+		title: make([][]string, n), subject: make([]int32, n), titleSubjects: map[string][]subjectCount{}, terms: make([][]coursePosting, n)}
+	stems := map[string]string{} // a cache: the build stems each distinct word once
+	an := func(s string, compounds bool) []string { return analyze(s, compounds, stems) }
+	// Each course's fields as stems, and the fields' average lengths.
+	type fields struct{ code, subject, title, desc []string }
+	fs := make([]fields, n)
+	var titleLen, descLen float64
+	subjects := map[string]int32{}
 	for i, c := range courses {
 		ix.byRef[c.Course] = i
-		tf, text := map[string]float32{}, map[string]float32{}
-		n := 0
-		add := func(s string, w float32, m map[string]float32) {
-			for _, tok := range textsearch.Tokens(s) {
-				k := textsearch.Key(tok)
-				tf[k] += w
-				if m != nil {
-					m[k] += w
+		desc, _, _ := courseTexts(c)
+		fs[i] = fields{
+			code:    an(c.Subject+" "+c.Number+" "+c.Subject+c.Number, false),
+			subject: an(subjectNames[c.Subject], false),
+			title:   an(c.Title, true),
+			desc:    an(desc, true),
+		}
+		titleLen += float64(len(fs[i].title))
+		descLen += float64(len(fs[i].desc))
+		ix.prior[i] = 1
+		if c.Details.DegreeLevel == "GRAD" {
+			ix.prior[i] = float32(p.graduate)
+		}
+		ix.level[i] = uint8(catalog.Level(c.Number))
+		sub, ok := subjects[c.Subject]
+		if !ok {
+			sub = int32(i)
+			subjects[c.Subject] = sub
+		}
+		ix.subject[i] = sub
+		seen := map[string]bool{}
+		for _, t := range textsearch.Tokens(c.Title) {
+			if sequelWords[t] || sequelWords[strings.TrimRight(t, "ab")] { // "IIb"
+				ix.sequel[i] = true
+				continue
+			}
+			if textsearch.IsStopWord(t) || numericToken(t) || len(t) == 1 {
+				continue
+			}
+			st := stemCached(t, stems)
+			ix.title[i] = append(ix.title[i], st)
+			if !seen[st] {
+				seen[st] = true
+				counts := ix.titleSubjects[st]
+				if k := len(counts) - 1; k >= 0 && counts[k].subject == sub {
+					counts[k].n++
+				} else if j := slices.IndexFunc(counts, func(c subjectCount) bool { return c.subject == sub }); j >= 0 {
+					counts[j].n++
+				} else {
+					counts = append(counts, subjectCount{sub, 1})
 				}
-				n++
+				ix.titleSubjects[st] = counts
 			}
 		}
-		add(c.Subject+" "+c.Number+" "+c.Subject+c.Number, codeWeight, nil)
-		add(c.Title, titleWeight, text)
-		add(c.Description, 1, text)
-		ix.docLen[i] = float32(n)
-		total += float64(n)
-		for k, f := range tf {
-			ix.postings[k] = append(ix.postings[k], coursePosting{int32(i), f})
+	}
+	titleAvg, descAvg := math.Max(1, titleLen/float64(max(n, 1))), math.Max(1, descLen/float64(max(n, 1)))
+	keyID := map[string]int32{}
+	for i := range courses {
+		f := fs[i]
+		tf, text := map[string]float64{}, map[string]float64{}
+		add := func(stems []string, w float64, m map[string]float64) {
+			for _, s := range stems {
+				tf[s] += w
+				if m != nil {
+					m[s] += w
+				}
+			}
 		}
-		for k, f := range text {
+		add(f.code, p.code, nil)
+		add(f.subject, p.subject, nil)
+		add(f.title, p.title/(1-p.titleB+p.titleB*float64(len(f.title))/titleAvg), text)
+		add(f.desc, p.description/(1-p.descriptionB+p.descriptionB*float64(len(f.desc))/descAvg), text)
+		for k, w := range tf {
+			ix.postings[k] = append(ix.postings[k], coursePosting{int32(i), float32(w)})
+		}
+		for k, w := range text {
 			id, ok := keyID[k]
 			if !ok {
-				id = int32(len(keys))
+				id = int32(len(ix.keys))
 				keyID[k] = id
-				keys = append(keys, k)
+				ix.keys = append(ix.keys, k)
 			}
-			ix.terms[i] = append(ix.terms[i], coursePosting{id, f})
+			ix.terms[i] = append(ix.terms[i], coursePosting{id, float32(w)})
 		}
 	}
-	if len(courses) > 0 {
-		ix.avgLen = math.Max(1, total/float64(len(courses)))
-	}
-	ix.keys = keys
 	return ix
+}
+
+// analyze is the stems of text's words (textsearch.Tokens), stop words
+// included (BM25 weighs them down); with compounds, two adjacent words
+// that make one of searchCompounds add that word's stem. cache maps
+// words to their stems (nil: none).
+func analyze(text string, compounds bool, cache map[string]string) []string {
+	toks := textsearch.Tokens(text)
+	out := make([]string, 0, len(toks))
+	for i, t := range toks {
+		out = append(out, stemCached(t, cache))
+		if compounds && i > 0 && searchCompounds[toks[i-1]+t] {
+			out = append(out, stemCached(toks[i-1]+t, cache))
+		}
+	}
+	return out
+}
+
+func stemCached(w string, cache map[string]string) string {
+	if s, ok := cache[w]; ok {
+		return s
+	}
+	s := stem(w)
+	if cache != nil {
+		cache[w] = s
+	}
+	return s
+}
+
+// stem is a word's Snowball English (Porter2) stem; words with digits
+// ("120", "102w") are kept whole.
+func stem(w string) string {
+	if strings.ContainsFunc(w, func(r rune) bool { return r >= '0' && r <= '9' }) {
+		return w
+	}
+	return english.Stem(w, false)
 }
 
 // courseHit is a course of a search's answer and its score.
@@ -162,28 +358,78 @@ type courseHit struct {
 	score float64
 }
 
-// idf is BM25's inverse document frequency of an index key.
-func (ix *courseIndex) idf(k string) float64 {
-	n, d := float64(len(ix.courses)), float64(len(ix.postings[k]))
-	return math.Log(1 + (n-d+0.5)/(d+0.5))
+// idf is BM25's inverse document frequency of a term held by d of the
+// index's courses.
+func (ix *courseIndex) idf(d int) float64 {
+	n, df := float64(len(ix.courses)), float64(d)
+	return math.Log(1 + (n-df+0.5)/(df+0.5))
 }
 
-// search ranks the courses that match keep by BM25 over the query terms
-// (textsearch.Terms of the query), best first, ties in reference order.
-// A query naming a course code ("CPSC 1150", "cpsc1150") puts the courses
-// of that code first. Only courses with a positive score are returned.
+// search ranks the courses that match keep for query, best first, ties in
+// reference order (see courseIndex for how). Only courses with a positive
+// score are returned.
 func (ix *courseIndex) search(query string, keep func(*Course) bool) []courseHit {
-	var keys []string
-	for _, t := range textsearch.Terms(query) {
-		if k := textsearch.Key(t); !slices.Contains(keys, k) {
-			keys = append(keys, k)
+	p := ix.params
+	q := parseCourseQuery(query, p)
+	scores := make([]float64, len(ix.courses))
+	tf := make([]float64, len(ix.courses)) // a concept's frequency in each course
+	var touched []int32
+	for _, c := range q.concepts {
+		touched = touched[:0]
+		for _, v := range c.variants {
+			for _, ps := range ix.postings[v.stem] {
+				if tf[ps.doc] == 0 {
+					touched = append(touched, ps.doc)
+				}
+				tf[ps.doc] += v.weight * float64(ps.tf)
+			}
+		}
+		idf := ix.idf(len(touched)) * c.weight
+		for _, d := range touched {
+			f := tf[d]
+			scores[d] += idf * f * (p.k1 + 1) / (f + p.k1)
+			tf[d] = 0
 		}
 	}
-	weights := make(map[string]float64, len(keys))
-	for _, k := range keys {
-		weights[k] = 1
+	asked := map[string]bool{} // every stem the query asks for
+	for _, c := range q.concepts {
+		for _, v := range c.variants {
+			asked[v.stem] = true
+		}
 	}
-	hits := ix.rank(weights, keep, -1)
+	affinity := ix.affinities(q)
+	var hits []courseHit
+	for i, sc := range scores {
+		if sc <= 0 || (keep != nil && !keep(ix.courses[i])) {
+			continue
+		}
+		sc *= float64(ix.prior[i])
+		if t := ix.title[i]; len(t) > 0 {
+			n := 0
+			for _, st := range t {
+				if asked[st] {
+					n++
+				}
+			}
+			sc *= 1 + p.cover*float64(n)/float64(len(t))
+		}
+		if len(q.concepts) > 0 {
+			sc *= 1 + p.affinity*affinity[ix.subject[i]]/float64(len(q.concepts))
+		}
+		switch l := int(ix.level[i]); {
+		case q.level != 0:
+			if l == q.level {
+				sc *= 1 + p.levelBoost
+			}
+		case l >= 2 && l <= 4:
+			sc *= 1 - p.levelStep*float64(l-1)
+		}
+		if ix.sequel[i] && !q.sequel {
+			sc *= p.sequel
+		}
+		hits = append(hits, courseHit{i, sc})
+	}
+	sortCourseHits(hits, ix)
 	// An exact course code comes first.
 	if subject, number, err := catalog.SplitCode(query); err == nil && len(hits) > 0 {
 		top := hits[0].score + 1
@@ -202,7 +448,28 @@ func (ix *courseIndex) search(query string, keep func(*Course) bool) []courseHit
 	return hits
 }
 
-// rank scores every course against weighted query keys (a key's weight
+// affinities sums, for each subject (by the index of its first course),
+// the share of the titles holding each of q's concepts that are of that
+// subject (see rankParams.affinity).
+func (ix *courseIndex) affinities(q courseQuery) map[int32]float64 {
+	out := map[int32]float64{}
+	for _, c := range q.concepts {
+		by := map[int32]float64{}
+		total := 0.0
+		for _, v := range c.variants {
+			for _, sc := range ix.titleSubjects[v.stem] {
+				by[sc.subject] += v.weight * float64(sc.n)
+				total += v.weight * float64(sc.n)
+			}
+		}
+		for s, n := range by {
+			out[s] += n / total
+		}
+	}
+	return out
+}
+
+// rank scores every course against weighted stems (a stem's weight
 // multiplies its BM25 term score), keeping those keep accepts and that
 // are not skip.
 func (ix *courseIndex) rank(weights map[string]float64, keep func(*Course) bool, skip int) []courseHit {
@@ -212,11 +479,10 @@ func (ix *courseIndex) rank(weights map[string]float64, keep func(*Course) bool,
 		if len(ps) == 0 {
 			continue
 		}
-		idf := ix.idf(k) * w
+		idf := ix.idf(len(ps)) * w
 		for _, p := range ps {
-			norm := textsearch.K1 * (1 - textsearch.B + textsearch.B*float64(ix.docLen[p.doc])/ix.avgLen)
 			f := float64(p.tf)
-			scores[p.doc] += idf * f * (textsearch.K1 + 1) / (f + norm)
+			scores[p.doc] += idf * f * (textsearch.K1 + 1) / (f + textsearch.K1)
 		}
 	}
 	var hits []courseHit
@@ -246,8 +512,9 @@ func sortCourseHits(hits []courseHit, ix *courseIndex) {
 const SimilarTerms = 32
 
 // similar ranks the courses like the course at doc: the BM25 query is the
-// course's SimilarTerms most distinctive index keys (weighted frequency
-// times idf), each weighted by its frequency in the course.
+// course's SimilarTerms most distinctive stems of its title and
+// description (BM25F frequency times idf), each weighted by its frequency
+// in the course.
 func (ix *courseIndex) similar(doc int, keep func(*Course) bool) []courseHit {
 	type kw struct {
 		k      string
@@ -256,10 +523,10 @@ func (ix *courseIndex) similar(doc int, keep func(*Course) bool) []courseHit {
 	var ks []kw
 	for _, p := range ix.terms[doc] {
 		k := ix.keys[p.doc]
-		if len(k) < 3 && !numericToken(k) {
-			continue // "a", "of": too short to say anything
+		if len(k) < 3 && !numericToken(k) || textsearch.IsStopWord(k) {
+			continue // "a", "of", "the": nothing to say
 		}
-		ks = append(ks, kw{k, float64(p.tf), float64(p.tf) * ix.idf(k)})
+		ks = append(ks, kw{k, float64(p.tf), float64(p.tf) * ix.idf(len(ix.postings[k]))})
 	}
 	slices.SortFunc(ks, func(a, b kw) int {
 		if a.by != b.by {
