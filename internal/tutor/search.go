@@ -11,6 +11,7 @@ import (
 	"github.com/kljensen/snowball/english"
 	"github.com/nexus-mcp/nexus/internal/textsearch"
 	"github.com/nexus-mcp/nexus/internal/tutor/catalog"
+	"github.com/nexus-mcp/nexus/internal/tutor/transfer"
 )
 
 // courseIndex is the in-memory search index of the catalog: every course,
@@ -24,7 +25,11 @@ import (
 // course has four fields: its code ("CPSC", "1150", "CPSC1150"), the name
 // of its subject (subjectNames: CPSC is "Computer Science", so a course
 // with nothing but its code to say so is found for it), its title and its
-// description (without Langara's requisite paragraphs). Titles and
+// description (without Langara's requisite paragraphs), and a fifth,
+// weighed as a title, for the titles of its transfer equivalents
+// (equivalentTitles: what a course is called where it transfers, and what
+// transfers to it; Langara's "Program Design" is SFU's "Introduction to
+// Computing Science and Programming I"). Titles and
 // descriptions also count two adjacent words as one where they make one of
 // searchCompounds ("Data Base" is "database"). A stem's frequency in a
 // course is BM25F's: the sum over the fields of weight × count ÷ the
@@ -73,7 +78,8 @@ import (
 // catalogCheckEvery ago or more, so an import by another process (`nexus
 // import` while `nexus serve` runs) is seen within a second;
 // catalogChanged, which the importer calls after an import commits, drops
-// the index at once.
+// the index at once. The version includes the transfer rules' (their
+// equivalents' titles are indexed), and rulesChanged drops the index too.
 type courseIndex struct {
 	version  string
 	checked  time.Time // when version was last compared with the store's
@@ -155,6 +161,10 @@ type rankParams struct {
 	// Langara and SFU alike, and one institution's many organic chemistry
 	// titles do not rank its courses above the other's.
 	affinity float64
+	// equivalent is the weight of the titles of a course's transfer
+	// equivalents (equivalentTitles), a field of its own, length-normalized
+	// as titles are; not in tn_course_similar's terms.
+	equivalent float64
 	// levelStep lowers the score of undergraduate courses by this share
 	// for each year level above the first, unless the query asks for a
 	// level.
@@ -168,7 +178,7 @@ var defaultRank = rankParams{
 	titleB: 0.25, descriptionB: 0.75,
 	expansion: 0.8, related: 0.5,
 	levelBoost: 0.5, levelStep: 0.1, graduate: 0.5, sequel: 0.9,
-	cover: 0.3, affinity: 0.5,
+	cover: 0.3, affinity: 0.5, equivalent: 3,
 }
 
 // catalogChanged drops the search index, so that the next query rebuilds
@@ -200,31 +210,83 @@ func (s *Server) catVersion(ctx context.Context) (string, error) {
 var catalogCheckEvery = time.Second
 
 // catIndex returns the search index of the current catalog, building it
-// when there is none or the catalog changed since it was built.
+// when there is none or the catalog or the transfer rules changed since
+// it was built.
 func (s *Server) catIndex(ctx context.Context) (*courseIndex, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if ix := s.courses; ix != nil && time.Since(ix.checked) < catalogCheckEvery {
+		s.mu.Unlock()
 		return ix, nil
 	}
+	s.mu.Unlock()
+	// The transfer rules give each course its equivalents' titles; the
+	// rule index takes s.mu itself, so it is read before the lock.
+	rs, err := s.ruleIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	v, err := s.catVersion(ctx)
 	if err != nil {
 		return nil, err
 	}
+	v += "+" + rs.version
 	if s.courses == nil || s.courses.version != v {
 		all, err := s.allCourses(ctx)
 		if err != nil {
 			return nil, err
 		}
-		s.courses = buildCourseIndex(v, all, defaultRank)
+		s.courses = buildCourseIndex(v, all, defaultRank, equivalentTitles(rs.ix, all, s.now()))
 	}
 	s.courses.checked = time.Now()
 	return s.courses, nil
 }
 
+// equivalentTitles maps each course of the catalogue to the titles of the
+// courses it is equivalent to under a transfer rule in force at t: the
+// destination courses of a one-course rule granting credit, and, the
+// other way, that rule's source course. Only courses the catalogue holds
+// (so with a title) count. A calendar often says what a course is only in
+// its equivalent's title: Langara's CPSC 1150 "Program Design" transfers
+// to SFU's CMPT 120 "Introduction to Computing Science and Programming I".
+func equivalentTitles(ix *transfer.Index, courses []*Course, t time.Time) map[string][]string {
+	title := make(map[string]string, len(courses))
+	for _, c := range courses {
+		title[c.Course] = c.Title
+	}
+	out := map[string][]string{}
+	add := func(from, to string) {
+		if tt, ok := title[to]; ok && tt != "" && !slices.Contains(out[from], tt) {
+			out[from] = append(out[from], tt)
+		}
+	}
+	for r := range ix.Rules() {
+		if r.Outcome != transfer.OutcomeCredit || !r.InForce(t) || len(r.Source) != 1 || len(r.Source[0].Courses) != 1 {
+			continue
+		}
+		src := r.Source[0].Courses[0].Course.String()
+		if _, ok := title[src]; !ok {
+			continue
+		}
+		for _, set := range r.Targets {
+			for _, tg := range set.Targets {
+				if tg.Kind != transfer.TargetCourse {
+					continue
+				}
+				dst := tg.Course.String()
+				add(src, dst)
+				add(dst, src)
+			}
+		}
+	}
+	return out
+}
+
 // buildCourseIndex indexes courses (in reference order) with the ranking
-// constants p.
-func buildCourseIndex(version string, courses []*Course, p rankParams) *courseIndex {
+// constants p; equivalents are the titles of each course's transfer
+// equivalents (equivalentTitles; nil for none).
+func buildCourseIndex(version string, courses []*Course, p rankParams, equivalents map[string][]string) *courseIndex {
 	n := len(courses)
 	ix := &courseIndex{version: version, courses: courses, byRef: make(map[string]int, n), params: p,
 		postings: map[string][]coursePosting{}, prior: make([]float32, n), level: make([]uint8, n), sequel: make([]bool, n),
@@ -232,7 +294,7 @@ func buildCourseIndex(version string, courses []*Course, p rankParams) *courseIn
 	stems := map[string]string{} // a cache: the build stems each distinct word once
 	an := func(s string, compounds bool) []string { return analyze(s, compounds, stems) }
 	// Each course's fields as stems, and the fields' average lengths.
-	type fields struct{ code, subject, title, desc []string }
+	type fields struct{ code, subject, title, desc, equiv []string }
 	fs := make([]fields, n)
 	var titleLen, descLen float64
 	subjects := map[string]int32{}
@@ -244,6 +306,7 @@ func buildCourseIndex(version string, courses []*Course, p rankParams) *courseIn
 			subject: an(subjectNames[c.Subject], false),
 			title:   an(c.Title, true),
 			desc:    an(desc, true),
+			equiv:   an(strings.Join(equivalents[c.Course], " . "), true),
 		}
 		titleLen += float64(len(fs[i].title))
 		descLen += float64(len(fs[i].desc))
@@ -300,6 +363,7 @@ func buildCourseIndex(version string, courses []*Course, p rankParams) *courseIn
 		add(f.subject, p.subject, nil)
 		add(f.title, p.title/(1-p.titleB+p.titleB*float64(len(f.title))/titleAvg), text)
 		add(f.desc, p.description/(1-p.descriptionB+p.descriptionB*float64(len(f.desc))/descAvg), text)
+		add(f.equiv, p.equivalent/(1-p.titleB+p.titleB*float64(len(f.equiv))/titleAvg), nil)
 		for k, w := range tf {
 			ix.postings[k] = append(ix.postings[k], coursePosting{int32(i), float32(w)})
 		}

@@ -52,7 +52,7 @@ func goldenHarness(tb testing.TB) courseHarness {
 	data := testtools.SharedData(tb)
 	h := newCourseHarness(tb, storetest.OpenTestSQLite(tb))
 	for _, imp := range []struct{ kind, file string }{
-		{"langara-catalogue", "langara/catalogue.json"}, {"sfu-outlines", "sfu/outlines.json"},
+		{"langara-catalogue", "langara/catalogue.json"}, {"sfu-outlines", "sfu/outlines.json"}, {"bctg-transfers", "langara/transfers.json"},
 	} {
 		if _, err := h.tut.Import(context.Background(), imp.kind, []string{filepath.Join(data, imp.file)}, nil); err != nil {
 			tb.Fatalf("import %s: %v", imp.file, err)
@@ -196,11 +196,16 @@ func TestSearchGoldenTune(t *testing.T) {
 		t.Fatal(err)
 	}
 	courses := ix.courses
+	rs, err := h.tut.ruleIndex(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	equiv := equivalentTitles(rs.ix, courses, h.tut.now())
 	// score ranks the queries (held out or not) with p: queries with all
 	// expected in the top 5, expected found there, and the sum of the
 	// expected courses' ranks (at most 50) to break ties.
 	score := func(p rankParams, heldOut bool) (goldenScore, int) {
-		ix := buildCourseIndex("", courses, p)
+		ix := buildCourseIndex("", courses, p, equiv)
 		var s goldenScore
 		sum := 0
 		for _, q := range queries {
@@ -286,6 +291,6 @@ func BenchmarkCourseIndexBuild(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		buildCourseIndex("", ix.courses, defaultRank)
+		buildCourseIndex("", ix.courses, defaultRank, nil)
 	}
 }

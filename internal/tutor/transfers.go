@@ -71,10 +71,13 @@ func ruleKey(r *transfer.Rule) string {
 	return r.Course.String() + "\x00" + r.Destination + "\x00" + r.EffectiveStart.Format(time.DateOnly) + "\x00" + r.Raw
 }
 
-// rulesChanged drops the rule index; the importer calls it after a commit.
+// rulesChanged drops the rule index, and the course search index, which
+// holds each course's equivalents' titles; the importer calls it after a
+// commit.
 func (s *Server) rulesChanged() {
 	s.mu.Lock()
 	s.rules = nil
+	s.courses = nil
 	s.mu.Unlock()
 }
 
