@@ -301,7 +301,7 @@ func optionScore(r *Rule, ts TargetSet) score {
 	return s
 }
 
-// ruleOptions lists the options of rule r for the courses have: its target
+// RuleOptions lists the options of rule r for the courses have: its target
 // sets, and the target sets of its alternative and conditional notes, each
 // saying whether it holds. A conditional note holds when every course of
 // With is in have; an Alone note holds when have holds none of the courses
@@ -310,7 +310,7 @@ func optionScore(r *Rule, ts TargetSet) score {
 // co-requisite") cannot be confirmed from course codes and does not hold:
 // it is offered with its condition. A note with AppliesToMain puts its
 // condition on the rule's own target sets.
-func ruleOptions(r *Rule, have []catalog.Ref) []Option {
+func RuleOptions(r *Rule, have []catalog.Ref) []Option {
 	holds := func(n *Note) bool {
 		switch {
 		case len(n.With) > 0:
@@ -397,7 +397,7 @@ func AwardFor(res Result, destination string, have []catalog.Ref) Award {
 		if m.Destination != destination || !m.GrantsCredit() {
 			continue
 		}
-		options[mi] = ruleOptions(m.Rule, have)
+		options[mi] = RuleOptions(m.Rule, have)
 		n := 0
 		for oi, o := range options[mi] {
 			if !o.Holds {
