@@ -6,8 +6,10 @@ package tutor
 // words that the tutor's model reads first.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,6 +35,9 @@ type AwardView struct {
 	// "or" alternative, a conditional target) and the options of rules
 	// awarded nothing because their condition cannot be confirmed.
 	OptionsNotTaken []OptionView `json:"optionsNotTaken"`
+	// WithinReach are the agreements to this destination that the courses
+	// satisfy in part: what more courses would earn (fewest missing first).
+	WithinReach []ReachView `json:"withinReach"`
 	// Exact is false when part of the award was chosen greedily (Note says
 	// why).
 	Exact bool   `json:"exact"`
@@ -52,6 +57,16 @@ type AwardedRuleView struct {
 	Reason            string             `json:"reason"`
 	Evidence          transfer.Evidence  `json:"evidence"`
 	Confidence        float64            `json:"confidence"`
+}
+
+// ReachView is an agreement the courses satisfy in part: with Missing it
+// would grant Credits (the most of its target sets).
+type ReachView struct {
+	RuleID  string   `json:"ruleId"`
+	Credit  string   `json:"credit"`
+	Have    []string `json:"have"`
+	Missing []string `json:"missing"`
+	Credits float64  `json:"credits"`
 }
 
 // OptionView is a target set a rule could grant instead.
@@ -221,6 +236,23 @@ func (s *Server) awardView(rs *ruleSet, cc *catalogueCredits, res *transfer.Resu
 			}
 		}
 	}
+	v.WithinReach = []ReachView{}
+	for _, m := range res.PartialMatches {
+		if m.Destination != aw.Destination {
+			continue
+		}
+		r := ReachView{RuleID: rs.ids[ruleKey(m.Rule)], Credit: m.Raw, Have: refs(m.Used), Missing: []string{}}
+		for _, p := range m.Progress {
+			if !p.Satisfied {
+				r.Missing = append(r.Missing, refs(p.Missing)...)
+			}
+		}
+		if len(m.TargetCredits) > 0 {
+			r.Credits = slices.Max(m.TargetCredits)
+		}
+		v.WithinReach = append(v.WithinReach, r)
+	}
+	slices.SortStableFunc(v.WithinReach, func(a, b ReachView) int { return cmp.Compare(len(a.Missing), len(b.Missing)) })
 	// The source credits of the courses used, when every one is known.
 	var total float64
 	known := true
@@ -287,6 +319,14 @@ func awardSummary(v AwardView, in string) string {
 		}
 		b.WriteString(".")
 	}
+	for i, r := range v.WithinReach {
+		if i == maxReachSaid {
+			fmt.Fprintf(&b, " And %d more agreements within reach (withinReach).", len(v.WithinReach)-i)
+			break
+		}
+		fmt.Fprintf(&b, " Within reach: adding %s to %s meets an agreement of %s credits [rule %s].", strings.Join(shortCodes(r.Missing), " and "), strings.Join(shortCodes(r.Have), " + "),
+			strconv.FormatFloat(r.Credits, 'f', -1, 64), r.RuleID)
+	}
 	for _, o := range v.OptionsNotTaken {
 		fmt.Fprintf(&b, " Option not taken: %s", describeTargets(o.Targets))
 		if o.When != "" {
@@ -296,6 +336,9 @@ func awardSummary(v AwardView, in string) string {
 	}
 	return b.String()
 }
+
+// maxReachSaid is how many agreements within reach the summary names.
+const maxReachSaid = 5
 
 func shortCode(ref string) string {
 	if _, code, ok := strings.Cut(ref, ":"); ok {

@@ -223,6 +223,7 @@ func (m Match) GrantsCredit() bool { return grantsCredit(m.Outcome) }
 type candidate struct {
 	match, option int
 	credits       float64
+	targets       TargetSet
 	score         score
 	used          []catalog.Ref
 	grants        []catalog.Ref // specific destination courses granted
@@ -366,17 +367,19 @@ func RuleOptions(r *Rule, have []catalog.Ref) []Option {
 	return out
 }
 
-// label names a match in reasons: "the CPSC 1150 + CPSC 1181 rule".
-func label(m *Match) string {
+// label names a candidate in reasons as BCTG writes a rule, its used
+// courses and the option: "CPSC 1150 + CPSC 1181 = UBCV CPSC 1st (3) &
+// UBCV CPSC 2nd (3)".
+func (c *candidate) label() string {
 	var b strings.Builder
-	b.WriteString("the ")
-	for i, c := range m.Used {
+	for i, u := range c.used {
 		if i > 0 {
 			b.WriteString(" + ")
 		}
-		b.WriteString(c.Subject + " " + c.Number)
+		b.WriteString(u.Subject + " " + u.Number)
 	}
-	b.WriteString(" rule")
+	b.WriteString(" = ")
+	b.WriteString(describe(c.targets))
 	return b.String()
 }
 
@@ -404,7 +407,7 @@ func AwardFor(res Result, destination string, have []catalog.Ref) Award {
 				continue
 			}
 			n++
-			c := candidate{match: mi, option: oi, credits: o.Credits, score: optionScore(m.Rule, o.Targets), used: m.Used}
+			c := candidate{match: mi, option: oi, credits: o.Credits, targets: o.Targets, score: optionScore(m.Rule, o.Targets), used: m.Used}
 			for _, t := range o.Targets.Targets {
 				if t.Kind == TargetCourse && !t.Exemption {
 					c.grants = append(c.grants, t.Course)
@@ -435,6 +438,12 @@ func AwardFor(res Result, destination string, have []catalog.Ref) Award {
 	}
 
 	// The award, its statuses and reasons.
+	compOf := make([]int, len(cands))
+	for k, comp := range comps {
+		for _, i := range comp {
+			compOf[i] = k
+		}
+	}
 	for i := range cands {
 		c := &cands[i]
 		if !chosen[i] {
@@ -444,7 +453,7 @@ func AwardFor(res Result, destination string, have []catalog.Ref) Award {
 		aw.TotalCredits += c.credits
 		aw.Statuses[c.match] = MatchAward{Status: StatusAwarded}
 		aw.Rules = append(aw.Rules, AwardedRule{Match: c.match, Option: c.option, Targets: options[c.match][c.option].Targets, Credits: c.credits,
-			Used: m.Used, Options: options[c.match], Reason: chosenReason(&res, cands, chosen, i, options[c.match])})
+			Used: m.Used, Options: options[c.match], Reason: chosenReason(cands, chosen, i, options[c.match], comps[compOf[i]])})
 		for _, u := range m.Used {
 			if !slices.Contains(aw.CoursesUsed, u) {
 				aw.CoursesUsed = append(aw.CoursesUsed, u)
@@ -465,12 +474,6 @@ func AwardFor(res Result, destination string, have []catalog.Ref) Award {
 		}
 		if b, ok := best[mi]; !ok || cands[i].score.credits > cands[b].score.credits+eps {
 			best[mi] = i
-		}
-	}
-	compOf := make([]int, len(cands))
-	for k, comp := range comps {
-		for _, i := range comp {
-			compOf[i] = k
 		}
 	}
 	for mi, i := range best {
@@ -674,9 +677,8 @@ func search(cands []candidate, comp []int, forced int) (best []int, bestScore sc
 }
 
 // chosenReason says why candidate i was chosen.
-func chosenReason(res *Result, cands []candidate, chosen []bool, i int, opts []Option) string {
+func chosenReason(cands []candidate, chosen []bool, i int, opts []Option, comp []int) string {
 	c := &cands[i]
-	m := &res.ExactMatches[c.match]
 	var parts []string
 	// Against the rule's other options.
 	var others []string
@@ -684,7 +686,7 @@ func chosenReason(res *Result, cands []candidate, chosen []bool, i int, opts []O
 		if oi == c.option {
 			continue
 		}
-		s := describe(o.Targets) + " (" + cr(o.Credits) + ")"
+		s := describe(o.Targets)
 		if !o.Holds {
 			s += " if " + o.When
 		}
@@ -699,47 +701,46 @@ func chosenReason(res *Result, cands []candidate, chosen []bool, i int, opts []O
 				break
 			}
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s) taken among the rule's options [%s]: %s",
-			describe(opts[c.option].Targets), cr(c.credits), strings.Join(others, "; "), why))
+		parts = append(parts, fmt.Sprintf("%s taken among the rule's options (the other: %s): %s",
+			describe(opts[c.option].Targets), strings.Join(others, "; "), why))
 	}
 	// Against other rules.
-	// The best option of each other rule it conflicts with.
-	best := map[int]int{}
+	// Against the other rules it conflicts with: the best award with any
+	// of them (searched with it forced in) against the award.
+	var beaten []string
 	var seen []int
+	var alt score
+	altFound := false
 	for _, j := range c.conflicts {
 		mj := cands[j].match
-		if mj == c.match || chosen[j] {
+		if mj == c.match || chosen[j] || slices.Contains(seen, mj) {
 			continue
 		}
-		if b, ok := best[mj]; !ok || cands[j].credits > cands[b].credits+eps {
-			best[mj] = j
+		seen = append(seen, mj)
+		beaten = append(beaten, cands[j].label())
+		if _, with, ok := search(cands, comp, j); ok && (!altFound || with.credits > alt.credits) {
+			alt, altFound = with, true
 		}
-		if !slices.Contains(seen, mj) {
-			seen = append(seen, mj)
-		}
-	}
-	var beaten []string
-	var sum score
-	for _, mj := range seen {
-		j := best[mj]
-		sum = sum.add(cands[j].score)
-		beaten = append(beaten, label(&res.ExactMatches[mj])+" ("+cr(cands[j].credits)+")")
 	}
 	if len(beaten) > 0 {
-		d, why := c.score.compare(sum)
-		s := fmt.Sprintf("%s (%s) chosen over %s", label(m), cr(c.credits), strings.Join(beaten, " and "))
-		switch {
+		var awarded score
+		for _, j := range comp {
+			if chosen[j] {
+				awarded = awarded.add(cands[j].score)
+			}
+		}
+		s := fmt.Sprintf("chosen over %s", strings.Join(beaten, "; "))
+		switch d, why := awarded.compare(alt); {
+		case !altFound:
 		case d > 0 && why == "more credit":
-			s += ": more credit"
-		case d >= 0 && math.Abs(sum.credits-c.credits) < eps:
-			s += ": same credit; " + why
+			s += fmt.Sprintf(": %s in all against at most %s with %s", cr(awarded.credits), cr(alt.credits), plural(beaten))
 		default:
-			s += ": the combination gives the most credit overall"
+			s += fmt.Sprintf(": the same credit in all (%s); %s", cr(awarded.credits), why)
 		}
 		parts = append(parts, s)
 	}
 	if len(parts) == 0 {
-		return label(m) + " (" + cr(c.credits) + "): the only rule in force for these courses"
+		return "the only rule in force for these courses"
 	}
 	return strings.Join(parts, "; ")
 }
@@ -756,13 +757,13 @@ func notChosen(res *Result, cands []candidate, chosen []bool, i int, comp []int)
 			continue
 		}
 		against = append(against, cands[j].match)
-		labels = append(labels, label(&res.ExactMatches[cands[j].match])+" ("+cr(cands[j].credits)+")")
+		labels = append(labels, cands[j].label())
 	}
 	slices.Sort(against)
-	this := label(&res.ExactMatches[c.match]) + " (" + cr(c.credits) + ")"
+	this := c.label()
 	if len(against) == 0 {
 		// Only when a component was solved greedily.
-		return MatchAward{Status: StatusReplaced, Reason: this + " was left out by the greedy choice"}
+		return MatchAward{Status: StatusReplaced, Reason: this + ": left out by the greedy choice"}
 	}
 	var awarded score
 	for _, j := range comp {
@@ -775,10 +776,10 @@ func notChosen(res *Result, cands []candidate, chosen []bool, i int, comp []int)
 	if ok && math.Abs(with.credits-awarded.credits) < eps {
 		_, why := awarded.compare(with)
 		return MatchAward{Status: StatusAlternative, Against: against,
-			Reason: fmt.Sprintf("%s is an alternative to %s%s: the same credit in all (%s); the award takes %s: %s", this, strings.Join(labels, " and "), link, cr(with.credits), plural(labels), why)}
+			Reason: fmt.Sprintf("%s is an alternative to %s%s: the same credit in all (%s); the award takes %s: %s", this, strings.Join(labels, "; "), link, cr(with.credits), plural(labels), why)}
 	}
 	return MatchAward{Status: StatusReplaced, Against: against,
-		Reason: fmt.Sprintf("%s is replaced by %s%s: %s in all against %s with it", this, strings.Join(labels, " and "), link, cr(awarded.credits), cr(with.credits))}
+		Reason: fmt.Sprintf("%s is replaced by %s%s: %s in all against %s with it", this, strings.Join(labels, "; "), link, cr(awarded.credits), cr(with.credits))}
 }
 
 func plural(l []string) string {
