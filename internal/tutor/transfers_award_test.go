@@ -213,3 +213,81 @@ func resolveTyped(t *testing.T, h courseHarness, args map[string]any) resolveOut
 	}
 	return out
 }
+
+// TestResolveAwardOnExcerpt runs tn_transfer_resolve on the excerpt of the
+// real data the repository keeps (the Langara catalogue's and the BCTG
+// rows of the courses asked): the award, the exact matches' statuses, the
+// credit conversion from the catalogue, why courses are unmatched, and the
+// followable evidence.
+func TestResolveAwardOnExcerpt(t *testing.T) {
+	st := storetest.OpenTestSQLite(t)
+	h := newCourseHarness(t, st)
+	dir := testtools.Excerpt(t)
+	for _, imp := range []struct{ kind, file string }{{"langara-catalogue", "langara/catalogue.json"}, {"bctg-transfers", "langara/transfers.json"}} {
+		if _, err := h.tut.Import(context.Background(), imp.kind, []string{filepath.Join(dir, imp.file)}, nil); err != nil {
+			t.Fatalf("import %s: %v", imp.kind, err)
+		}
+	}
+	out := resolveTyped(t, h, map[string]any{"sourceInstitution": "langara", "targetInstitution": "ubcv", "asOfDate": "2024-09-01",
+		"sourceCourses": []string{"CPSC 1150", "CPSC 1181", "BIOL 2370", "CPSC 9999"}})
+	if out.Award == nil || out.Award.TotalCredits != 6 || len(out.Award.Rules) != 1 || len(out.Award.Rules[0].Used) != 2 {
+		t.Fatalf("award %+v, want 6 cr from the CPSC 1150 & 1181 pair rule", out.Award)
+	}
+	pair := out.Award.Rules[0].RuleID
+	for _, m := range out.ExactMatches {
+		switch {
+		case m.RuleID == pair:
+			if m.Award != "awarded" {
+				t.Errorf("pair rule: award %q", m.Award)
+			}
+		case m.Award != "alternative" || !slices.Equal(m.AlternativeTo, []string{pair}):
+			t.Errorf("single rule %s (%s): award %q, alternativeTo %v; want an alternative to the pair %s", m.RuleID, m.Credit, m.Award, m.AlternativeTo, pair)
+		}
+		if m.SourceCredits == nil || *m.SourceCredits != float64(3*len(m.Used)) {
+			t.Errorf("%s: source credits %v, want 3 per course", m.Credit, m.SourceCredits)
+		}
+	}
+	why := map[string]UnmatchedView{}
+	for _, u := range out.UnmatchedReasons {
+		why[u.Course] = u
+	}
+	if u := why["langara:BIOL 2370"]; u.Reason != "agreement_ended" || u.LastEffectiveEnd != "2005-08-31" || u.LastRuleID == "" || u.LastCredit != "UBCV MICB 201 (3)" {
+		t.Errorf("BIOL 2370: %+v, want agreement_ended on 2005-08-31 with the last rule", u)
+	}
+	if u := why["langara:CPSC 9999"]; u.Reason != "unknown_course" {
+		t.Errorf("CPSC 9999: %+v, want unknown_course (the Langara catalogue is imported)", u)
+	}
+	if len(out.Award.CoursesLeft) != 2 || out.Award.CoursesLeft[0].Unmatched == nil || out.Award.CoursesLeft[0].Unmatched.Reason != "agreement_ended" {
+		t.Errorf("courses left %+v", out.Award.CoursesLeft)
+	}
+	if e := out.Award.Rules[0].Evidence; e.URL != transfer.EvidenceSearchURL || !strings.Contains(e.Lookup, "sending institution LANG, subject CPSC, course 1150") || !strings.Contains(e.Lookup, "UBCV") {
+		t.Errorf("evidence %+v, want the Guide's course search and what to enter", e)
+	}
+
+	// Credit conversion from the catalogue: 3 Langara credits for 1.5 UVic units.
+	out = resolveTyped(t, h, map[string]any{"sourceInstitution": "langara", "targetInstitution": "uvic", "asOfDate": "2024-09-01", "sourceCourses": []string{"CPSC 1150"}})
+	if len(out.ExactMatches) != 1 || out.ExactMatches[0].SourceCredits == nil || *out.ExactMatches[0].SourceCredits != 3 ||
+		out.ExactMatches[0].SourceCreditsFrom != "catalogue" || out.Award.TotalCredits != 1.5 {
+		t.Errorf("CPSC 1150 to UVic: %+v", out.ExactMatches)
+	}
+
+	// Without a destination: one award per destination, no-credit rows in
+	// their own list and never in exactMatches.
+	out = resolveTyped(t, h, map[string]any{"sourceInstitution": "langara", "asOfDate": "2024-09-01", "sourceCourses": []string{"CPSC 1150", "CPSC 1181", "MATH 2382"}})
+	if out.Award != nil || len(out.Awards) < 5 || !strings.HasPrefix(out.Summary, "Award by destination") {
+		t.Errorf("%d awards, summary %q", len(out.Awards), out.Summary)
+	}
+	for i := 1; i < len(out.Awards); i++ {
+		if out.Awards[i].TotalCredits > out.Awards[i-1].TotalCredits {
+			t.Errorf("awards not best first: %v after %v", out.Awards[i].TotalCredits, out.Awards[i-1].TotalCredits)
+		}
+	}
+	if len(out.NoCreditMatches) == 0 {
+		t.Error("no noCreditMatches for MATH 2382 (no credit at SFU, UVic, ...)")
+	}
+	for _, m := range out.ExactMatches {
+		if m.Outcome == "no_credit" || m.Outcome == "individual_assessment" {
+			t.Errorf("exact match %s has outcome %s", m.RuleID, m.Outcome)
+		}
+	}
+}

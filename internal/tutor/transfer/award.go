@@ -403,7 +403,7 @@ func AwardFor(res Result, destination string, have []catalog.Ref) Award {
 		options[mi] = RuleOptions(m.Rule, have)
 		n := 0
 		for oi, o := range options[mi] {
-			if !o.Holds {
+			if !o.Holds || firstOfSameCredit(options[mi], oi) != oi {
 				continue
 			}
 			n++
@@ -509,6 +509,22 @@ func ordered(have, set []catalog.Ref) []catalog.Ref {
 		}
 	}
 	return out
+}
+
+// firstOfSameCredit is the first option of opts that holds with the
+// credits of opts[oi]. Among a rule's options of equal credit the first
+// listed is taken: BCTG lists the general case first and a later one is
+// often for some students only ("UBCV CPSC 1st (3), or APSC 160 (3) for
+// Engineering students"), so a later option is offered, never preferred
+// for being more specific. An option worth more credit is a candidate of
+// its own (the student's choice gives more).
+func firstOfSameCredit(opts []Option, oi int) int {
+	for k := range oi {
+		if opts[k].Holds && math.Abs(opts[k].Credits-opts[oi].Credits) < eps {
+			return k
+		}
+	}
+	return oi
 }
 
 // conflict says whether two candidates cannot both be chosen.
@@ -694,10 +710,9 @@ func chosenReason(cands []candidate, chosen []bool, i int, opts []Option, comp [
 	}
 	if len(others) > 0 {
 		why := "the most credit"
-		for _, j := range c.conflicts {
-			if cands[j].match == c.match && math.Abs(cands[j].credits-c.credits) < eps {
-				_, why = c.score.compare(cands[j].score)
-				why = "same credit; " + why
+		for oi, o := range opts {
+			if oi != c.option && o.Holds && math.Abs(o.Credits-c.credits) < eps {
+				why = "same credit; the first listed (BCTG lists the general case first; the other is offered)"
 				break
 			}
 		}
