@@ -180,10 +180,10 @@ type Award struct {
 	// CoursesLeft are the other courses of the request, in the order
 	// given, each with why it is left.
 	CoursesLeft []LeftCourse `json:"coursesLeft"`
-	// Statuses has one entry per exact match of the Result (index for
-	// index); entries of matches that are not candidates (other
-	// destinations, no credit, assessment) are zero.
-	Statuses []MatchAward `json:"-"`
+	// Statuses are the statuses of the exact matches (by index in the
+	// Result's ExactMatches) that are candidates: to the destination,
+	// granting credit or an exemption. Others have none.
+	Statuses map[int]MatchAward `json:"-"`
 	// Exact is false when a component was too large to search and was
 	// solved greedily; Note then says so.
 	Exact bool `json:"exact"`
@@ -390,14 +390,31 @@ func cr(c float64) string { return strconv.FormatFloat(c, 'f', -1, 64) + " cr" }
 // reads only res's exact matches to that destination that grant credit,
 // and its partial matches to say what is missing.
 func AwardFor(res Result, destination string, have []catalog.Ref) Award {
-	aw := Award{Destination: destination, Rules: []AwardedRule{}, CoursesUsed: []catalog.Ref{}, CoursesLeft: []LeftCourse{},
-		Statuses: make([]MatchAward, len(res.ExactMatches)), Exact: true}
-	var cands []candidate
-	options := make([][]Option, len(res.ExactMatches))
-	conditional := make([]bool, len(res.ExactMatches))
+	var exact, partial []int
 	for mi := range res.ExactMatches {
+		if res.ExactMatches[mi].Destination == destination {
+			exact = append(exact, mi)
+		}
+	}
+	for pi := range res.PartialMatches {
+		if res.PartialMatches[pi].Destination == destination {
+			partial = append(partial, pi)
+		}
+	}
+	return awardFor(&res, destination, have, exact, partial)
+}
+
+// awardFor is AwardFor given the indexes of the exact and partial matches
+// to destination.
+func awardFor(res *Result, destination string, have []catalog.Ref, exact, partial []int) Award {
+	aw := Award{Destination: destination, Rules: []AwardedRule{}, CoursesUsed: []catalog.Ref{}, CoursesLeft: []LeftCourse{},
+		Statuses: map[int]MatchAward{}, Exact: true}
+	var cands []candidate
+	options := map[int][]Option{}
+	conditional := map[int]bool{}
+	for _, mi := range exact {
 		m := &res.ExactMatches[mi]
-		if m.Destination != destination || !m.GrantsCredit() {
+		if !m.GrantsCredit() {
 			continue
 		}
 		options[mi] = RuleOptions(m.Rule, have)
@@ -422,7 +439,7 @@ func AwardFor(res Result, destination string, have []catalog.Ref) Award {
 	}
 	for i := range cands {
 		for j := i + 1; j < len(cands); j++ {
-			if conflict(&res, &cands[i], &cands[j]) {
+			if conflict(res, &cands[i], &cands[j]) {
 				cands[i].conflicts = append(cands[i].conflicts, j)
 				cands[j].conflicts = append(cands[j].conflicts, i)
 			}
@@ -463,7 +480,7 @@ func AwardFor(res Result, destination string, have []catalog.Ref) Award {
 	slices.SortStableFunc(aw.Rules, func(a, b AwardedRule) int { return cmp.Compare(a.Match, b.Match) })
 	aw.TotalCredits = math.Round(aw.TotalCredits*1000) / 1000
 	for i := range aw.Rules {
-		aw.Statuses[aw.Rules[i].Match].Reason = aw.Rules[i].Reason
+		aw.Statuses[aw.Rules[i].Match] = MatchAward{Status: StatusAwarded, Reason: aw.Rules[i].Reason}
 	}
 	// Matches not awarded: the best option of each against what beat it.
 	best := map[int]int{}
@@ -477,19 +494,29 @@ func AwardFor(res Result, destination string, have []catalog.Ref) Award {
 		}
 	}
 	for mi, i := range best {
-		aw.Statuses[mi] = notChosen(&res, cands, chosen, i, comps[compOf[i]])
+		aw.Statuses[mi] = notChosen(res, cands, chosen, i, comps[compOf[i]])
 	}
 	aw.CoursesUsed = ordered(have, aw.CoursesUsed)
-	aw.CoursesLeft = left(&res, &aw, destination, have, conditional)
+	aw.CoursesLeft = left(res, &aw, have, exact, partial, conditional)
 	return aw
 }
 
 // Awards makes one award per destination of res's matches (see
 // Destinations), best total first (then by destination key).
 func Awards(res Result, have []catalog.Ref) []Award {
-	var out []Award
-	for _, d := range res.Destinations() {
-		out = append(out, AwardFor(res, d, have))
+	dests := res.Destinations()
+	exact, partial := make([][]int, len(dests)), make([][]int, len(dests))
+	for mi := range res.ExactMatches {
+		d := slices.Index(dests, res.ExactMatches[mi].Destination)
+		exact[d] = append(exact[d], mi)
+	}
+	for pi := range res.PartialMatches {
+		d := slices.Index(dests, res.PartialMatches[pi].Destination)
+		partial[d] = append(partial[d], pi)
+	}
+	out := make([]Award, 0, len(dests))
+	for k, d := range dests {
+		out = append(out, awardFor(&res, d, have, exact[k], partial[k]))
 	}
 	slices.SortStableFunc(out, func(a, b Award) int {
 		if c := cmp.Compare(b.TotalCredits, a.TotalCredits); c != 0 {
@@ -863,59 +890,77 @@ func describe(ts TargetSet) string {
 }
 
 // left lists the courses of have the award does not use, with why.
-func left(res *Result, aw *Award, destination string, have []catalog.Ref, conditional []bool) []LeftCourse {
-	out := []LeftCourse{}
-	var seen []catalog.Ref
+func left(res *Result, aw *Award, have []catalog.Ref, exact, partial []int, conditional map[int]bool) []LeftCourse {
+	type facts struct {
+		l                                LeftCourse
+		replaced, cond, noCredit, assess bool
+	}
+	byCourse := map[catalog.Ref]*facts{}
+	var order []catalog.Ref
 	for _, h := range have {
-		if slices.Contains(aw.CoursesUsed, h) || slices.Contains(seen, h) {
+		if _, dup := byCourse[h]; dup || slices.Contains(aw.CoursesUsed, h) {
 			continue
 		}
-		seen = append(seen, h)
-		l := LeftCourse{Course: h}
-		var replaced, cond, noCredit, assess bool
-		for mi := range res.ExactMatches {
-			m := &res.ExactMatches[mi]
-			if m.Destination != destination || !slices.Contains(m.Used, h) {
+		byCourse[h] = &facts{l: LeftCourse{Course: h}}
+		order = append(order, h)
+	}
+	if len(order) == 0 {
+		return []LeftCourse{}
+	}
+	for _, mi := range exact {
+		m := &res.ExactMatches[mi]
+		for _, u := range m.Used {
+			f := byCourse[u]
+			if f == nil {
 				continue
 			}
-			l.Matches = append(l.Matches, mi)
+			f.l.Matches = append(f.l.Matches, mi)
 			switch {
 			case conditional[mi]:
-				cond = true
+				f.cond = true
 			case m.GrantsCredit():
-				replaced = true
+				f.replaced = true
 			case m.Outcome == OutcomeNoCredit:
-				noCredit = true
+				f.noCredit = true
 			case m.Outcome == OutcomeAssessment:
-				assess = true
+				f.assess = true
 			}
 		}
-		for pi := range res.PartialMatches {
-			m := &res.PartialMatches[pi]
-			if m.Destination != destination || !slices.Contains(m.Used, h) {
+	}
+	for _, pi := range partial {
+		m := &res.PartialMatches[pi]
+		for _, u := range m.Used {
+			f := byCourse[u]
+			if f == nil {
 				continue
 			}
-			l.Partials = append(l.Partials, pi)
+			f.l.Partials = append(f.l.Partials, pi)
 			for _, p := range m.Progress {
-				if !p.Satisfied {
-					for _, c := range p.Missing {
-						if !slices.Contains(l.Missing, c) {
-							l.Missing = append(l.Missing, c)
-						}
+				if p.Satisfied {
+					continue
+				}
+				for _, c := range p.Missing {
+					if !slices.Contains(f.l.Missing, c) {
+						f.l.Missing = append(f.l.Missing, c)
 					}
 				}
 			}
 		}
+	}
+	out := make([]LeftCourse, 0, len(order))
+	for _, h := range order {
+		f := byCourse[h]
+		l := f.l
 		switch {
-		case replaced:
+		case f.replaced:
 			l.Why, l.Detail = LeftReplaced, "its credit rules were not chosen: "+reasonsOf(aw, l.Matches)
-		case cond:
+		case f.cond:
 			l.Why, l.Detail = LeftConditional, reasonsOf(aw, l.Matches)
 		case len(l.Partials) > 0:
 			l.Why, l.Detail = LeftPartial, "earns credit only in combination: needs "+missingWords(res, l.Partials)
-		case noCredit:
+		case f.noCredit:
 			l.Why, l.Detail = LeftNoCredit, "the agreement in force grants no credit"
-		case assess:
+		case f.assess:
 			l.Why, l.Detail = LeftAssessment, "the destination assesses it individually"
 		default:
 			l.Why, l.Detail = LeftUnmatched, "no agreement in force names it"
