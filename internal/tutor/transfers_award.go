@@ -237,10 +237,8 @@ func (s *Server) awardView(rs *ruleSet, cc *catalogueCredits, res *transfer.Resu
 		}
 	}
 	v.WithinReach = []ReachView{}
-	for _, m := range res.PartialMatches {
-		if m.Destination != aw.Destination {
-			continue
-		}
+	for _, pi := range aw.Partials {
+		m := &res.PartialMatches[pi]
 		r := ReachView{RuleID: rs.ids[ruleKey(m.Rule)], Credit: m.Raw, Have: refs(m.Used), Missing: []string{}}
 		for _, p := range m.Progress {
 			if !p.Satisfied {

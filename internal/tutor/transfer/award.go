@@ -184,6 +184,9 @@ type Award struct {
 	// Result's ExactMatches) that are candidates: to the destination,
 	// granting credit or an exemption. Others have none.
 	Statuses map[int]MatchAward `json:"-"`
+	// Partials are the indexes (in the Result's PartialMatches) of the
+	// partial matches to the destination.
+	Partials []int `json:"-"`
 	// Exact is false when a component was too large to search and was
 	// solved greedily; Note then says so.
 	Exact bool `json:"exact"`
@@ -408,7 +411,7 @@ func AwardFor(res Result, destination string, have []catalog.Ref) Award {
 // to destination.
 func awardFor(res *Result, destination string, have []catalog.Ref, exact, partial []int) Award {
 	aw := Award{Destination: destination, Rules: []AwardedRule{}, CoursesUsed: []catalog.Ref{}, CoursesLeft: []LeftCourse{},
-		Statuses: map[int]MatchAward{}, Exact: true}
+		Statuses: map[int]MatchAward{}, Partials: partial, Exact: true}
 	var cands []candidate
 	options := map[int][]Option{}
 	conditional := map[int]bool{}
