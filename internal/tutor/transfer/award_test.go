@@ -132,7 +132,7 @@ func TestAwardNotes(t *testing.T) {
 		{Kind: NoteConditional, Text: "if Organic Chemistry taken as a co-requisite", AppliesToMain: true, When: "Organic Chemistry taken as a co-requisite"},
 		{Kind: NoteConditional, Text: "or UBCV BIOL 2nd (3) if taken alone", Targets: &generic, When: "taken alone", Alone: true},
 	}
-	res, aw := awardOf(rs, "ubcv", lang("BIOL", "2315"))
+	_, aw := awardOf(rs, "ubcv", lang("BIOL", "2315"))
 	if len(aw.Rules) != 1 || aw.Rules[0].Targets.Targets[0].Course.Number != "2ND" {
 		t.Fatalf("award %+v, want BIOL 2nd (the Alone default)", aw.Rules)
 	}
@@ -145,16 +145,15 @@ func TestAwardNotes(t *testing.T) {
 		{Kind: NoteConditional, Text: "if taken with LANG CHEM 2316", AppliesToMain: true, When: "taken with LANG CHEM 2316", With: []catalog.Ref{lang("CHEM", "2316")}},
 		{Kind: NoteConditional, Text: "or UBCV BIOL 2nd (3) if taken alone", Targets: &generic, When: "taken alone", Alone: true},
 	}
-	res, aw = awardOf(rs, "ubcv", lang("BIOL", "2315"), lang("CHEM", "2316"))
+	_, aw = awardOf(rs, "ubcv", lang("BIOL", "2315"), lang("CHEM", "2316"))
 	if aw.TotalCredits != 7 || len(aw.Rules) != 2 || aw.Rules[0].Targets.Targets[0].Course.Number != "201" {
 		t.Fatalf("award %v %+v, want BIOL 201 (with CHEM 2316) and CHEM 2nd", aw.TotalCredits, aw.Rules)
 	}
-	_ = res
 
 	// Only a condition that cannot be confirmed: not awarded, conditional.
 	rs = biol()
 	rs[0].Notes = []Note{{Kind: NoteConditional, Text: "if Organic Chemistry taken as a co-requisite", AppliesToMain: true, When: "Organic Chemistry taken as a co-requisite"}}
-	res, aw = awardOf(rs, "ubcv", lang("BIOL", "2315"))
+	_, aw = awardOf(rs, "ubcv", lang("BIOL", "2315"))
 	if len(aw.Rules) != 0 || aw.Statuses[0].Status != StatusConditional || len(aw.CoursesLeft) != 1 || aw.CoursesLeft[0].Why != LeftConditional {
 		t.Fatalf("award %+v statuses %+v left %+v, want nothing awarded, the rule conditional", aw.Rules, aw.Statuses, aw.CoursesLeft)
 	}
