@@ -721,4 +721,3 @@ func search(cands []candidate, comp []int, forced int) (best []int, bestScore sc
 	}
 	return best, bestScore, true
 }
-
