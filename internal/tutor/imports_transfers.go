@@ -204,7 +204,7 @@ func (s *Server) importTransfers(ctx context.Context, tx *sql.Tx, f *transfersFi
 		firstRow[key] = row
 		parsed = append(parsed, parsedRow{row: row, in: in, key: key, rule: in.parse(s.dir)})
 	}
-	credits, err := catalogueCredits(ctx, tx)
+	credits, err := storedCredits(ctx, tx)
 	if err != nil {
 		return err
 	}
@@ -274,10 +274,10 @@ func (s *Server) importTransfers(ctx context.Context, tx *sql.Tx, f *transfersFi
 	return links.flush(ctx)
 }
 
-// catalogueCredits reads the credits of the catalogued courses
+// storedCredits reads the credits of the catalogued courses
 // (tn_courses), for transfer.Review to weigh a rule whose text states no
 // source credits; a course without credits is not known.
-func catalogueCredits(ctx context.Context, tx *sql.Tx) (func(catalog.Ref) (float64, bool), error) {
+func storedCredits(ctx context.Context, tx *sql.Tx) (func(catalog.Ref) (float64, bool), error) {
 	rows, err := tx.QueryContext(ctx, `SELECT institution, subject, number, credits FROM tn_courses WHERE credits IS NOT NULL`)
 	if err != nil {
 		return nil, fmt.Errorf("read course credits: %w", err)

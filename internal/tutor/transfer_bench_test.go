@@ -24,7 +24,14 @@ import (
 // destination institutions (237,640 rules). The index is built once, as after an import; each call
 // pays the pipeline (decoding, schema validation, tracing off), argument
 // reading, resolution and rendering.
-func BenchmarkTransferResolve(b *testing.B) {
+func BenchmarkTransferResolve(b *testing.B) { benchTransferResolve(b, "SFU") }
+
+// BenchmarkTransferResolveAllDestinations is BenchmarkTransferResolve
+// without targetInstitution: the 10 courses to every destination (the 38
+// real ones and 19 synthetic copies of each), one award per destination.
+func BenchmarkTransferResolveAllDestinations(b *testing.B) { benchTransferResolve(b, "") }
+
+func benchTransferResolve(b *testing.B, target string) {
 	st := storetest.OpenBench(b, store.SQLite, "resolve")
 	rows, err := transfer.LoadRows(filepath.Join(testtools.SharedData(b), "langara", "transfers.json"))
 	if err != nil {
@@ -60,7 +67,11 @@ func BenchmarkTransferResolve(b *testing.B) {
 			have = append(have, c)
 		}
 	}
-	args, _ := json.Marshal(map[string]any{"sourceInstitution": "langara", "targetInstitution": "SFU", "sourceCourses": have, "asOfDate": "2024-09-01"})
+	in := map[string]any{"sourceInstitution": "langara", "sourceCourses": have, "asOfDate": "2024-09-01"}
+	if target != "" {
+		in["targetInstitution"] = target
+	}
+	args, _ := json.Marshal(in)
 	ds := make([]time.Duration, 0, b.N)
 	matches := 0
 	b.ReportAllocs()

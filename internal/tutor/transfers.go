@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,7 +53,7 @@ func (s *Server) transferTools() []registry.Def {
 		return registry.Def{Name: name, Description: desc, ReadOnly: true, Family: registry.Tutor, Schema: schema(name), Handler: h}
 	}
 	return []registry.Def{
-		d("tn_transfer_resolve", "Resolve a set of source courses (order does not matter) to transfer credit at a target institution, with the rules in force at asOfDate (default today): exactMatches are agreements the courses satisfy; partialMatches are agreements that need more courses (missing names them, progress counts or/n-of groups); a course that earns no credit says so; unmatched lists courses no agreement names. Each match has source and target credits, the effective range, evidence (BC Transfer Guide) and confidence.", registry.Handle(s.transferResolve)),
+		d("tn_transfer_resolve", "Resolve a set of source courses (order does not matter) to transfer credit at a target institution, with the rules in force at asOfDate (default today): exactMatches are agreements the courses satisfy; partialMatches are agreements that need more courses (missing names them, progress counts or/n-of groups); a course that earns no credit says so; unmatched lists courses no agreement names. Each match has source and target credits, the effective range, evidence (BC Transfer Guide) and confidence. award (awards, one per destination, without targetInstitution) adds up what the courses are worth: the best set of rules, each course used once, with totalCredits, why each rule was chosen, the courses left and why, and what more courses would earn; summary says it in words. Add up the award, never exactMatches (it lists alternatives of the same courses).", registry.Handle(s.transferResolve)),
 		d("tn_transfer_search", "Search transfer agreements (BC Transfer Guide) by institution pair, course (on either side), subject and date, paginated (limit, cursor).", registry.Handle(s.transferSearch)),
 		d("tn_transfer_details", "Get one transfer agreement in full by ruleId (from tn_transfer_search or tn_transfer_resolve): its structured source groups and targets, the credit text, conditions, effective range, evidence, confidence, and the other versions of the same agreement over time.", registry.Handle(s.transferDetails)),
 	}
@@ -129,6 +130,7 @@ func (s *Server) ruleIndex(ctx context.Context) (*ruleSet, error) {
 			s.log.Error("transfer rule left out of resolution: its stored form does not decode", "rule", id, "err", err)
 			continue
 		}
+		s.followable(&r)
 		rules = append(rules, r)
 		ids[ruleKey(&r)] = id
 	}
@@ -208,6 +210,23 @@ type MatchView struct {
 	EffectiveEnd   string                   `json:"effectiveEnd,omitempty"`
 	Evidence       transfer.Evidence        `json:"evidence"`
 	Confidence     float64                  `json:"confidence"`
+	// SourceCreditsFrom says where SourceCredits come from: "credit text"
+	// (BCTG's text states them) or "catalogue" (the source institution's
+	// imported catalogue, when the text does not).
+	SourceCreditsFrom string `json:"sourceCreditsFrom,omitempty"`
+	// Notes and Doubts are the rule's structured conditions and the
+	// parser's doubts about it.
+	Notes  []transfer.Note `json:"notes,omitempty"`
+	Doubts []string        `json:"doubts,omitempty"`
+	// Award is what became of an exact match in the award at its
+	// destination: awarded, alternative (worth as much as the awarded
+	// rules in AlternativeTo, which the award preferred for AwardReason),
+	// replaced (ReplacedBy give more) or conditional (its credit needs a
+	// condition course codes cannot confirm). Empty on other matches.
+	Award         string   `json:"award,omitempty"`
+	AlternativeTo []string `json:"alternativeTo,omitempty"`
+	ReplacedBy    []string `json:"replacedBy,omitempty"`
+	AwardReason   string   `json:"awardReason,omitempty"`
 }
 
 func date(t time.Time) string {
@@ -225,12 +244,14 @@ func refs(rs []catalog.Ref) []string {
 	return out
 }
 
-func (rs *ruleSet) view(m transfer.Match) MatchView {
+func (rs *ruleSet) view(m transfer.Match, cc *catalogueCredits) MatchView {
 	r := m.Rule
 	v := MatchView{RuleID: rs.ids[ruleKey(r)], Course: r.Course.String(), Destination: r.Destination, Outcome: string(m.Outcome),
-		Credit: r.Raw, Used: refs(m.Used), Targets: r.Targets, SourceCredits: m.SourceCredits, TargetCredits: m.TargetCredits,
+		Credit: r.Raw, Used: refs(m.Used), Targets: r.Targets, TargetCredits: m.TargetCredits,
 		Progress: m.Progress, Conditions: r.Conditions, Designations: r.Designations, Waives: r.Waives,
-		EffectiveStart: date(m.EffectiveStart), EffectiveEnd: date(m.EffectiveEnd), Evidence: m.Evidence, Confidence: m.Confidence}
+		EffectiveStart: date(m.EffectiveStart), EffectiveEnd: date(m.EffectiveEnd), Evidence: m.Evidence, Confidence: m.Confidence,
+		Notes: r.Notes, Doubts: r.Doubts}
+	v.SourceCredits, v.SourceCreditsFrom = cc.sourceCredits(m.SourceCredits, m.Used)
 	for _, p := range m.Progress {
 		if !p.Satisfied {
 			v.Missing = append(v.Missing, refs(p.Missing)...)
@@ -247,15 +268,30 @@ type resolveIn struct {
 }
 
 type resolveOut struct {
-	SourceInstitution string      `json:"sourceInstitution,omitempty"`
-	TargetInstitution string      `json:"targetInstitution,omitempty"`
-	AsOfDate          string      `json:"asOfDate"`
-	SourceCourses     []string    `json:"sourceCourses"`
+	SourceInstitution string   `json:"sourceInstitution,omitempty"`
+	TargetInstitution string   `json:"targetInstitution,omitempty"`
+	AsOfDate          string   `json:"asOfDate"`
+	SourceCourses     []string `json:"sourceCourses"`
+	// Summary says the award in words: the total, what each course earns
+	// (with rule ids) and what is not counted and why.
+	Summary string `json:"summary"`
+	// Award is the award at targetInstitution (given); Awards one per
+	// destination of the matches, best total first (targetInstitution
+	// omitted). See transfer.AwardFor.
+	Award  *AwardView  `json:"award,omitempty"`
+	Awards []AwardView `json:"awards,omitempty"`
+	// ExactMatches are the satisfied rules that grant credit or an
+	// exemption; no-credit and individual-assessment outcomes are in
+	// NoCreditMatches and AssessmentMatches.
 	ExactMatches      []MatchView `json:"exactMatches"`
 	PartialMatches    []MatchView `json:"partialMatches"`
+	NoCreditMatches   []MatchView `json:"noCreditMatches"`
+	AssessmentMatches []MatchView `json:"assessmentMatches"`
 	NoCredit          []string    `json:"noCredit"`
 	Unmatched         []string    `json:"unmatched"`
-	Attribution       string      `json:"attribution"`
+	// UnmatchedReasons say, for each course of Unmatched, why.
+	UnmatchedReasons []UnmatchedView `json:"unmatchedReasons"`
+	Attribution      string          `json:"attribution"`
 }
 
 func (s *Server) transferResolve(ctx context.Context, _ *registry.Call, in resolveIn) (resolveOut, error) {
@@ -289,29 +325,115 @@ func (s *Server) transferResolve(ctx context.Context, _ *registry.Call, in resol
 		return resolveOut{}, err
 	}
 	res := rs.ix.ResolveTo(dst.Key, have, at)
+	cc, err := s.catalogueFor(ctx, have)
+	if err != nil {
+		return resolveOut{}, err
+	}
 	out := resolveOut{SourceInstitution: src.Key, TargetInstitution: dst.Key, AsOfDate: date(at), SourceCourses: refs(have),
-		ExactMatches: []MatchView{}, PartialMatches: []MatchView{}, NoCredit: []string{}, Unmatched: refs(res.Unmatched)}
+		ExactMatches: []MatchView{}, PartialMatches: []MatchView{}, NoCreditMatches: []MatchView{}, AssessmentMatches: []MatchView{},
+		NoCredit: []string{}, Unmatched: refs(res.Unmatched), UnmatchedReasons: []UnmatchedView{}}
 	var shown []transfer.Evidence
 	for _, m := range append(slices.Clone(res.ExactMatches), res.PartialMatches...) {
 		shown = append(shown, m.Evidence)
 	}
 	out.Attribution = attribution(shown)
+
+	// Why each unmatched course is unmatched (to the destination asked).
+	why := func(dest string, c catalog.Ref) UnmatchedView {
+		return s.unmatchedView(rs, cc, dest, c, rs.ix.WhyUnmatched(dest, c, at))
+	}
+	unmatched := map[string]UnmatchedView{}
+	for _, c := range res.Unmatched {
+		u := why(dst.Key, c)
+		unmatched[c.String()] = u
+		out.UnmatchedReasons = append(out.UnmatchedReasons, u)
+	}
+
+	// The award (one per destination without targetInstitution), and the
+	// status of each exact match in it.
+	var awards []transfer.Award
+	if dst.Key != "" {
+		awards = []transfer.Award{transfer.AwardFor(res, dst.Key, have)}
+	} else {
+		awards = transfer.Awards(res, have)
+	}
+	status := make([]transfer.MatchAward, len(res.ExactMatches))
+	for i := range awards {
+		for mi, st := range awards[i].Statuses {
+			if st.Status != "" {
+				status[mi] = st
+			}
+		}
+		v := s.awardView(rs, cc, &res, &awards[i], have, unmatched, why)
+		if dst.Key != "" {
+			out.Award = &v
+		} else {
+			out.Awards = append(out.Awards, v)
+		}
+	}
+	out.Summary = resolveSummary(s, out)
+
 	noCredit := map[string]bool{}
-	for _, m := range res.ExactMatches {
-		out.ExactMatches = append(out.ExactMatches, rs.view(m))
-		if m.Outcome == transfer.OutcomeNoCredit {
+	for mi, m := range res.ExactMatches {
+		v := rs.view(m, cc)
+		switch m.Outcome {
+		case transfer.OutcomeNoCredit:
+			out.NoCreditMatches = append(out.NoCreditMatches, v)
 			for _, u := range m.Used {
 				if !noCredit[u.String()] {
 					noCredit[u.String()] = true
 					out.NoCredit = append(out.NoCredit, u.String())
 				}
 			}
+			continue
+		case transfer.OutcomeAssessment:
+			out.AssessmentMatches = append(out.AssessmentMatches, v)
+			continue
 		}
+		st := status[mi]
+		v.Award, v.AwardReason = string(st.Status), st.Reason
+		var against []string
+		for _, a := range st.Against {
+			against = append(against, rs.ids[ruleKey(res.ExactMatches[a].Rule)])
+		}
+		switch st.Status {
+		case transfer.StatusAlternative:
+			v.AlternativeTo = against
+		case transfer.StatusReplaced:
+			v.ReplacedBy = against
+		}
+		out.ExactMatches = append(out.ExactMatches, v)
 	}
 	for _, m := range res.PartialMatches {
-		out.PartialMatches = append(out.PartialMatches, rs.view(m))
+		out.PartialMatches = append(out.PartialMatches, rs.view(m, cc))
 	}
 	return out, nil
+}
+
+// resolveSummary says tn_transfer_resolve's answer in words: the award at
+// the destination asked, or each destination's total.
+func resolveSummary(s *Server, out resolveOut) string {
+	if out.Award != nil {
+		sum := awardSummary(*out.Award, s.instCode(out.Award.Destination))
+		for _, u := range out.UnmatchedReasons {
+			if !strings.Contains(sum, shortCode(u.Course)+" (") {
+				sum += fmt.Sprintf(" %s: %s.", shortCode(u.Course), u.Detail)
+			}
+		}
+		return sum
+	}
+	if len(out.Awards) == 0 {
+		msg := "No agreement in force names these courses."
+		for _, u := range out.UnmatchedReasons {
+			msg += fmt.Sprintf(" %s: %s.", shortCode(u.Course), u.Detail)
+		}
+		return msg
+	}
+	var parts []string
+	for _, a := range out.Awards {
+		parts = append(parts, fmt.Sprintf("%s %s credits (%d of %d courses used)", s.instCode(a.Destination), strconv.FormatFloat(a.TotalCredits, 'f', -1, 64), len(a.CoursesUsed), len(out.SourceCourses)))
+	}
+	return "Award by destination, each course counted once per destination (awards has each in full; ask with targetInstitution for one): " + strings.Join(parts, "; ") + "."
 }
 
 // RuleView is a stored transfer rule as the search and details tools show
@@ -423,6 +545,7 @@ func (s *Server) ruleViews(ctx context.Context, q string, at time.Time, args ...
 		if err := json.Unmarshal([]byte(raw), &r); err != nil {
 			return nil, fmt.Errorf("transfer rule %s: %w", id, err)
 		}
+		s.followable(&r)
 		inForce := (r.EffectiveStart.IsZero() || !at.Before(r.EffectiveStart)) && (r.EffectiveEnd.IsZero() || !at.After(r.EffectiveEnd.AddDate(0, 0, 1)))
 		views = append(views, RuleView{RuleID: id, SourceInstitution: r.Course.Institution, TargetInstitution: r.Destination, Course: r.Course.String(),
 			Outcome: string(r.Outcome), Credit: r.Raw, Parsed: r.Parsed, EffectiveStart: date(r.EffectiveStart), EffectiveEnd: date(r.EffectiveEnd),

@@ -159,6 +159,9 @@ type Evidence struct {
 	// Accessed is when the data was read (given to the parser; zero when
 	// unknown).
 	Accessed time.Time `json:"accessed,omitzero"`
+	// Lookup says how a person finds the agreement at URL (see
+	// Followable); empty when the evidence was not made followable.
+	Lookup string `json:"lookup,omitempty"`
 }
 
 // The evidence source and address of every rule.
