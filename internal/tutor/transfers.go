@@ -221,8 +221,10 @@ type MatchView struct {
 	// Award is what became of an exact match in the award at its
 	// destination: awarded, alternative (worth as much as the awarded
 	// rules in AlternativeTo, which the award preferred for AwardReason),
-	// replaced (ReplacedBy give more) or conditional (its credit needs a
-	// condition course codes cannot confirm). Empty on other matches.
+	// replaced (ReplacedBy give more), conditional (its credit needs a
+	// condition course codes cannot confirm) or doubtful (its confidence
+	// is below transfer.AwardMinConfidence: shown, not counted). Empty on
+	// other matches.
 	Award         string   `json:"award,omitempty"`
 	AlternativeTo []string `json:"alternativeTo,omitempty"`
 	ReplacedBy    []string `json:"replacedBy,omitempty"`

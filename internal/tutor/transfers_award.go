@@ -83,7 +83,7 @@ type OptionView struct {
 // LeftCourseView is a course of the request that the award does not use.
 type LeftCourseView struct {
 	Course string `json:"course"`
-	// Why is replaced, conditional, partial, no_credit,
+	// Why is replaced, conditional, doubtful, partial, no_credit,
 	// individual_assessment or unmatched.
 	Why    string `json:"why"`
 	Detail string `json:"detail"`

@@ -291,3 +291,80 @@ func TestResolveAwardOnExcerpt(t *testing.T) {
 		}
 	}
 }
+
+// TestIssueCasesOnExcerpt resolves, on the real rows the repository's
+// excerpt keeps, the cases issue 22 found wrong or misleading: a
+// conditional target follows the courses given, a preclusion ("credit
+// granted for only one of") is honoured, and an "or" list that grants
+// what two of its courses earn alone is doubted and not counted.
+func TestIssueCasesOnExcerpt(t *testing.T) {
+	st := storetest.OpenTestSQLite(t)
+	h := newCourseHarness(t, st)
+	dir := testtools.Excerpt(t)
+	for _, imp := range []struct{ kind, file string }{{"langara-catalogue", "langara/catalogue.json"}, {"bctg-transfers", "langara/transfers.json"}} {
+		if _, err := h.tut.Import(context.Background(), imp.kind, []string{filepath.Join(dir, imp.file)}, nil); err != nil {
+			t.Fatalf("import %s: %v", imp.kind, err)
+		}
+	}
+	awarded := func(out resolveOut) []string {
+		var got []string
+		for _, r := range out.Award.Rules {
+			got = append(got, strings.Join(shortCodes(r.Used), " + ")+" = "+describeTargets(r.Targets))
+		}
+		return got
+	}
+
+	// BIOL 2315 alone to UBC: "UBCV BIOL 201 (3), if Organic Chemistry
+	// taken as a co-requisite; or UBCV BIOL 2nd (3) if taken alone".
+	out := resolveTyped(t, h, map[string]any{"sourceInstitution": "langara", "targetInstitution": "ubcv", "asOfDate": "2024-09-01", "sourceCourses": []string{"BIOL 2315"}})
+	if got := awarded(out); !slices.Equal(got, []string{"BIOL 2315 = UBCV BIOL 2nd (3)"}) || out.Award.TotalCredits != 3 {
+		t.Errorf("BIOL 2315 to UBCV: award %v (%v cr), want BIOL 2nd (3) as taken alone", got, out.Award.TotalCredits)
+	}
+	if opts := out.Award.OptionsNotTaken; len(opts) != 1 || !strings.Contains(optionWords(opts), "BIOL 201") || !strings.Contains(optionWords(opts), "Organic Chemistry") {
+		t.Errorf("BIOL 2315 to UBCV: options %+v, want BIOL 201 offered under its condition", opts)
+	}
+
+	// ENGL 1127 and 1128 to SFU: "Credit granted for only one of LANG
+	// ENGL 1127 or LANG ENGL 1128": 3 credits, not 6.
+	out = resolveTyped(t, h, map[string]any{"sourceInstitution": "langara", "targetInstitution": "sfu", "asOfDate": "2024-09-01", "sourceCourses": []string{"ENGL 1127", "ENGL 1128"}})
+	if out.Award.TotalCredits != 3 || len(out.Award.Rules) != 1 || len(out.Award.CoursesLeft) != 1 {
+		t.Errorf("ENGL 1127 + 1128 to SFU: award %v (%v cr), left %+v; want one of them, 3 cr", awarded(out), out.Award.TotalCredits, out.Award.CoursesLeft)
+	}
+	var exactSum float64
+	for _, m := range out.ExactMatches {
+		exactSum += m.TargetCredits[0]
+	}
+	if exactSum != 6 {
+		t.Errorf("ENGL 1127 + 1128 to SFU: exact matches add to %v, want the two 3-credit rules listed", exactSum)
+	}
+
+	// PHYS 1125 alone to SFU in 2010: "LANG PHYS 1125 (4) or LANG PHYS 1225
+	// (4) = SFU PHYS 120 (3) & PHYS 121 (3) & PHYS 131 (2)" grants 8 credits
+	// for one 4-credit course, what each course earns alone: doubted, shown,
+	// not counted; the single-course rule (4) is the award.
+	out = resolveTyped(t, h, map[string]any{"sourceInstitution": "langara", "targetInstitution": "sfu", "asOfDate": "2010-09-01", "sourceCourses": []string{"PHYS 1125"}})
+	if got := awarded(out); out.Award.TotalCredits != 4 || len(got) != 1 || strings.Contains(got[0], "PHYS 131") {
+		t.Errorf("PHYS 1125 to SFU in 2010: award %v (%v cr), want the single-course rule, 4 cr", got, out.Award.TotalCredits)
+	}
+	doubted := false
+	for _, m := range out.ExactMatches {
+		if strings.Contains(m.Credit, " or LANG PHYS 1225") {
+			doubted = m.Award == "doubtful" && m.Confidence < transfer.AwardMinConfidence && len(m.Doubts) > 0 && strings.Contains(m.AwardReason, "not counted")
+			if !doubted {
+				t.Errorf("the or-list rule: award %q, confidence %v, doubts %v, reason %q", m.Award, m.Confidence, m.Doubts, m.AwardReason)
+			}
+		}
+	}
+	if !doubted {
+		t.Error("the or-list rule of PHYS 1125 to SFU is not among the exact matches")
+	}
+}
+
+// optionWords writes a rule's options with their conditions.
+func optionWords(opts []OptionView) string {
+	var b strings.Builder
+	for _, o := range opts {
+		b.WriteString(describeTargets(o.Targets) + " if " + o.When + "; ")
+	}
+	return b.String()
+}

@@ -74,7 +74,21 @@ const (
 	// codes cannot confirm ("if Organic Chemistry taken as a co-requisite")
 	// and it has no other option; see its Options.
 	StatusConditional AwardStatus = "conditional"
+	// StatusDoubtful: its Confidence is below AwardMinConfidence (its
+	// Doubts or Repairs say why: "8 target credits for 4 source credits
+	// needed"), so it is shown but not counted: an advisor would confirm
+	// it with the destination before promising its credit.
+	StatusDoubtful AwardStatus = "doubtful"
 )
+
+// AwardMinConfidence is the least Confidence of a rule the award counts.
+// Review's doubts take 0.2 (credits out of proportion) or 0.3 (an "or"
+// list of whole semesters) off a rule, and each parser repair 0.1: one
+// doubt of proportion alone (0.8, often a real credit scale such as 5
+// credits for a 3-credit lab course) is counted, an "or" list that grants
+// what two of its courses earn alone (0.7 or less), or a rule the parser
+// had to mend three times, is not.
+const AwardMinConfidence = 0.75
 
 // Option is one target set a rule can grant: one of its Targets, or the
 // target set of an alternative or conditional note.
@@ -115,7 +129,7 @@ type AwardedRule struct {
 
 // MatchAward is the status of one exact match in an award.
 type MatchAward struct {
-	// Status is awarded, alternative, replaced or conditional.
+	// Status is awarded, alternative, replaced, conditional or doubtful.
 	Status AwardStatus `json:"status"`
 	// Against are the indexes (in ExactMatches) of the awarded matches
 	// this one is an alternative to or was replaced by.
@@ -136,6 +150,9 @@ const (
 	// LeftConditional: its rule's credit depends on a condition that
 	// course codes cannot confirm.
 	LeftConditional LeftKind = "conditional"
+	// LeftDoubtful: its only credit rules are doubtful (StatusDoubtful):
+	// shown, not counted.
+	LeftDoubtful LeftKind = "doubtful"
 	// LeftPartial: it belongs to combined agreements that need more
 	// courses (Missing names them).
 	LeftPartial LeftKind = "partial"
@@ -415,9 +432,15 @@ func awardFor(res *Result, destination string, have []catalog.Ref, exact, partia
 	var cands []candidate
 	options := map[int][]Option{}
 	conditional := map[int]bool{}
+	doubtful := map[int]bool{}
 	for _, mi := range exact {
 		m := &res.ExactMatches[mi]
 		if !m.GrantsCredit() {
+			continue
+		}
+		if m.Confidence < AwardMinConfidence {
+			doubtful[mi] = true
+			aw.Statuses[mi] = MatchAward{Status: StatusDoubtful, Reason: doubtfulReason(m.Rule)}
 			continue
 		}
 		options[mi] = RuleOptions(m.Rule, have)
@@ -500,7 +523,7 @@ func awardFor(res *Result, destination string, have []catalog.Ref, exact, partia
 		aw.Statuses[mi] = notChosen(res, cands, chosen, i, comps[compOf[i]])
 	}
 	aw.CoursesUsed = ordered(have, aw.CoursesUsed)
-	aw.CoursesLeft = left(res, &aw, have, exact, partial, conditional)
+	aw.CoursesLeft = left(res, &aw, have, exact, partial, conditional, doubtful)
 	return aw
 }
 

@@ -168,6 +168,15 @@ func conditionalReason(opts []Option) string {
 	return "credit only under a condition the course codes cannot confirm: " + strings.Join(s, "; or ")
 }
 
+// doubtfulReason says why a rule below AwardMinConfidence is not counted.
+func doubtfulReason(r *Rule) string {
+	why := append(slices.Clone(r.Doubts), r.Repairs...)
+	if len(why) == 0 {
+		why = []string{"low confidence"}
+	}
+	return fmt.Sprintf("not counted: confidence %g is below %g (%s); confirm it with the destination", r.Confidence, AwardMinConfidence, strings.Join(why, "; "))
+}
+
 // describe writes a target set: "UBCV CPSC 1st (3) & UBCV CPSC 2nd (3)".
 func describe(ts TargetSet) string {
 	var b strings.Builder
@@ -184,10 +193,10 @@ func describe(ts TargetSet) string {
 }
 
 // left lists the courses of have the award does not use, with why.
-func left(res *Result, aw *Award, have []catalog.Ref, exact, partial []int, conditional map[int]bool) []LeftCourse {
+func left(res *Result, aw *Award, have []catalog.Ref, exact, partial []int, conditional, doubtful map[int]bool) []LeftCourse {
 	type facts struct {
-		l                                LeftCourse
-		replaced, cond, noCredit, assess bool
+		l                                       LeftCourse
+		replaced, cond, doubt, noCredit, assess bool
 	}
 	byCourse := map[catalog.Ref]*facts{}
 	var order []catalog.Ref
@@ -212,6 +221,8 @@ func left(res *Result, aw *Award, have []catalog.Ref, exact, partial []int, cond
 			switch {
 			case conditional[mi]:
 				f.cond = true
+			case doubtful[mi]:
+				f.doubt = true
 			case m.GrantsCredit():
 				f.replaced = true
 			case m.Outcome == OutcomeNoCredit:
@@ -250,6 +261,8 @@ func left(res *Result, aw *Award, have []catalog.Ref, exact, partial []int, cond
 			l.Why, l.Detail = LeftReplaced, "its credit rules were not chosen: "+reasonsOf(aw, l.Matches)
 		case f.cond:
 			l.Why, l.Detail = LeftConditional, reasonsOf(aw, l.Matches)
+		case f.doubt:
+			l.Why, l.Detail = LeftDoubtful, reasonsOf(aw, l.Matches)
 		case len(l.Partials) > 0:
 			l.Why, l.Detail = LeftPartial, "earns credit only in combination: needs "+missingWords(res, l.Partials)
 		case f.noCredit:
