@@ -25,6 +25,7 @@ var layers = map[string]int{
 	"internal/secrets":          0,
 	"internal/access/principal": 0, // who a call acts as: roles, the admin, who may use a conversation
 	"internal/llm":              0, // language models that stream and call tools (OpenAI-compatible, Anthropic)
+	"internal/embed":            0, // embedding models, the vectors of beliefs and exchanges, exact cosine, rank fusion (issue 23)
 	// 1: the core: the one pipeline, its records, the local servers.
 	"internal/trace": 1, "internal/conversation": 1, "internal/substrate": 1, "internal/vkb": 1,
 	"internal/demo": 1, "internal/pipeline": 1, "internal/tutor": 1, "internal/users": 1,
@@ -46,7 +47,7 @@ var layers = map[string]int{
 	"internal/app": 5, "cmd/nexus": 6,
 	// Test helpers: imported by tests only.
 	"internal/testtools": -1, "internal/logtest": -1, "internal/pipeline/pipelinetest": -1, "internal/store/storetest": -1, "internal/substrate/substratetest": -1,
-	"internal/registry/registrytest": -1, "internal/archtest": -1, "internal/llm/llmtest": -1,
+	"internal/registry/registrytest": -1, "internal/archtest": -1, "internal/llm/llmtest": -1, "internal/embed/embedtest": -1,
 }
 
 // sameLayer lists the imports allowed within a layer.
@@ -57,6 +58,7 @@ var sameLayer = map[string][]string{
 	"internal/demo":           {"internal/substrate"},
 	"internal/tutor/transfer": {"internal/tutor/catalog"},
 	"internal/tension":        {"internal/textsearch"},
+	"internal/embed":          {"internal/store"}, // vectors are kept in the store (table embeddings)
 	"internal/registry":       {"internal/access/principal"}, // a tool call carries its principal
 	"internal/config":         {"internal/access/principal"}, // access rules name roles
 	"internal/users":          {"internal/quota"},

@@ -532,6 +532,9 @@ func (s *Server) beliefQuery(ctx context.Context, c *registry.Call, in beliefQue
 		}
 		return cmp.Compare(y.seq, x.seq)
 	})
+	// Hybrid search (issue 23): fused with the vector ranking when an
+	// embedding model is configured (hybrid.go).
+	hits, res.total = s.fuseVectors(ctx, c.Workspace, in.Query, f, hits, in.Limit, res.total)
 	if len(hits) > in.Limit {
 		hits = hits[:in.Limit]
 	}

@@ -10,12 +10,13 @@
 package substrate
 
 import (
-	"embed"
+	stdembed "embed"
 	"encoding/json"
 	"log/slog"
 	"sync/atomic"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/embed"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/textsearch"
@@ -25,7 +26,7 @@ import (
 const ServerName = "substrate"
 
 //go:embed schemas/*.json
-var schemas embed.FS
+var schemas stdembed.FS
 
 // Server holds the substrate's dependencies.
 type Server struct {
@@ -39,6 +40,8 @@ type Server struct {
 	// ftsIndexed counts the beliefs this server put in SQLite's full-text
 	// index since it last compacted it (see compactIndex).
 	ftsIndexed atomic.Int64
+	// vectors, when set, makes belief_query hybrid (hybrid.go).
+	vectors *embed.Index
 	// judged, when set (tests), runs after a create has judged its
 	// candidates and before its write transaction.
 	judged func()
@@ -67,11 +70,11 @@ func (s *Server) tools() []registry.Def {
 		{Name: "belief_query", Description: "Search beliefs by content, domain, or entity. Relevance blends lexical match, confidence and recency (relevance_score).",
 			ReadOnly: true, Family: registry.Valence, Schema: schema("belief_query"), Handler: registry.Handle(s.beliefQuery)},
 		{Name: "belief_create", Description: "Create a new belief with optional entity links. Entities are created if they do not exist; tensions with existing beliefs are detected and returned.",
-			Family: registry.Valence, Schema: schema("belief_create"), Handler: registry.Handle(s.beliefCreate)},
+			Family: registry.Valence, Schema: schema("belief_create"), Handler: registry.Handle(notifying(s, s.beliefCreate))},
 		{Name: "belief_create_batch", Description: "Create up to 1,000 beliefs in one transaction, each as belief_create's arguments plus an optional external_id (a belief whose external_id the workspace already holds is not created again: its result says existing): per-item results (the belief's id and its tensions, or why it was left out); each belief is checked for tensions with the store and with the beliefs before it in the batch.",
-			Family: registry.Valence, Schema: schema("belief_create_batch"), Handler: registry.Handle(s.beliefCreateBatch)},
+			Family: registry.Valence, Schema: schema("belief_create_batch"), Handler: registry.Handle(notifying(s, s.beliefCreateBatch))},
 		{Name: "belief_supersede", Description: "Replace an old belief with a new one, maintaining history.",
-			Family: registry.Valence, Schema: schema("belief_supersede"), Handler: registry.Handle(s.beliefSupersede)},
+			Family: registry.Valence, Schema: schema("belief_supersede"), Handler: registry.Handle(notifying(s, s.beliefSupersede))},
 		{Name: "belief_get", Description: "Get a single belief by ID with full details.",
 			ReadOnly: true, Family: registry.Valence, Schema: schema("belief_get"), Handler: registry.Handle(s.beliefGet)},
 		{Name: "entity_get", Description: "Get entity details with optional beliefs.",

@@ -23,14 +23,14 @@ import (
 )
 
 // DefaultDims is the fake's vector length.
-const DefaultDims = 64
+const DefaultDims = 256
 
 // Synonyms are the fake's groups of words of one meaning: each word is
 // embedded as its group's first word.
 var Synonyms = [][]string{
 	{"car", "automobile", "vehicle", "sedan"},
 	{"doctor", "physician", "clinician"},
-	{"buy", "purchase", "acquire"},
+	{"buy", "bought", "purchase", "acquire"},
 	{"cat", "feline", "kitten"},
 	{"happy", "glad", "joyful", "cheerful"},
 	{"house", "home", "dwelling", "residence"},
@@ -87,7 +87,6 @@ func Vector(text string, dims int) []float32 {
 			sign = -1
 		}
 		v[x%uint64(dims)] += sign
-		v[(x>>20)%uint64(dims)] += sign / 2
 	}
 	var s float64
 	for _, x := range v {
