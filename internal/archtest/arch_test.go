@@ -58,7 +58,7 @@ var sameLayer = map[string][]string{
 	"internal/demo":           {"internal/substrate"},
 	"internal/tutor/transfer": {"internal/tutor/catalog"},
 	"internal/tension":        {"internal/textsearch"},
-	"internal/embed":          {"internal/store"}, // vectors are kept in the store (table embeddings)
+	"internal/embed":          {"internal/store"},            // vectors are kept in the store (table embeddings)
 	"internal/registry":       {"internal/access/principal"}, // a tool call carries its principal
 	"internal/config":         {"internal/access/principal"}, // access rules name roles
 	"internal/users":          {"internal/quota"},

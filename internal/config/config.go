@@ -20,6 +20,9 @@ type Config struct {
 	// Model is the server's language model (the Nexus format's model
 	// section); nil: none configured here.
 	Model *Model
+	// Embeddings is the server's embedding model (the Nexus format's
+	// embeddings section); nil: none, searches are lexical.
+	Embeddings *Embeddings
 }
 
 // Model names the server's language model for the chat and

@@ -14,7 +14,7 @@ import (
 const DefaultToolbox = "default"
 
 var (
-	nexusTopKeys   = []string{"toolboxes", "access", "model", "$schema"}
+	nexusTopKeys   = []string{"toolboxes", "access", "model", "embeddings", "$schema"}
 	desktopTopKeys = []string{"mcpServers", "$schema", "globalShortcut", "preferences"}
 	toolboxKeys    = []string{"description", "mcpServers"}
 	serverKeys     = []string{
@@ -57,6 +57,8 @@ func (l *loader) top(root *yaml.Node, cfg *Config, base string) {
 				access = &fields[i]
 			case f.name == "model":
 				cfg.Model = l.model(f)
+			case f.name == "embeddings":
+				cfg.Embeddings = l.embeddings(f)
 			case f.name == "mcpServers":
 				l.fail(f.key, "mcpServers", "a file with toolboxes lists its servers under each toolbox (toolboxes.NAME.mcpServers), not at the top")
 			default:
