@@ -118,6 +118,9 @@ func (c *common) openServing(ctx context.Context, stderr io.Writer, transport st
 		return nil, nil, err
 	}
 	log.Info("database open", "dialect", a.Store.Dialect(), "database", c.databaseLocation())
+	// The embedding job (with an embedding model): it ends when the app
+	// closes.
+	a.StartEmbeddings(ctx)
 	// Opening compiles every tool's schema: megabytes of short-lived
 	// allocations the runtime would keep from the OS for minutes. Return
 	// them now, beside the first requests, so that an idle Nexus is small.

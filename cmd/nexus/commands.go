@@ -20,6 +20,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/app"
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/embed"
 	"github.com/nexus-mcp/nexus/internal/llm"
 	"github.com/nexus-mcp/nexus/internal/oauth"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
@@ -101,8 +102,18 @@ func (c *common) open(ctx context.Context, stderr io.Writer) (*app.App, *slog.Lo
 	if err != nil {
 		return nil, nil, err
 	}
+	// The server's embedding model, for hybrid search (none: the
+	// configuration file's, else searches are lexical).
+	var emb embed.Embedder
+	if es, ok, err := embed.FromEnv(os.Getenv); err != nil {
+		return nil, nil, err
+	} else if ok {
+		if emb, err = embed.New(es); err != nil {
+			return nil, nil, err
+		}
+	}
 	a, err := app.Open(ctx, app.Config{DataDir: c.dataDir, DBURL: c.db, ConfigPath: c.config, Demo: !c.noDemo, Transport: c.transport, Logger: log,
-		Model: model, Events: c.events})
+		Model: model, Events: c.events, Embeddings: emb})
 	if err == nil && model != nil {
 		log.Info("language model", "model", model.Name())
 	}

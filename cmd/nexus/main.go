@@ -54,6 +54,10 @@ Usage:
         stored only as hashes; HTTP requests authenticate with them
   nexus workspaces list|add-member|remove-member|set-owner ...
         who, besides admins, may act in a workspace: its owner and members
+  nexus embeddings status|backfill [common flags]
+        hybrid search's vectors: how many beliefs and exchanges have one of the
+        embedding model's; backfill embeds the rest now (serve and stdio do it
+        in the background)
   nexus keys rotate [common flags]   new key for users' model credentials; rewraps them
   nexus reload [--db URL]   every replica on the database (or NATS) reads its --config
         file again, as SIGHUP to one of them does
@@ -138,6 +142,14 @@ Environment (no flags):
   NEXUS_LLM_MODEL        the model, e.g. gpt-4o-mini, claude-sonnet-4-5, llama3.1
   NEXUS_LLM_API_KEY      the provider's key (not needed by Ollama)
   NEXUS_LLM_BASE_URL     the API's base URL, e.g. http://127.0.0.1:11434/v1 for Ollama
+  NEXUS_EMBEDDINGS_PROVIDER, NEXUS_EMBEDDINGS_MODEL
+                         the server's embedding model, for hybrid search: openai (or any
+                         OpenAI-compatible /v1/embeddings) or ollama (/api/embed), and
+                         the model, e.g. text-embedding-3-small, nomic-embed-text; none
+                         by default (searches are lexical)
+  NEXUS_EMBEDDINGS_API_KEY, NEXUS_EMBEDDINGS_BASE_URL, NEXUS_EMBEDDINGS_DIMS
+                         its key, base URL (e.g. http://127.0.0.1:11434 for Ollama) and
+                         vector length (asked of the model and checked)
   NEXUS_KEYRING          the keyring sealing users' model credentials, in keyring.json's
                          format (default: keyring.json in the data directory, created on
                          first run); replicas on one PostgreSQL database share it
@@ -179,6 +191,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdWorkspaces(ctx, rest, stdout, stderr)
 	case "keys":
 		err = cmdKeys(ctx, rest, stdout, stderr)
+	case "embeddings":
+		err = cmdEmbeddings(ctx, rest, stdout, stderr)
 	case "reload":
 		err = cmdReload(ctx, rest, stdout, stderr)
 	case "version", "--version":

@@ -24,6 +24,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/demo"
+	"github.com/nexus-mcp/nexus/internal/embed"
 	"github.com/nexus-mcp/nexus/internal/events"
 	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
@@ -71,6 +72,10 @@ type Config struct {
 	// Model is the server's language model for the chat and
 	// tn_session_ask (nil: none configured; users may bring their own).
 	Model llm.Provider
+	// Embeddings is the server's embedding model, which makes searches
+	// hybrid (nil: the configuration file's embeddings section, else none:
+	// searches are lexical).
+	Embeddings embed.Embedder
 }
 
 // Surfaces are the MCP surfaces of an App, built in one place
@@ -156,6 +161,14 @@ type App struct {
 	current    *config.Config
 	reloaded   []func(*config.Config)
 
+	// Vectors are the embeddings of beliefs and exchanges (nil without an
+	// embedding model): belief_query searches them, [App.StartEmbeddings]
+	// runs their background job.
+	Vectors *embed.Index
+	// embedStop ends the embedding job, embedDone is closed when it has.
+	embedStop context.CancelFunc
+	embedDone chan struct{}
+
 	// usersChanged are called after the users cache was forgotten
 	// ([App.OnUsersChanged]).
 	usersMu      sync.Mutex
@@ -194,6 +207,14 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	reg := registry.New()
 	sub := substrate.New(st, log)
+	vectors, err := openVectors(st, cfg.Embeddings, conf, log)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if vectors != nil {
+		sub.UseVectors(vectors)
+	}
 	if err := sub.Register(reg); err != nil {
 		st.Close()
 		return nil, err
@@ -229,7 +250,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	tw := trace.NewWriter(st, log)
 	a := &App{Store: st, Registry: reg, Substrate: sub, Tutor: tut, Keyring: keys, KeyringPath: keysPath, Conversations: conv, Traces: tw, Telemetry: tel, log: log,
-		Instance: instanceName(), Users: users.New(st), configPath: cfg.ConfigPath, current: conf}
+		Instance: instanceName(), Users: users.New(st), configPath: cfg.ConfigPath, current: conf, Vectors: vectors}
 	a.Metrics = metrics.New(metrics.Options{DB: st.DB(), Servers: a.downstreamServers, Logger: log})
 	var rules config.Access
 	if conf != nil {
@@ -327,6 +348,7 @@ func (a *App) downstreamServers() []metrics.Server {
 
 // Close disconnects downstream servers, flushes traces and closes the store.
 func (a *App) Close() {
+	a.stopEmbeddings()
 	if a.Workbench != nil {
 		a.Workbench.Close()
 	}
