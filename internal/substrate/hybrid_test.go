@@ -3,6 +3,7 @@ package substrate_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -129,6 +130,49 @@ func TestHybridBeliefQuery(t *testing.T) {
 		}
 		if !strings.Contains(logs.String(), "vector side failed") {
 			t.Errorf("the failure was not logged: %s", logs.String())
+		}
+	})
+}
+
+// BenchmarkHybridBeliefQuery is belief_query over 2,000 beliefs on SQLite,
+// lexical and hybrid (the fake provider over loopback HTTP, vectors cached):
+// the difference is hybrid search's extra cost per query.
+func BenchmarkHybridBeliefQuery(b *testing.B) {
+	st := storetest.OpenTestSQLite(b)
+	fake := embedtest.New(b)
+	e, err := embed.New(embed.Settings{Provider: "openai", BaseURL: fake.OpenAIURL(), Model: "fake-embed"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix := embed.NewIndex(st, e, embed.Options{Sources: []embed.Source{embed.BeliefSource}})
+	sub := substrate.New(st, nil)
+	reg := registry.New()
+	if err := sub.Register(reg); err != nil {
+		b.Fatal(err)
+	}
+	h := pipelinetest.Valence{T: b, St: st, P: pipeline.New(pipeline.Options{Registry: reg})}
+	words := []string{"car", "doctor", "house", "film", "report", "revenue", "coffee", "garden", "river", "train", "school", "market"}
+	items := make([]any, 0, 1000)
+	for i := range 2000 {
+		items = append(items, map[string]any{"content": fmt.Sprintf("note %d about the %s and the %s near the %s", i, words[i%12], words[(i/12)%12], words[(i/144)%12])})
+		if len(items) == 1000 {
+			h.Call("belief_create_batch", map[string]any{"beliefs": items})
+			items = items[:0]
+		}
+	}
+	if err := ix.Backfill(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	args := map[string]any{"query": "automobile near the river", "limit": 10}
+	b.Run("lexical", func(b *testing.B) {
+		for b.Loop() {
+			h.Call("belief_query", args)
+		}
+	})
+	sub.UseVectors(ix)
+	b.Run("hybrid", func(b *testing.B) {
+		for b.Loop() {
+			h.Call("belief_query", args)
 		}
 	})
 }
