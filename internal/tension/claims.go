@@ -23,6 +23,11 @@ var (
 // addressed.
 var greetings = map[string]bool{"hey": true, "hi": true, "hello": true, "thanks": true, "thank": true, "bye": true, "congrats": true, "congratulations": true, "dear": true}
 
+// HasClaim reports whether content states anything that could be in
+// tension with another belief: it is not only questions, social talk and
+// annotations. A belief without a claim needs no tension candidates.
+func HasClaim(content string) bool { return claimText(content) != "" }
+
 // maxLabel is the most bytes a leading speaker label ("Caroline: ") spans.
 const maxLabel = 40
 
