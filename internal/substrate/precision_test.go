@@ -24,12 +24,20 @@ import (
 // differ.
 func templateBeliefs(n int) []BatchInput {
 	templates := []func(i int) string{
-		func(i int) string { return fmt.Sprintf("Course SUBJ %d transfers to institution %d as course %d", i, i%7, i) },
+		func(i int) string {
+			return fmt.Sprintf("Course SUBJ %d transfers to institution %d as course %d", i, i%7, i)
+		},
 		func(i int) string { return fmt.Sprintf("Room %d in building %d has %d seats", i, i%5, 20+i%40) },
-		func(i int) string { return fmt.Sprintf("Ticket #%d was opened by user %d and is assigned to team %d", i, i%50, i%9) },
-		func(i int) string { return fmt.Sprintf("Student %d is enrolled in section %d of course %d", i, i%12, 100+i%30) },
+		func(i int) string {
+			return fmt.Sprintf("Ticket #%d was opened by user %d and is assigned to team %d", i, i%50, i%9)
+		},
+		func(i int) string {
+			return fmt.Sprintf("Student %d is enrolled in section %d of course %d", i, i%12, 100+i%30)
+		},
 		func(i int) string { return fmt.Sprintf("Order %d shipped %d items to customer %d", i, 1+i%6, i%300) },
-		func(i int) string { return fmt.Sprintf("Flight %d departs from gate %d at %d:%02d", i, i%40, 6+i%14, i%4*15) },
+		func(i int) string {
+			return fmt.Sprintf("Flight %d departs from gate %d at %d:%02d", i, i%40, 6+i%14, i%4*15)
+		},
 		func(i int) string { return fmt.Sprintf("Employee %d works in building %d on floor %d", i, i%5, 1+i%8) },
 		func(i int) string { return fmt.Sprintf("Node %d of cluster %d has %d GB of memory", i, i%3, 16<<(i%3)) },
 	}
