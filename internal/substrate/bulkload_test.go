@@ -65,7 +65,9 @@ func TestWindowCandidatesMatchSQL(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := c.f
-			f.workspace, f.requireTerms, f.maxCandidates, f.window = ws, true, tensionSearchCap, tensionWindow
+			// The sizes the cases were written for (the capped ones need more
+			// related matches than the cap within the window).
+			f.workspace, f.requireTerms, f.maxCandidates, f.window = ws, true, 100, 300
 			want, err := s.candidates(ctx, st.Prepared(), c.terms, f)
 			if err != nil {
 				t.Fatal(err)

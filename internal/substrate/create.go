@@ -309,8 +309,9 @@ func (s *Server) judgeDraft(ctx context.Context, an *memo, workspace string, d *
 	}
 	d.n = n
 	// A scoped belief whose domain and entities the store has never seen
-	// has no candidates there.
-	if d.scoped && f.domainExact == "" && len(f.entityIDs) == 0 {
+	// has no candidates there; a belief that claims nothing (questions,
+	// social talk) is in tension with nothing.
+	if d.scoped && f.domainExact == "" && len(f.entityIDs) == 0 || !tension.HasClaim(b.Content) {
 		return nil
 	}
 	f.known = d.df

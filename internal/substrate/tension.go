@@ -28,12 +28,15 @@ const (
 // checked against a new belief.
 const tensionCandidates = 20
 
-// tensionSearchCap bounds the related beliefs read and scored to choose them.
-const tensionSearchCap = 100
+// tensionSearchCap bounds the related beliefs read and scored to choose
+// them. Issue 23: 100 -> 40 and a window of 300 -> 100 matches; reading
+// and scoring the window was 62% of belief_create's CPU (see
+// docs/benchmarks.md, "Tension precision and write throughput").
+const tensionSearchCap = 40
 
 // tensionWindow bounds the full-text matches examined to find them (the
 // newest; see searchFilter.window).
-const tensionWindow = 3 * tensionSearchCap
+const tensionWindow = 100
 
 // detectTensions compares b with the active beliefs of its workspace that
 // share an entity or its domain path and match it lexically (or, when b has

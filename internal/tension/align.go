@@ -56,7 +56,7 @@ func align(x, y *belief) evidence {
 		}
 		matched := false
 		for k, wb := range onlyB {
-			if usedB[k] || scopeWords[wb] || !opposed(wa, wb) {
+			if usedB[k] || scopeWords[wb] || !opposed(wa, wb) || !attached(x, wa, y, wb) {
 				continue
 			}
 			usedB[k] = true
@@ -382,6 +382,74 @@ func inSubject(x *belief, s [2]int) bool {
 			if i == x.core[k] {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// attached reports whether opposed terms wa (of x) and wb (of y) attach to
+// the same thing (issue 23): one of the attachReach nearest content terms
+// before or after one of wa's occurrences in its clause is also near one of
+// wb's ("logging
+// is enabled" vs "logging is disabled", "dark mode" vs "light mode"), or
+// neither has a content word beside it. "come up with ideas" vs "calming us
+// down" oppose nothing: up and down are said of different things.
+func attached(x *belief, wa string, y *belief, wb string) bool {
+	// Two modifiers ("less processed food" vs "more veggies", "dark mode"
+	// vs "light mode") are said of what follows them.
+	mod := modifier(x, wa) && modifier(y, wb)
+	na, nb := neighbours(x, wa, mod), neighbours(y, wb, mod)
+	if len(na) == 0 && len(nb) == 0 {
+		return true
+	}
+	for _, k := range na {
+		if contains(nb, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// attachReach is how many content terms on each side of an opposed term
+// count as what it is said of.
+const attachReach = 2
+
+// neighbours returns the keys of the nearest content terms on either side
+// of each occurrence of word key w in x, within its clause; with modifiers,
+// only those after it.
+func neighbours(x *belief, w string, modifiers bool) []string {
+	var out []string
+	for i := range x.seq {
+		if x.seq[i].kind != wordTerm || x.seq[i].key != w {
+			continue
+		}
+		steps := []int{-1, 1}
+		if modifiers {
+			steps = steps[1:]
+		}
+		for _, step := range steps {
+			n := 0
+			for j := i + step; j >= 0 && j < len(x.seq) && n < attachReach; j += step {
+				t := &x.seq[j]
+				if t.kind == breakTerm {
+					break
+				}
+				if t.kind == wordTerm || t.kind == valueTerm {
+					out = append(out, t.key)
+					n++
+				}
+			}
+		}
+	}
+	return out
+}
+
+// modifier reports whether word key w of x is directly followed by a
+// content word: it modifies that word.
+func modifier(x *belief, w string) bool {
+	for i := range x.seq {
+		if x.seq[i].kind == wordTerm && x.seq[i].key == w && i+1 < len(x.seq) && x.seq[i+1].kind == wordTerm && !x.seq[i+1].scope {
+			return true
 		}
 	}
 	return false

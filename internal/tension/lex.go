@@ -19,6 +19,7 @@ type lexeme struct {
 	slash bool   // directly after a slash ("Sep/13")
 	upper bool   // the word starts with an upper-case letter
 	paren bool   // a clause break made only of parentheses
+	hash  bool   // a number written directly after '#' ("#12")
 }
 
 // isDigit reports whether c is an ASCII digit.
@@ -63,7 +64,7 @@ func lexText(src string) []lexeme {
 				}
 				break
 			}
-			out = append(out, lexeme{s: src[i:j], num: true, slash: i > 0 && src[i-1] == '/'})
+			out = append(out, lexeme{s: src[i:j], num: true, slash: i > 0 && src[i-1] == '/', hash: i > 0 && src[i-1] == '#'})
 			if j < n && src[j] == '%' {
 				out = append(out, lexeme{s: "%"})
 				j++
@@ -133,6 +134,24 @@ func lexText(src string) []lexeme {
 			}
 			i += w
 		}
+	}
+	return eagerWait(out)
+}
+
+// eagerWait drops the negation of "can't wait", "cannot wait" and
+// "couldn't wait" (issue 23): the idiom says someone looks forward to
+// something, it denies nothing.
+func eagerWait(lx []lexeme) []lexeme {
+	out := lx[:0]
+	for k, l := range lx {
+		next := k+1 < len(lx) && lx[k+1].s == "wait"
+		switch {
+		case l.neg && next && len(out) > 0 && (out[len(out)-1].s == "can" || out[len(out)-1].s == "could"):
+			continue
+		case l.s == "cannot" && next:
+			l.s = "can"
+		}
+		out = append(out, l)
 	}
 	return out
 }

@@ -75,7 +75,7 @@ type belief struct {
 // analyze turns one input into terms.
 func analyze(in Input) belief {
 	var x belief
-	content := in.Content
+	content := claimText(in.Content)
 	if len(content) > maxBytes {
 		cut := maxBytes
 		for cut > 0 && !utf8.RuneStart(content[cut]) {
@@ -149,6 +149,20 @@ func toTerms(lx []lexeme) []term {
 				prevCaps = -1
 				continue
 			}
+			if identityNumber(lx, i, out, prevCaps) {
+				// "SUBJ 74", "course 74", "institution 0": the number names
+				// the thing; "#12" is an identifier by itself.
+				if l.hash {
+					out = append(out, term{key: "#" + l.s, disp: "#" + l.s, kind: wordTerm, named: true})
+				} else {
+					t := &out[len(out)-1]
+					t.key += l.s
+					t.disp += " " + l.s
+					t.named = true
+				}
+				prevCaps = -1
+				continue
+			}
 			var t term
 			t, i = parseNumber(lx, i, out)
 			out = append(out, t)
@@ -157,7 +171,7 @@ func toTerms(lx []lexeme) []term {
 		}
 		w := l.s
 		prevCaps = -1
-		if l.caps && i+1 < len(lx) && lx[i+1].num && len(lx[i+1].s) >= 3 && allDigits(lx[i+1].s) && !l.poss {
+		if l.caps && i+1 < len(lx) && lx[i+1].num && allDigits(lx[i+1].s) && !l.poss {
 			// An all-caps code before a number is a course or standard
 			// code even when it spells a stop word ("IS 309", "AS 101").
 			prevCaps = len(out)
@@ -187,6 +201,12 @@ func toTerms(lx []lexeme) []term {
 			// "turned on in production", "logging is on": the particle
 			// is opposable to "off", so it is a content word here.
 			out = append(out, term{key: w, disp: w, kind: wordTerm})
+			continue
+		}
+		if f, ok := freqWords[lx[min(i+1, len(lx)-1)].s]; ok && i > 0 && i+1 < len(lx) && (w == "a" || w == "an") && timesWords[lx[i-1].s] {
+			// "twice a week", "multiple times a day": how often, not how long.
+			out = append(out, term{key: f, disp: w + " " + lx[i+1].s, kind: valueTerm, class: classFreq})
+			i++
 			continue
 		}
 		if u, ok := articleUnit(lx, i); ok {
@@ -373,3 +393,32 @@ func designators(seq []term) []term {
 	}
 	return seq
 }
+
+// identityNumber reports whether the number at lx[i] names a thing rather
+// than measuring it (issue 23): a plain integer written "#12", or directly
+// after an all-caps code word (the word at out index caps, "SUBJ 74",
+// "CPSC 1150") or an identity noun ("course 74", "room 12"), and not
+// followed by a unit ("course 3 hours" is not course 3).
+func identityNumber(lx []lexeme, i int, out []term, caps int) bool {
+	l := lx[i]
+	if !allDigits(l.s) {
+		return false
+	}
+	if l.hash {
+		return true
+	}
+	n := len(out)
+	if n == 0 || out[n-1].kind != wordTerm || i == 0 || lx[i-1].brk || lx[i-1].num {
+		return false
+	}
+	if i+1 < len(lx) && !lx[i+1].brk {
+		if _, unit := units[lx[i+1].s]; unit {
+			return false
+		}
+	}
+	return caps == n-1 || identityNouns[lx[i-1].s]
+}
+
+// timesWords count several occurrences: "a day" after them is a
+// frequency, not a period ("once a day" is every day).
+var timesWords = map[string]bool{"times": true, "twice": true, "thrice": true}

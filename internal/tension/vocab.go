@@ -191,6 +191,8 @@ var (
 	startVerbs = loadStemSet("start_verbs.txt")
 	// prepositions are opposable prepositions: never modifiers.
 	prepositions = loadSet("prepositions.txt")
+	// identityNouns are nouns whose number names a thing ("course 74").
+	identityNouns = loadSet("identity_nouns.txt")
 	// antonyms maps a canonical word to its canonical opposites.
 	antonyms = loadAntonyms("antonyms.txt")
 )
