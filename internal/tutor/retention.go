@@ -31,16 +31,29 @@ type Retained struct {
 // older than TranscriptRetention lose their content and tool uses; tutoring
 // sessions of anonymous users (tier anonymous when they started it) whose
 // last activity is older than AnonymousRetention are deleted with their
-// messages and pending messages. Running it twice changes nothing more.
+// messages and pending messages. The embedding vectors of the messages
+// anonymized or deleted go with them. Running it twice changes nothing
+// more.
 func (s *Server) Retain(ctx context.Context, now time.Time) (Retained, error) {
 	var r Retained
-	res, err := s.st.DB().ExecContext(ctx, s.st.Q(`UPDATE exchanges SET content = ?, tool_uses = '[]'
-		WHERE created_at < ? AND content <> ? AND conversation_id IN (SELECT id FROM conversations WHERE platform = ?)`),
-		Anonymized, store.Micros(now.Add(-TranscriptRetention)), Anonymized, Platform)
+	// An anonymized message loses its embedding vector (hybrid search) in
+	// the same transaction: the vector still carries the meaning of the
+	// erased text. The embedding job embeds the new content later.
+	err := s.st.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.st.Q(`UPDATE exchanges SET content = ?, tool_uses = '[]'
+			WHERE created_at < ? AND content <> ? AND conversation_id IN (SELECT id FROM conversations WHERE platform = ?)`),
+			Anonymized, store.Micros(now.Add(-TranscriptRetention)), Anonymized, Platform)
+		if err != nil {
+			return err
+		}
+		r.Anonymized, _ = res.RowsAffected()
+		_, err = tx.ExecContext(ctx, s.st.Q(`DELETE FROM embeddings WHERE kind = 'exchange' AND id IN (SELECT id FROM exchanges
+			WHERE content = ? AND conversation_id IN (SELECT id FROM conversations WHERE platform = ?))`), Anonymized, Platform)
+		return err
+	})
 	if err != nil {
 		return r, fmt.Errorf("anonymize transcripts: %w", err)
 	}
-	r.Anonymized, _ = res.RowsAffected()
 	cutoff := store.Micros(now.Add(-AnonymousRetention))
 	var deleted []string
 	err = s.st.Tx(ctx, func(tx *sql.Tx) error {
@@ -48,6 +61,7 @@ func (s *Server) Retain(ctx context.Context, now time.Time) (Retained, error) {
 		for _, q := range []string{
 			`DELETE FROM tn_pending WHERE conversation_id IN (` + sel + `)`,
 			`DELETE FROM insights WHERE session_id IN (` + sel + `)`,
+			`DELETE FROM embeddings WHERE kind = 'exchange' AND id IN (SELECT id FROM exchanges WHERE conversation_id IN (` + sel + `))`,
 			`DELETE FROM exchanges WHERE conversation_id IN (` + sel + `)`,
 		} {
 			if _, err := tx.ExecContext(ctx, s.st.Q(q), Platform, cutoff); err != nil {

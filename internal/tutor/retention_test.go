@@ -52,6 +52,16 @@ func TestRetention(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// Each message has an embedding vector (hybrid search).
+		vec := func() int {
+			var n int
+			st.DB().QueryRow(`SELECT COUNT(*) FROM embeddings WHERE kind = 'exchange'`).Scan(&n)
+			return n
+		}
+		if _, err := st.DB().Exec(st.Q(`INSERT INTO embeddings (kind, id, workspace, model, dims, vector, content_hash, created_at)
+			SELECT 'exchange', id, ?, 'm', 1, ?, ?, 0 FROM exchanges`), pipeline.DefaultWorkspace, []byte{0, 0, 128, 63}, []byte{1}); err != nil || vec() != 3 {
+			t.Fatalf("vectors: %d, %v", vec(), err)
+		}
 		// Everything happened 100 days ago.
 		old := store.Micros(time.Now().Add(-100 * 24 * time.Hour))
 		st.DB().Exec(st.Q(`UPDATE exchanges SET created_at = ?`), old)
@@ -68,6 +78,10 @@ func TestRetention(t *testing.T) {
 		st.DB().QueryRow(st.Q(`SELECT content FROM exchanges WHERE conversation_id = ?`), free).Scan(&content)
 		if content != Anonymized {
 			t.Fatalf("tutoring message after 100 days: %q", content)
+		}
+		var left string
+		if err := st.DB().QueryRow(`SELECT e.conversation_id FROM embeddings v JOIN exchanges e ON e.id = v.id`).Scan(&left); err != nil || vec() != 1 || left != memory.ID {
+			t.Fatalf("vectors after anonymizing: %d left (of %q, %v), want only the vkb conversation's", vec(), left, err)
 		}
 		// A year and more later: the anonymous user's session goes, the free user's stays.
 		r, err = s.Retain(ctx, time.Now().Add(300*24*time.Hour))
