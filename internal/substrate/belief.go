@@ -495,7 +495,7 @@ const (
 )
 
 func (s *Server) beliefQuery(ctx context.Context, c *registry.Call, in beliefQueryIn) (*queryResult, error) {
-	f := searchFilter{workspace: c.Workspace, includeSuperseded: in.IncludeSuperseded, want: in.Limit}
+	f := searchFilter{workspace: c.Workspace, includeSuperseded: in.IncludeSuperseded, want: in.Limit, workspaceStats: true}
 	if len(in.DomainFilter) > 0 {
 		dk, err := domainKey(in.DomainFilter)
 		if err != nil {

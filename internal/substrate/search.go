@@ -100,6 +100,9 @@ type searchFilter struct {
 	// store growing fast under a bulk load). Tension candidates use it;
 	// belief_query does not, so that it finds old matches too.
 	window int
+	// workspaceStats has BM25 weigh the terms with the workspace's
+	// statistics instead of the store's (belief_query).
+	workspaceStats bool
 	// known holds document frequencies the caller has already read.
 	known map[string]int
 	// memo, when set with a window on SQLite, has the search read each
@@ -194,12 +197,101 @@ func (s *Server) search(ctx context.Context, q querier, query string, f searchFi
 			return nil, err
 		}
 	}
-	n, err := s.corpusSize(ctx, q)
+	sdf, n, err := s.scoringStats(ctx, q, terms, df, f)
 	if err != nil {
 		return nil, err
 	}
-	scoreBM25(res.hits, terms, df, n)
+	scoreBM25(res.hits, terms, sdf, n)
 	return res, nil
+}
+
+// scoringStats returns the document frequencies and corpus size BM25 weighs
+// the terms with. A search with workspaceStats counts them in its workspace
+// alone (see [Server.workspaceDocFreq]): a term common in the workspace is
+// common for its ranking, however rare it is in the rest of the store. Other
+// searches, and a workspace that holds the whole store, use the store's
+// statistics (df, already read for selection).
+func (s *Server) scoringStats(ctx context.Context, q querier, terms []string, df map[string]int, f searchFilter) (map[string]int, int, error) {
+	if f.workspaceStats {
+		sole, err := s.soleWorkspace(ctx, q, f.workspace)
+		if err != nil {
+			return nil, 0, err
+		}
+		if !sole {
+			n, err := s.workspaceSize(ctx, q, f.workspace)
+			if err != nil {
+				return nil, 0, err
+			}
+			wdf := make(map[string]int, len(terms))
+			for _, t := range terms {
+				if df[t] == 0 {
+					continue
+				}
+				if wdf[t], err = s.workspaceDocFreq(ctx, q, f.workspace, t); err != nil {
+					return nil, 0, err
+				}
+			}
+			return wdf, n, nil
+		}
+	}
+	n, err := s.corpusSize(ctx, q)
+	return df, n, err
+}
+
+// soleWorkspace reports whether ws is the only workspace with beliefs (two
+// index seeks, cached as the other statistics): its statistics are then the
+// store's.
+func (s *Server) soleWorkspace(ctx context.Context, q querier, ws string) (bool, error) {
+	fetch := func(q querier) func(context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) {
+			var other int
+			if err := q.QueryRowContext(ctx, s.st.Q(`SELECT CASE WHEN EXISTS (SELECT 1 FROM beliefs WHERE workspace < ?)
+				OR EXISTS (SELECT 1 FROM beliefs WHERE workspace > ?) THEN 1 ELSE 2 END`), ws, ws).Scan(&other); err != nil {
+				return 0, fmt.Errorf("workspace statistics: %w", err)
+			}
+			return other, nil // 2: sole (the cache does not keep zeros)
+		}
+	}
+	v, err := s.stats.Get(ctx, "sole:"+ws, fetch(q), fetch(s.st.DB()))
+	return v == 2, err
+}
+
+// workspaceSize is the number of beliefs of workspace ws (one scan of its
+// index entries, cached).
+func (s *Server) workspaceSize(ctx context.Context, q querier, ws string) (int, error) {
+	fetch := func(q querier) func(context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) {
+			var n int
+			if err := q.QueryRowContext(ctx, s.st.Q(`SELECT COUNT(*) FROM beliefs WHERE workspace = ?`), ws).Scan(&n); err != nil {
+				return 0, fmt.Errorf("workspace statistics: %w", err)
+			}
+			return n, nil
+		}
+	}
+	return s.stats.Get(ctx, "n:"+ws, fetch(q), fetch(s.st.DB()))
+}
+
+// workspaceDocFreq returns the number of beliefs of workspace ws whose
+// content matches term. It reads each of the term's matches in the store
+// once (cached as [Server.docFreq]).
+func (s *Server) workspaceDocFreq(ctx context.Context, q querier, ws, term string) (int, error) {
+	fetch := func(q querier) func(context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) {
+			var query, arg string
+			if s.st.Dialect() == store.Postgres {
+				query, arg = `SELECT COUNT(*) FROM beliefs WHERE workspace = $1 AND tsv @@ to_tsquery('english', $2)`, term
+			} else {
+				query, arg = `SELECT COUNT(*) FROM beliefs_fts JOIN beliefs b ON b.seq = beliefs_fts.rowid
+					WHERE b.workspace = ? AND beliefs_fts MATCH ?`, textsearch.FTS5Match([]string{term})
+			}
+			var n int
+			if err := q.QueryRowContext(ctx, query, ws, arg).Scan(&n); err != nil {
+				return 0, fmt.Errorf("term statistics: %w", err)
+			}
+			return n, nil
+		}
+	}
+	return s.stats.Get(ctx, "df:"+ws+"\x00"+term, fetch(q), fetch(s.st.DB()))
 }
 
 // candidates reads up to candidateCap beliefs under f that match any of
