@@ -35,6 +35,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/locomo"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/substrate"
+	"github.com/nexus-mcp/nexus/internal/textsearch"
 )
 
 func main() {
@@ -130,6 +131,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	maxK := o.ks[len(o.ks)-1]
 	for _, r := range retrievers() {
 		rec := locomo.NewRecall(o.ks...)
+		var miss misses
 		var lat []time.Duration
 		asked := 0
 		for _, c := range convs {
@@ -145,14 +147,42 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				}
 				lat = append(lat, time.Since(t0))
 				rec.Add(q, ranked)
+				miss.add(b, c, q, ranked)
 				asked++
 			}
 		}
 		slices.Sort(lat)
 		fmt.Fprintf(stdout, "\n%s: %d questions, evidence recall@k (%%), p50 %.2f ms a question\n\n%s",
 			r.name, asked, ms(lat[len(lat)/2]), rec.Table())
+		fmt.Fprintf(stdout, "\nevidence turns: %d; found in the first %d: %d; not found, sharing a query term's stem: %d; not found, sharing none: %d\n",
+			miss.total, maxK, miss.found, miss.sharing, miss.none)
 	}
 	return nil
+}
+
+// misses counts the evidence turns a retriever found in its results, and
+// those it did not by whether they share a query term (stemmed) with the
+// question: a turn that shares none cannot be found lexically.
+type misses struct {
+	total, found, sharing, none int
+}
+
+func (m *misses) add(b *bench, c locomo.Conversation, q locomo.Question, ranked []string) {
+	stems := map[string]bool{}
+	for _, t := range textsearch.Terms(q.Text) {
+		stems[textsearch.Stem(t)] = true
+	}
+	for _, e := range q.Evidence {
+		m.total++
+		switch {
+		case slices.Contains(ranked, e):
+			m.found++
+		case slices.ContainsFunc(textsearch.Tokens(b.turns[c.ID][e]), func(t string) bool { return stems[textsearch.Stem(t)] }):
+			m.sharing++
+		default:
+			m.none++
+		}
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -208,6 +238,7 @@ type bench struct {
 	diaID    map[string]string // belief id -> the turn's dia_id
 	content  map[string]string // belief id -> content
 	tensions []substrate.Tension
+	turns    map[string]map[string]string // conversation -> dia_id -> content
 }
 
 func (b *bench) workspace(c locomo.Conversation) string { return "locomo-" + b.run + "-" + c.ID }
@@ -225,8 +256,9 @@ func (b *bench) call(ctx context.Context, tool, ws string, args []byte) (json.Ra
 // call, and returns how many it created.
 func (b *bench) load(ctx context.Context, c locomo.Conversation) (int, error) {
 	if b.diaID == nil {
-		b.diaID, b.content = map[string]string{}, map[string]string{}
+		b.diaID, b.content, b.turns = map[string]string{}, map[string]string{}, map[string]map[string]string{}
 	}
+	b.turns[c.ID] = map[string]string{}
 	type item struct {
 		Content   string    `json:"content"`
 		ValidFrom time.Time `json:"valid_from"`
@@ -236,6 +268,7 @@ func (b *bench) load(ctx context.Context, c locomo.Conversation) (int, error) {
 	for _, s := range c.Sessions {
 		for _, t := range s.Turns {
 			items = append(items, item{Content: t.Content(), ValidFrom: s.At})
+			b.turns[c.ID][t.DiaID] = strings.TrimPrefix(t.Content(), t.Speaker+": ")
 			dia = append(dia, t.DiaID)
 		}
 	}

@@ -37,6 +37,10 @@ const (
 	// times the cap are read through the full-text index (see
 	// candidatesSQL).
 	pgIndexMatches = 10
+	// maxRead bounds, in multiples of the cap, the full-text matches (in
+	// the whole store) the selective terms of a search may have (see
+	// selectTerms).
+	maxRead = 10
 )
 
 // docFreq returns the number of beliefs (in all workspaces) whose content
@@ -175,15 +179,12 @@ func (s *Server) search(ctx context.Context, q querier, query string, f searchFi
 	if len(matching) == 0 {
 		return &searchResult{}, nil
 	}
-	slices.SortStableFunc(matching, func(a, b string) int { return df[a] - df[b] })
-	selective, sum := matching[:1], df[matching[0]]
-	for _, t := range matching[1:] {
-		if sum += df[t]; sum > f.cap() {
-			break
-		}
-		selective = append(selective, t)
+	sdf, n, err := s.scoringStats(ctx, q, terms, df, f)
+	if err != nil {
+		return nil, err
 	}
-	f.matches = sum
+	selective, matches := selectTerms(matching, df, sdf, f.cap())
+	f.matches = matches
 	res, err := s.candidates(ctx, q, selective, f)
 	if err != nil {
 		return nil, err
@@ -197,12 +198,41 @@ func (s *Server) search(ctx context.Context, q querier, query string, f searchFi
 			return nil, err
 		}
 	}
-	sdf, n, err := s.scoringStats(ctx, q, terms, df, f)
-	if err != nil {
-		return nil, err
-	}
 	scoreBM25(res.hits, terms, sdf, n)
 	return res, nil
+}
+
+// selectTerms picks the terms that select candidates: the rarest under the
+// filters first (by sdf, the search's statistics: its workspace's for
+// belief_query), as long as their matches under the filters add up to at
+// most limit and their matches in the whole store (df, what the index
+// reads) to at most maxRead. It returns them and the estimate of the
+// matches the index reads (counting the first term left out, as
+// PostgreSQL's plan expects; see candidatesSQL).
+//
+// In a workspace that holds the whole store the two counts are one and the
+// rule is the old one: terms whose frequencies add up to at most limit. In
+// a workspace of a shared store, a term common elsewhere but not in the
+// workspace still selects, so an answer that shares only that word with the
+// question is a candidate.
+func selectTerms(matching []string, df, sdf map[string]int, limit int) ([]string, int) {
+	slices.SortStableFunc(matching, func(a, b string) int {
+		if c := sdf[a] - sdf[b]; c != 0 {
+			return c
+		}
+		return df[a] - df[b]
+	})
+	selective := matching[:1]
+	inFilter, read := sdf[matching[0]], df[matching[0]]
+	for _, t := range matching[1:] {
+		inFilter += sdf[t]
+		read += df[t]
+		if inFilter > limit || read > maxRead*limit {
+			break
+		}
+		selective = append(selective, t)
+	}
+	return selective, read
 }
 
 // scoringStats returns the document frequencies and corpus size BM25 weighs
