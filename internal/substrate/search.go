@@ -104,6 +104,13 @@ type searchFilter struct {
 	// store growing fast under a bulk load). Tension candidates use it;
 	// belief_query does not, so that it finds old matches too.
 	window int
+	// validAt keeps the beliefs valid at that instant: valid_from absent or
+	// at or before it, valid_until absent or after it. validAfter and
+	// validBefore keep those whose validity [valid_from, valid_until)
+	// overlaps the window between them (either may be absent). Only
+	// candidatesSQL applies them (belief_query; windowed searches do not
+	// use them).
+	validAt, validAfter, validBefore *time.Time
 	// workspaceStats has BM25 weigh the terms with the workspace's
 	// statistics instead of the store's (belief_query).
 	workspaceStats bool
@@ -540,6 +547,18 @@ func (s *Server) candidatesSQL(terms []string, f searchFilter) (string, []any) {
 	} else {
 		where = append(where, "b.status = ?")
 		args = append(args, StatusActive)
+	}
+	if f.validAt != nil {
+		where = append(where, "(b.valid_from IS NULL OR b.valid_from <= ?)", "(b.valid_until IS NULL OR b.valid_until > ?)")
+		args = append(args, store.Micros(*f.validAt), store.Micros(*f.validAt))
+	}
+	if f.validAfter != nil {
+		where = append(where, "(b.valid_until IS NULL OR b.valid_until > ?)")
+		args = append(args, store.Micros(*f.validAfter))
+	}
+	if f.validBefore != nil {
+		where = append(where, "(b.valid_from IS NULL OR b.valid_from < ?)")
+		args = append(args, store.Micros(*f.validBefore))
 	}
 	if f.domainPrefix != "" {
 		where = append(where, `b.domain_key LIKE ? ESCAPE '\'`)
