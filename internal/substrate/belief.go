@@ -472,7 +472,28 @@ type beliefQueryIn struct {
 	DomainFilter      []string `json:"domain_filter"`
 	EntityID          string   `json:"entity_id"`
 	IncludeSuperseded bool     `json:"include_superseded"`
+	ValidAt           string   `json:"valid_at"`
+	ValidAfter        string   `json:"valid_after"`
+	ValidBefore       string   `json:"valid_before"`
 	Limit             int      `json:"limit"`
+}
+
+// validity reads belief_query's validity window into f.
+func (in *beliefQueryIn) validity(f *searchFilter) error {
+	var err error
+	if f.validAt, err = parseTime("valid_at", in.ValidAt); err != nil {
+		return err
+	}
+	if f.validAfter, err = parseTime("valid_after", in.ValidAfter); err != nil {
+		return err
+	}
+	if f.validBefore, err = parseTime("valid_before", in.ValidBefore); err != nil {
+		return err
+	}
+	if f.validAfter != nil && f.validBefore != nil && !f.validBefore.After(*f.validAfter) {
+		return errs.Invalid("valid_before", "must be after valid_after")
+	}
+	return nil
 }
 
 type queryResult struct {
@@ -495,7 +516,10 @@ const (
 )
 
 func (s *Server) beliefQuery(ctx context.Context, c *registry.Call, in beliefQueryIn) (*queryResult, error) {
-	f := searchFilter{workspace: c.Workspace, includeSuperseded: in.IncludeSuperseded, want: in.Limit}
+	f := searchFilter{workspace: c.Workspace, includeSuperseded: in.IncludeSuperseded, want: in.Limit, workspaceStats: true}
+	if err := in.validity(&f); err != nil {
+		return nil, err
+	}
 	if len(in.DomainFilter) > 0 {
 		dk, err := domainKey(in.DomainFilter)
 		if err != nil {

@@ -37,6 +37,10 @@ const (
 	// times the cap are read through the full-text index (see
 	// candidatesSQL).
 	pgIndexMatches = 10
+	// maxRead bounds, in multiples of the cap, the full-text matches (in
+	// the whole store) the selective terms of a search may have (see
+	// selectTerms).
+	maxRead = 10
 )
 
 // docFreq returns the number of beliefs (in all workspaces) whose content
@@ -100,6 +104,16 @@ type searchFilter struct {
 	// store growing fast under a bulk load). Tension candidates use it;
 	// belief_query does not, so that it finds old matches too.
 	window int
+	// validAt keeps the beliefs valid at that instant: valid_from absent or
+	// at or before it, valid_until absent or after it. validAfter and
+	// validBefore keep those whose validity [valid_from, valid_until)
+	// overlaps the window between them (either may be absent). Only
+	// candidatesSQL applies them (belief_query; windowed searches do not
+	// use them).
+	validAt, validAfter, validBefore *time.Time
+	// workspaceStats has BM25 weigh the terms with the workspace's
+	// statistics instead of the store's (belief_query).
+	workspaceStats bool
 	// known holds document frequencies the caller has already read.
 	known map[string]int
 	// memo, when set with a window on SQLite, has the search read each
@@ -172,15 +186,12 @@ func (s *Server) search(ctx context.Context, q querier, query string, f searchFi
 	if len(matching) == 0 {
 		return &searchResult{}, nil
 	}
-	slices.SortStableFunc(matching, func(a, b string) int { return df[a] - df[b] })
-	selective, sum := matching[:1], df[matching[0]]
-	for _, t := range matching[1:] {
-		if sum += df[t]; sum > f.cap() {
-			break
-		}
-		selective = append(selective, t)
+	sdf, n, err := s.scoringStats(ctx, q, terms, df, f)
+	if err != nil {
+		return nil, err
 	}
-	f.matches = sum
+	selective, matches := selectTerms(matching, df, sdf, f.cap())
+	f.matches = matches
 	res, err := s.candidates(ctx, q, selective, f)
 	if err != nil {
 		return nil, err
@@ -194,12 +205,130 @@ func (s *Server) search(ctx context.Context, q querier, query string, f searchFi
 			return nil, err
 		}
 	}
-	n, err := s.corpusSize(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	scoreBM25(res.hits, terms, df, n)
+	scoreBM25(res.hits, terms, sdf, n)
 	return res, nil
+}
+
+// selectTerms picks the terms that select candidates: the rarest under the
+// filters first (by sdf, the search's statistics: its workspace's for
+// belief_query), as long as their matches under the filters add up to at
+// most limit and their matches in the whole store (df, what the index
+// reads) to at most maxRead. It returns them and the estimate of the
+// matches the index reads (counting the first term left out, as
+// PostgreSQL's plan expects; see candidatesSQL).
+//
+// In a workspace that holds the whole store the two counts are one and the
+// rule is the old one: terms whose frequencies add up to at most limit. In
+// a workspace of a shared store, a term common elsewhere but not in the
+// workspace still selects, so an answer that shares only that word with the
+// question is a candidate.
+func selectTerms(matching []string, df, sdf map[string]int, limit int) ([]string, int) {
+	slices.SortStableFunc(matching, func(a, b string) int {
+		if c := sdf[a] - sdf[b]; c != 0 {
+			return c
+		}
+		return df[a] - df[b]
+	})
+	selective := matching[:1]
+	inFilter, read := sdf[matching[0]], df[matching[0]]
+	for _, t := range matching[1:] {
+		inFilter += sdf[t]
+		read += df[t]
+		if inFilter > limit || read > maxRead*limit {
+			break
+		}
+		selective = append(selective, t)
+	}
+	return selective, read
+}
+
+// scoringStats returns the document frequencies and corpus size BM25 weighs
+// the terms with. A search with workspaceStats counts them in its workspace
+// alone (see [Server.workspaceDocFreq]): a term common in the workspace is
+// common for its ranking, however rare it is in the rest of the store. Other
+// searches, and a workspace that holds the whole store, use the store's
+// statistics (df, already read for selection).
+func (s *Server) scoringStats(ctx context.Context, q querier, terms []string, df map[string]int, f searchFilter) (map[string]int, int, error) {
+	if f.workspaceStats {
+		sole, err := s.soleWorkspace(ctx, q, f.workspace)
+		if err != nil {
+			return nil, 0, err
+		}
+		if !sole {
+			n, err := s.workspaceSize(ctx, q, f.workspace)
+			if err != nil {
+				return nil, 0, err
+			}
+			wdf := make(map[string]int, len(terms))
+			for _, t := range terms {
+				if df[t] == 0 {
+					continue
+				}
+				if wdf[t], err = s.workspaceDocFreq(ctx, q, f.workspace, t); err != nil {
+					return nil, 0, err
+				}
+			}
+			return wdf, n, nil
+		}
+	}
+	n, err := s.corpusSize(ctx, q)
+	return df, n, err
+}
+
+// soleWorkspace reports whether ws is the only workspace with beliefs (two
+// index seeks, cached as the other statistics): its statistics are then the
+// store's.
+func (s *Server) soleWorkspace(ctx context.Context, q querier, ws string) (bool, error) {
+	fetch := func(q querier) func(context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) {
+			var other int
+			if err := q.QueryRowContext(ctx, s.st.Q(`SELECT CASE WHEN EXISTS (SELECT 1 FROM beliefs WHERE workspace < ?)
+				OR EXISTS (SELECT 1 FROM beliefs WHERE workspace > ?) THEN 1 ELSE 2 END`), ws, ws).Scan(&other); err != nil {
+				return 0, fmt.Errorf("workspace statistics: %w", err)
+			}
+			return other, nil // 2: sole (the cache does not keep zeros)
+		}
+	}
+	v, err := s.stats.Get(ctx, "sole:"+ws, fetch(q), fetch(s.st.DB()))
+	return v == 2, err
+}
+
+// workspaceSize is the number of beliefs of workspace ws (one scan of its
+// index entries, cached).
+func (s *Server) workspaceSize(ctx context.Context, q querier, ws string) (int, error) {
+	fetch := func(q querier) func(context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) {
+			var n int
+			if err := q.QueryRowContext(ctx, s.st.Q(`SELECT COUNT(*) FROM beliefs WHERE workspace = ?`), ws).Scan(&n); err != nil {
+				return 0, fmt.Errorf("workspace statistics: %w", err)
+			}
+			return n, nil
+		}
+	}
+	return s.stats.Get(ctx, "n:"+ws, fetch(q), fetch(s.st.DB()))
+}
+
+// workspaceDocFreq returns the number of beliefs of workspace ws whose
+// content matches term. It reads each of the term's matches in the store
+// once (cached as [Server.docFreq]).
+func (s *Server) workspaceDocFreq(ctx context.Context, q querier, ws, term string) (int, error) {
+	fetch := func(q querier) func(context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) {
+			var query, arg string
+			if s.st.Dialect() == store.Postgres {
+				query, arg = `SELECT COUNT(*) FROM beliefs WHERE workspace = $1 AND tsv @@ to_tsquery('english', $2)`, term
+			} else {
+				query, arg = `SELECT COUNT(*) FROM beliefs_fts JOIN beliefs b ON b.seq = beliefs_fts.rowid
+					WHERE b.workspace = ? AND beliefs_fts MATCH ?`, textsearch.FTS5Match([]string{term})
+			}
+			var n int
+			if err := q.QueryRowContext(ctx, query, ws, arg).Scan(&n); err != nil {
+				return 0, fmt.Errorf("term statistics: %w", err)
+			}
+			return n, nil
+		}
+	}
+	return s.stats.Get(ctx, "df:"+ws+"\x00"+term, fetch(q), fetch(s.st.DB()))
 }
 
 // candidates reads up to candidateCap beliefs under f that match any of
@@ -418,6 +547,18 @@ func (s *Server) candidatesSQL(terms []string, f searchFilter) (string, []any) {
 	} else {
 		where = append(where, "b.status = ?")
 		args = append(args, StatusActive)
+	}
+	if f.validAt != nil {
+		where = append(where, "(b.valid_from IS NULL OR b.valid_from <= ?)", "(b.valid_until IS NULL OR b.valid_until > ?)")
+		args = append(args, store.Micros(*f.validAt), store.Micros(*f.validAt))
+	}
+	if f.validAfter != nil {
+		where = append(where, "(b.valid_until IS NULL OR b.valid_until > ?)")
+		args = append(args, store.Micros(*f.validAfter))
+	}
+	if f.validBefore != nil {
+		where = append(where, "(b.valid_from IS NULL OR b.valid_from < ?)")
+		args = append(args, store.Micros(*f.validBefore))
 	}
 	if f.domainPrefix != "" {
 		where = append(where, `b.domain_key LIKE ? ESCAPE '\'`)

@@ -272,6 +272,8 @@ func TestBadInputWritesNothing(t *testing.T) {
 			{"belief_query", map[string]any{"query": "x", "limit": 0}, errs.BadRequest, "limit: minimum"},
 			{"belief_query", map[string]any{"query": "x", "limit": 1000}, errs.BadRequest, "limit: maximum"},
 			{"belief_query", map[string]any{"query": "x", "entity_id": "nope"}, errs.NotFound, `entity "nope" not found`},
+			{"belief_query", map[string]any{"query": "x", "valid_at": "yesterday"}, errs.BadRequest, "valid_at"},
+			{"belief_query", map[string]any{"query": "x", "valid_after": "2025-02-01T00:00:00Z", "valid_before": "2025-01-01T00:00:00Z"}, errs.BadRequest, "valid_before: must be after valid_after"},
 			{"entity_get", map[string]any{"entity_id": "nope"}, errs.NotFound, "not found"},
 			{"entity_search", map[string]any{"query": "x", "type": "animal"}, errs.BadRequest, "type: enum"},
 			{"tension_list", map[string]any{"severity": "huge"}, errs.BadRequest, "severity: enum"},

@@ -16,6 +16,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
 )
 
 // MaxTerms bounds the terms a search uses, whatever the query's length.
@@ -89,20 +91,30 @@ func Key(t string) string {
 	return t
 }
 
+// Stem is the Snowball English (Porter2) stem of token t (lower case): the
+// stemmer of PostgreSQL's 'english' configuration, and nearly always the
+// stem SQLite FTS5's 'porter' tokenizer (Porter's original algorithm)
+// gives. Scoring counts a text's token for a query term when their stems
+// are equal, as the full-text index matched it.
+func Stem(t string) string { return english.Stem(t, true) }
+
 // BM25 scores each text for the query terms: BM25 (k1 [K1], b [B]) with IDF
 // from df (document frequency of each term) over a corpus of n documents and
-// the average length taken over texts.
+// the average length taken over texts. A token counts for a term when their
+// stems are equal ([Stem]) or their [Key]s are (the plural rule, which
+// covers the few words where FTS5's Porter and Snowball part); query terms
+// with the same stem count once, with the larger IDF.
 func BM25(texts []string, terms []string, df map[string]int, n int) []float64 {
 	scores := make([]float64, len(texts))
 	if len(texts) == 0 {
 		return scores
 	}
-	idf := map[string]float64{}
+	m := newMatcher(terms)
 	for _, t := range terms {
 		d := float64(df[t])
 		N := math.Max(float64(n), d)
-		k := Key(t)
-		idf[k] = math.Max(idf[k], math.Log(1+(N-d+0.5)/(d+0.5)))
+		k := m.key[t]
+		m.idf[k] = math.Max(m.idf[k], math.Log(1+(N-d+0.5)/(d+0.5)))
 	}
 	lens := make([]int, len(texts))
 	tfs := make([]map[string]int, len(texts))
@@ -110,35 +122,84 @@ func BM25(texts []string, terms []string, df map[string]int, n int) []float64 {
 	var buf []byte
 	for i, text := range texts {
 		tfs[i] = map[string]int{}
-		lens[i], buf = countTerms(text, idf, tfs[i], buf)
+		lens[i], buf = m.count(text, tfs[i], buf)
 		total += lens[i]
 	}
 	avg := math.Max(1, float64(total)/float64(len(texts)))
 	for i := range texts {
 		norm := K1 * (1 - B + B*float64(lens[i])/avg)
 		for k, f := range tfs[i] {
-			scores[i] += idf[k] * float64(f) * (K1 + 1) / (float64(f) + norm)
+			scores[i] += m.idf[k] * float64(f) * (K1 + 1) / (float64(f) + norm)
 		}
 	}
 	return scores
 }
 
-// countTerms tokenizes text as [Tokens] does, counting into tf the tokens
-// whose [Key] is a key of terms, and returns the number of tokens. buf is
-// scratch space, returned for reuse; the scan allocates only for matches.
-func countTerms(text string, terms map[string]float64, tf map[string]int, buf []byte) (int, []byte) {
+// matcher finds the query terms among a text's tokens. A term is known by
+// its stem (its key); a token is stemmed only when it starts as a term's
+// stem does (a stem is its word's prefix but for its last letter: "hop"
+// for "hoping", "happi" for "happy"), and each such token once.
+type matcher struct {
+	key      map[string]string  // term, its Key and its stem -> the term's key (its stem)
+	idf      map[string]float64 // key -> IDF
+	prefixes []string           // what a token starts with to be stemmed
+	stems    map[string]string  // token -> stem, for the tokens stemmed
+}
+
+func newMatcher(terms []string) *matcher {
+	m := &matcher{key: map[string]string{}, idf: map[string]float64{}, stems: map[string]string{}}
+	for _, t := range terms {
+		st := Stem(t)
+		m.key[t], m.key[st] = st, st
+		if _, ok := m.key[Key(t)]; !ok {
+			m.key[Key(t)] = st
+		}
+		p := st[:max(min(2, len(st)), len(st)-1)]
+		if !slices.Contains(m.prefixes, p) {
+			m.prefixes = append(m.prefixes, p)
+		}
+	}
+	return m
+}
+
+// termOf returns the key of the term token stands for, if any.
+func (m *matcher) termOf(tok []byte) (string, bool) {
+	if k, ok := m.key[string(tok)]; ok {
+		return k, true
+	}
+	if k := Key(string(tok)); len(k) != len(tok) {
+		if k, ok := m.key[k]; ok {
+			return k, true
+		}
+	}
+	for _, p := range m.prefixes {
+		if len(tok) > len(p) && string(tok[:len(p)]) == p {
+			st, ok := m.stems[string(tok)]
+			if !ok {
+				st = Stem(string(tok))
+				m.stems[string(tok)] = st
+			}
+			if _, ok := m.idf[st]; ok {
+				return st, true
+			}
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// count tokenizes text as [Tokens] does, counting into tf the tokens that
+// stand for a term (by its key), and returns the number of tokens. buf is
+// scratch space, returned for reuse.
+func (m *matcher) count(text string, tf map[string]int, buf []byte) (int, []byte) {
 	n := 0
 	flush := func() {
 		if len(buf) == 0 {
 			return
 		}
 		n++
-		if _, ok := terms[string(buf)]; ok {
-			tf[string(buf)]++
-		} else if k := Key(string(buf)); len(k) != len(buf) {
-			if _, ok := terms[k]; ok {
-				tf[k]++
-			}
+		if k, ok := m.termOf(buf); ok {
+			tf[k]++
 		}
 		buf = buf[:0]
 	}

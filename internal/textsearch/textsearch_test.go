@@ -8,25 +8,41 @@ import (
 	"time"
 )
 
-func TestCountTermsMatchesTokens(t *testing.T) {
+func TestCountMatchesTokens(t *testing.T) {
 	for _, text := range []string{
 		"Langara CPSC 1150 transfers to SFU as CMPT 120.",
 		"Études françaises: l'ÉTÉ à Montréal, 3.12 cafés",
 		"", "   ", "policies POLICY policy's ss glass",
 	} {
-		terms := map[string]float64{}
-		for _, tok := range Tokens(text) {
-			terms[Key(tok)] = 1
+		m := newMatcher(Tokens(text))
+		for _, k := range m.key {
+			m.idf[k] = 1
 		}
 		want := map[string]int{}
 		for _, tok := range Tokens(text) {
-			want[Key(tok)]++
+			want[Stem(tok)]++
 		}
 		got := map[string]int{}
-		n, _ := countTerms(text, terms, got, nil)
+		n, _ := m.count(text, got, nil)
 		if n != len(Tokens(text)) || !maps.Equal(got, want) {
-			t.Errorf("%q: countTerms = %d %v, want %d %v", text, n, got, len(Tokens(text)), want)
+			t.Errorf("%q: count = %d %v, want %d %v", text, n, got, len(Tokens(text)), want)
 		}
+	}
+}
+
+// TestBM25CountsStems: a text scores for a term through any word of its
+// stem, as the full-text index selected it ("played" for "play",
+// "painting" for "paintings"), and not through a word that only starts
+// like it.
+func TestBM25CountsStems(t *testing.T) {
+	texts := []string{"Melanie played with her kids", "She showed her painting", "a plain sentence", "playground and painter"}
+	df := map[string]int{"play": 2, "paintings": 2}
+	got := BM25(texts, []string{"play", "paintings"}, df, 10)
+	if got[0] <= 0 || got[1] <= 0 {
+		t.Errorf("stems not counted: %v", got)
+	}
+	if got[2] != 0 || got[3] != 0 {
+		t.Errorf("words that only share a prefix counted: %v", got)
 	}
 }
 
