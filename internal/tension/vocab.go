@@ -142,8 +142,15 @@ var (
 	// breakWords end a clause (and so a negation's scope).
 	breakWords = loadSet("breaks.txt")
 	// stopWords carry no topic; they are kept for frames and qualifiers.
-	// The list is the project's one list of stop words, textsearch's.
-	stopWords = textsearch.StopWords()
+	// The list is the project's one list of stop words, textsearch's, and
+	// the light words search keeps as content (light_words.txt).
+	stopWords = func() map[string]bool {
+		m := textsearch.StopWords()
+		for w := range loadSet("light_words.txt") {
+			m[w] = true
+		}
+		return m
+	}()
 	// afterParticle are the words after which "on" is a particle.
 	afterParticle = loadSet("particle_after.txt")
 	// conjunctions split a negation's scope into conjuncts.
