@@ -35,20 +35,16 @@ import (
 //     session and validity filters) are scored with BM25 on Snowball
 //     English stems, the stemmer of the PostgreSQL index (SQLite's porter
 //     tokenizer is the older Porter stemmer: a few words stem apart).
-//  4. A turn's score adds [PrevWeight] times its previous turn's BM25 and
-//     [NextWeight] times its next turn's: a question is often asked in one
-//     speaker's words and answered by the other's next turn. So the turn
-//     after a match is a candidate even when it matches nothing itself.
+//  4. A turn's score adds a share of its neighbours' BM25 (two turns each
+//     side, see before and after): a question is often asked in one
+//     speaker's words and answered by the other's next turns. So the turns
+//     beside a match are candidates even when they match nothing
+//     themselves.
 //  5. The best turns are returned with their neighbours (the context).
 
 const (
 	// SearchCandidates bounds the exchanges one search reads and scores.
 	SearchCandidates = 1000
-	// PrevWeight is the share of a turn's previous turn's BM25 added to its
-	// score; NextWeight that of its next turn (measured on LoCoMo, see
-	// docs/benchmarks.md, "exchange_search (issue 23)").
-	PrevWeight = 0.5
-	NextWeight = 0.0
 	// DefaultSearchLimit and MaxSearchLimit bound the hits of a search.
 	DefaultSearchLimit = 10
 	MaxSearchLimit     = 100
@@ -58,6 +54,15 @@ const (
 	searchStatsTTL = 5 * time.Minute
 	// maxSearchStats bounds the statistics cache.
 	maxSearchStats = 20000
+)
+
+// Neighbour weights (measured on LoCoMo, docs/benchmarks.md,
+// "exchange_search (issue 23)"): a turn's score adds before[d-1] times the
+// BM25 of the turn d places before it and after[d-1] times that of the
+// turn d places after it.
+var (
+	before = [...]float64{0.5, 0.25}
+	after  = [...]float64{0.4, 0.25}
 )
 
 // Search is an exchange search.
@@ -338,11 +343,13 @@ func (s *Store) rank(ctx context.Context, q Search, cands []candidate) ([]Hit, e
 	score := make(map[turnKey]float64, 2*len(lex))
 	for k, v := range lex {
 		score[k] += v
-		if PrevWeight > 0 { // the next turn's previous turn is k
-			score[turnKey{k.conv, k.seq + 1}] += PrevWeight * v
+		for i, w := range before { // k is i+1 turns before k.seq+i+1
+			score[turnKey{k.conv, k.seq + i + 1}] += w * v
 		}
-		if NextWeight > 0 && k.seq > 1 {
-			score[turnKey{k.conv, k.seq - 1}] += NextWeight * v
+		for i, w := range after {
+			if k.seq-i-1 >= 1 {
+				score[turnKey{k.conv, k.seq - i - 1}] += w * v
+			}
 		}
 	}
 	keys := make([]turnKey, 0, len(score))
