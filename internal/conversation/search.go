@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +53,9 @@ const (
 	MaxContextTurns = 5
 	// searchStatsTTL is how long a workspace's term statistic is reused.
 	searchStatsTTL = 5 * time.Minute
+	// dfSample is the number of a term's matches whose workspaces SQLite
+	// reads to count the term's matches in a workspace (see docFreq).
+	dfSample = 2000
 	// maxSearchStats bounds the statistics cache.
 	maxSearchStats = 20000
 )
@@ -135,18 +139,35 @@ func (c *searchStats) get(ctx context.Context, key string, fetch func(context.Co
 // docFreq is the number of the workspace's exchanges matching term.
 func (s *Store) docFreq(ctx context.Context, workspace, term string) (int, error) {
 	return s.stats.get(ctx, "df\x00"+workspace+"\x00"+term, func(ctx context.Context) (int, error) {
-		var query, arg string
-		if s.st.Dialect() == store.Postgres {
-			query, arg = `SELECT COUNT(*) FROM exchanges WHERE tsv @@ to_tsquery('english', $1) AND workspace = $2`, term
-		} else {
-			query, arg = `SELECT COUNT(*) FROM exchanges_fts f JOIN exchanges e ON e.rowid = f.rowid
-				WHERE exchanges_fts MATCH ? AND e.workspace = ?`, textsearch.FTS5Match([]string{term})
-		}
 		var n int
-		if err := s.st.DB().QueryRowContext(ctx, query, arg, workspace).Scan(&n); err != nil {
+		if s.st.Dialect() == store.Postgres {
+			err := s.st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM exchanges WHERE tsv @@ to_tsquery('english', $1) AND workspace = $2`,
+				term, workspace).Scan(&n)
+			if err != nil {
+				return 0, fmt.Errorf("exchange term statistics: %w", err)
+			}
+			return n, nil
+		}
+		// SQLite: the workspace's share of the term's newest dfSample
+		// matches (exact when there are fewer), times its matches in all
+		// workspaces (counted in the index alone: reading each match's row
+		// for its workspace made a common term cost tens of milliseconds).
+		match := textsearch.FTS5Match([]string{term})
+		var seen int
+		err := s.st.DB().QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(e.workspace = ?), 0) FROM
+			(SELECT rowid FROM exchanges_fts WHERE exchanges_fts MATCH ? ORDER BY rowid DESC LIMIT `+strconv.Itoa(dfSample)+`) m
+			CROSS JOIN exchanges e ON e.rowid = m.rowid`, workspace, match).Scan(&seen, &n)
+		if err != nil {
 			return 0, fmt.Errorf("exchange term statistics: %w", err)
 		}
-		return n, nil
+		if seen < dfSample || n == 0 {
+			return n, nil
+		}
+		var all int
+		if err := s.st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM exchanges_fts WHERE exchanges_fts MATCH ?`, match).Scan(&all); err != nil {
+			return 0, fmt.Errorf("exchange term statistics: %w", err)
+		}
+		return max(n, int(float64(all)*float64(n)/float64(seen))), nil
 	})
 }
 
@@ -258,7 +279,13 @@ func (s *Store) candidates(ctx context.Context, q Search, terms []string) ([]can
 		args = []any{textsearch.FTS5Match(terms), q.Workspace}
 	}
 	where, wargs := filters(q)
-	query += where + ` ORDER BY e.created_at DESC, e.seq DESC LIMIT ?`
+	if s.st.Dialect() == store.Postgres {
+		query += where + ` ORDER BY e.created_at DESC LIMIT ?`
+	} else {
+		// Newest appended first: FTS5 walks its index backwards and stops
+		// at the limit, with no sort.
+		query += where + ` ORDER BY exchanges_fts.rowid DESC LIMIT ?`
+	}
 	args = append(append(args, wargs...), SearchCandidates+1)
 	rows, err := s.st.DB().QueryContext(ctx, s.st.Q(query), args...)
 	if err != nil {
@@ -307,7 +334,7 @@ func filters(q Search) (string, []any) {
 func (s *Store) newest(ctx context.Context, q Search) ([]Hit, error) {
 	where, args := filters(q)
 	rows, err := s.st.DB().QueryContext(ctx, s.st.Q(`SELECT e.conversation_id, e.seq FROM exchanges e WHERE e.workspace = ?`+where+
-		` ORDER BY e.created_at DESC, e.seq DESC LIMIT ?`), append(append([]any{q.Workspace}, args...), q.Limit)...)
+		` ORDER BY e.created_at DESC LIMIT ?`), append(append([]any{q.Workspace}, args...), q.Limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("search exchanges: %w", err)
 	}
@@ -352,12 +379,16 @@ func (s *Store) rank(ctx context.Context, q Search, cands []candidate) ([]Hit, e
 			}
 		}
 	}
-	keys := make([]turnKey, 0, len(score))
-	for k := range score {
-		keys = append(keys, k)
+	type scored struct {
+		turnKey
+		score float64
 	}
-	slices.SortFunc(keys, func(a, b turnKey) int {
-		if c := cmp.Compare(score[b], score[a]); c != 0 {
+	ranked := make([]scored, 0, len(score))
+	for k, v := range score {
+		ranked = append(ranked, scored{k, v})
+	}
+	slices.SortFunc(ranked, func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
 		}
 		if c := strings.Compare(b.conv, a.conv); c != 0 {
@@ -365,6 +396,10 @@ func (s *Store) rank(ctx context.Context, q Search, cands []candidate) ([]Hit, e
 		}
 		return b.seq - a.seq
 	})
+	keys := make([]turnKey, len(ranked))
+	for i, r := range ranked {
+		keys[i] = r.turnKey
+	}
 	// A key beside a match may not exist (the turn after the last) or lie
 	// outside the window: load a few more than needed, until enough.
 	hits := []Hit{}
@@ -397,8 +432,10 @@ func (s *Store) loadHits(ctx context.Context, q Search, keys []turnKey, score ma
 		cond = append(cond, "(conversation_id = ? AND seq >= ? AND seq <= ?)")
 		args = append(args, k.conv, k.seq-q.ContextTurns, k.seq+q.ContextTurns)
 	}
-	rows, err := s.st.DB().QueryContext(ctx, s.st.Q(`SELECT id, conversation_id, seq, role, content, tool_uses, created_at FROM exchanges
-		WHERE workspace = ? AND (`+strings.Join(cond, " OR ")+`)`), append([]any{q.Workspace}, args...)...)
+	// The workspace is checked in Go: in SQL, SQLite would walk the
+	// workspace's index instead of seeking each conversation's turns.
+	rows, err := s.st.DB().QueryContext(ctx, s.st.Q(`SELECT id, conversation_id, seq, role, content, tool_uses, created_at, workspace
+		FROM exchanges WHERE `+strings.Join(cond, " OR ")), args...)
 	if err != nil {
 		return nil, fmt.Errorf("load exchanges: %w", err)
 	}
@@ -408,8 +445,12 @@ func (s *Store) loadHits(ctx context.Context, q Search, keys []turnKey, score ma
 		var e Exchange
 		var tu string
 		var created int64
-		if err := rows.Scan(&e.ID, &e.ConversationID, &e.Seq, &e.Role, &e.Content, &tu, &created); err != nil {
+		var ws string
+		if err := rows.Scan(&e.ID, &e.ConversationID, &e.Seq, &e.Role, &e.Content, &tu, &created, &ws); err != nil {
 			return nil, fmt.Errorf("load exchanges: %w", err)
+		}
+		if ws != q.Workspace {
+			continue
 		}
 		if err := json.Unmarshal([]byte(tu), &e.ToolUses); err != nil {
 			return nil, fmt.Errorf("exchange %s tool_uses: %w", e.ID, err)
