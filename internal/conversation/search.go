@@ -45,7 +45,7 @@ import (
 
 const (
 	// SearchCandidates bounds the exchanges one search reads and scores.
-	SearchCandidates = 1000
+	SearchCandidates = 500
 	// DefaultSearchLimit and MaxSearchLimit bound the hits of a search.
 	DefaultSearchLimit = 10
 	MaxSearchLimit     = 100
