@@ -20,6 +20,7 @@ const module = "github.com/nexus-mcp/nexus/"
 var layers = map[string]int{
 	// 0: foundations, no internal imports.
 	"internal/errs": 0, "internal/ids": 0, "internal/jsondepth": 0, "internal/jsonrpcmsg": 0, "internal/sdklog": 0, "internal/textsearch": 0, "internal/locomo": 0,
+	"internal/timeq":     0, // dates named in a search query, as a window of time
 	"internal/telemetry": 0, "internal/config": 0, "internal/registry": 0, "internal/store": 0,
 	"internal/tension": 0, "internal/cursor": 0, "internal/tutor/catalog": 0, "internal/tutor/transfer": 0,
 	"internal/secrets":          0,

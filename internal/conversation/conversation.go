@@ -76,6 +76,8 @@ type Store struct {
 
 	mu    sync.Mutex
 	known map[string]Ref // conversation id -> its workspace and owner, for Ensure and Lookup
+
+	stats searchStats // per-workspace term statistics of Search
 }
 
 // Ref is where a conversation lives and whose it is: what a session id
@@ -370,6 +372,14 @@ func (s *Store) List(ctx context.Context, workspace string, f Filter) ([]*Conver
 // conversation's row: they stay 1..N with no gap or duplicate under any
 // concurrency, and a failed append leaves no trace.
 func (s *Store) Append(ctx context.Context, workspace, id, role, content string, toolUses []any) (*Exchange, error) {
+	return s.AppendAt(ctx, workspace, id, role, content, toolUses, time.Time{})
+}
+
+// AppendAt is [Store.Append] with the exchange's time: at, when it is not
+// zero, instead of now (importing a history: the time is what
+// exchange_search's validity window reads). Sequence numbers still follow
+// the order of appending.
+func (s *Store) AppendAt(ctx context.Context, workspace, id, role, content string, toolUses []any, at time.Time) (*Exchange, error) {
 	if toolUses == nil {
 		toolUses = []any{}
 	}
@@ -382,7 +392,11 @@ func (s *Store) Append(ctx context.Context, workspace, id, role, content string,
 		return nil, fmt.Errorf("new exchange id: %w", err)
 	}
 	now := s.now()
-	ex := &Exchange{ID: eid.String(), ConversationID: id, Role: role, Content: content, ToolUses: toolUses, CreatedAt: now}
+	created := now
+	if !at.IsZero() {
+		created = at.UTC().Truncate(time.Microsecond)
+	}
+	ex := &Exchange{ID: eid.String(), ConversationID: id, Role: role, Content: content, ToolUses: toolUses, CreatedAt: created}
 	err = s.st.Tx(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, s.st.Q(`UPDATE conversations SET exchange_count = exchange_count + 1, updated_at = ?
 			WHERE id = ? AND workspace = ? AND status = ? RETURNING exchange_count`), store.Micros(now), id, workspace, Active).Scan(&ex.Seq)
@@ -397,7 +411,7 @@ func (s *Store) Append(ctx context.Context, workspace, id, role, content string,
 			return fmt.Errorf("allocate exchange seq: %w", err)
 		}
 		_, err = tx.ExecContext(ctx, s.st.Q(`INSERT INTO exchanges (id, conversation_id, workspace, seq, role, content, tool_uses, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`), ex.ID, id, workspace, ex.Seq, role, content, string(tu), store.Micros(now))
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`), ex.ID, id, workspace, ex.Seq, role, content, string(tu), store.Micros(created))
 		if err != nil {
 			return fmt.Errorf("insert exchange: %w", err)
 		}

@@ -12,6 +12,7 @@ type exchangeAddIn struct {
 	Role      string `json:"role"`
 	Content   string `json:"content"`
 	ToolUses  []any  `json:"tool_uses"`
+	CreatedAt string `json:"created_at"`
 }
 
 type exchangeAddResult struct {
@@ -20,7 +21,11 @@ type exchangeAddResult struct {
 }
 
 func (s *Server) exchangeAdd(ctx context.Context, c *registry.Call, in exchangeAddIn) (*exchangeAddResult, error) {
-	ex, err := s.conv.Append(ctx, c.Workspace, in.SessionID, in.Role, in.Content, in.ToolUses)
+	at, err := rfc3339("created_at", in.CreatedAt)
+	if err != nil {
+		return nil, err
+	}
+	ex, err := s.conv.AppendAt(ctx, c.Workspace, in.SessionID, in.Role, in.Content, in.ToolUses, at)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,7 @@
 //
 // Tools by file: session.go (session_start, session_end, session_get,
 // session_list, session_find_by_room), exchange.go (exchange_add,
-// exchange_list), pattern.go (pattern_record, pattern_reinforce,
+// exchange_list), search.go (exchange_search), pattern.go (pattern_record, pattern_reinforce,
 // pattern_list, pattern_search), insight.go (insight_extract, insight_list).
 package vkb
 
@@ -67,6 +67,8 @@ func (s *Server) tools() []registry.Def {
 			Family: registry.Valence, Schema: schema("exchange_add"), Handler: registry.Handle(s.exchangeAdd)},
 		{Name: "exchange_list", Description: "Get exchanges from a session, in order.",
 			ReadOnly: true, Family: registry.Valence, Schema: schema("exchange_list"), Handler: registry.Handle(s.exchangeList)},
+		{Name: "exchange_search", Description: "Search the exchanges of the workspace (or of one session) by relevance; each hit comes with its neighbouring turns. Dates named in the query ('in June 2023', 'last week') filter by the exchanges' time.",
+			ReadOnly: true, Family: registry.Valence, Schema: schema("exchange_search"), Handler: registry.Handle(s.exchangeSearch)},
 		{Name: "pattern_record", Description: "Record a new behavioral pattern.",
 			Family: registry.Valence, Schema: schema("pattern_record"), Handler: registry.Handle(s.patternRecord)},
 		{Name: "pattern_reinforce", Description: "Strengthen an existing pattern: confidence c becomes c + (1 - c) x 0.1 (at most 0.99); the supporting session is added to the evidence once.",
