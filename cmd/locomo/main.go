@@ -54,6 +54,8 @@ type options struct {
 	db    string
 	ks    []int
 	limit int
+	// show is how many of the load's tensions to print (-1: all).
+	show int
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -64,6 +66,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.db, "db", "", "a postgres:// URL to load into (default: a new SQLite database in a temporary directory)")
 	ks := fs.String("k", "1,5,10,25", "the cut-offs of recall@k, comma-separated")
 	fs.IntVar(&o.limit, "limit", 0, "ask at most this many questions of each conversation (0: all)")
+	fs.IntVar(&o.show, "tensions", 5, "print at most this many of the tensions found on the load (-1: all)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -81,6 +84,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o.ks = slices.Compact(o.ks)
 	if o.limit < 0 {
 		return nil, fmt.Errorf("-limit: %d is negative", o.limit)
+	}
+	if o.show < -1 {
+		return nil, fmt.Errorf("-tensions: %d is neither a count nor -1 (all)", o.show)
 	}
 	return o, nil
 }
@@ -126,7 +132,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	took := time.Since(start)
 	fmt.Fprintf(stdout, "LoCoMo: %d conversations, %d turns loaded as beliefs in %.1f s (%s)\n", len(convs), turns, took.Seconds(), a.Store.Dialect())
-	b.printTensions(stdout)
+	b.printTensions(stdout, o.show)
 
 	maxK := o.ks[len(o.ks)-1]
 	for _, r := range retrievers() {
@@ -300,11 +306,12 @@ func (b *bench) load(ctx context.Context, c locomo.Conversation) (int, error) {
 	return created, nil
 }
 
-// printTensions writes how many tensions the load found and the first few.
-func (b *bench) printTensions(w io.Writer) {
+// printTensions writes how many tensions the load found and the first show
+// of them (all if show is -1).
+func (b *bench) printTensions(w io.Writer, show int) {
 	fmt.Fprintf(w, "tensions found on the load: %d\n", len(b.tensions))
 	for i, t := range b.tensions {
-		if i == 5 {
+		if i == show {
 			break
 		}
 		fmt.Fprintf(w, "  %s %s (%s):\n    %s: %s\n    %s: %s\n", t.Type, t.Severity, clip(t.Description, 120),

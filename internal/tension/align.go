@@ -107,12 +107,12 @@ func align(x, y *belief) evidence {
 	ev.tqDiffer = tqA && tqB
 	for _, ia := range x.core {
 		ta := &x.seq[ia]
-		if ta.kind != valueTerm || ev.matchedA[ia] || ta.negged || ta.tq {
+		if ta.kind != valueTerm || ev.matchedA[ia] || ta.negged || ta.tq || ta.hypo {
 			continue
 		}
 		for _, ib := range y.core {
 			tb := &y.seq[ib]
-			if tb.kind != valueTerm || ev.matchedB[ib] || tb.negged || tb.tq || tb.class != ta.class || tb.qual != ta.qual {
+			if tb.kind != valueTerm || ev.matchedB[ib] || tb.negged || tb.tq || tb.hypo || tb.class != ta.class || tb.qual != ta.qual {
 				continue
 			}
 			if ta.class == classWeekday && daysOverlap(ta.key, tb.key) {
@@ -128,8 +128,8 @@ func align(x, y *belief) evidence {
 	}
 
 	// Polarity.
-	ev.negA = negParity(x, y.words, ev.antA, ev.matchedA)
-	ev.negB = negParity(y, x.words, ev.antB, ev.matchedB)
+	ev.negA = negParity(x, y, ev.antA, ev.matchedA)
+	ev.negB = negParity(y, x, ev.antB, ev.matchedB)
 	ev.flip = (ev.negA != ev.negB) != (len(ev.antA)%2 == 1)
 
 	// Substituted slot.
@@ -285,8 +285,12 @@ func inConflict(ev *evidence, i int, isA bool) bool {
 // content the other belief states: every content term of the first
 // conjunct, or its first term and every term of a later conjunct ("does not
 // support BSD or Windows"), is present in the other belief, is an aligned
-// opposed term, or is a matched value.
-func negParity(x *belief, other, ant []string, matched []bool) bool {
+// opposed term, or is a matched value. The first term, when it is a
+// finite verb, must be asserted in the other belief too, not only named in
+// an infinitive: "I haven't read them" denies no reading in "a great book
+// to read".
+func negParity(x, y *belief, ant []string, matched []bool) bool {
+	other := y.words
 	odd := false
 	for i := range x.seq {
 		if x.seq[i].kind != negTerm {
@@ -327,6 +331,15 @@ func negParity(x *belief, other, ant []string, matched []bool) bool {
 			}
 			if seg == 0 && n == 0 {
 				headIn = in
+				if in && t.kind == wordTerm && !t.inf && !contains(ant, t.key) && !hasSorted(y.facts, t.key) {
+					// The head is only an infinitive's verb over there.
+					headIn, in = false, false
+				}
+				if in && t.kind == wordTerm && !sameAnaphor(x, j, y) {
+					// "haven't read them" vs "check it out ... a book I've
+					// read": another referent.
+					headIn, in = false, false
+				}
 			}
 			n++
 			segAll = segAll && in
@@ -336,6 +349,33 @@ func negParity(x *belief, other, ant []string, matched []bool) bool {
 		}
 	}
 	return odd
+}
+
+// objectPronouns gives the grammatical number of the pronouns that stand
+// for a thing named outside the belief.
+var objectPronouns = map[string]int{"it": 1, "this": 1, "them": 2, "these": 2, "those": 2}
+
+// sameAnaphor reports whether the object of the word at x.seq[i] can be
+// the same in y. When a pronoun directly follows it ("read them"), the
+// referent is outside x: y must use the same word with a pronoun of the
+// same number ("read those"). "It" (one book) and "them" (other books) are
+// different things, and a noun object in y may be anything else. Without
+// a pronoun object there is nothing to check.
+func sameAnaphor(x *belief, i int, y *belief) bool {
+	if i+1 >= len(x.seq) || x.seq[i+1].kind != stopTerm {
+		return true
+	}
+	n := objectPronouns[x.seq[i+1].key]
+	if n == 0 {
+		return true
+	}
+	for k := 0; k+1 < len(y.seq); k++ {
+		if y.seq[k].kind == wordTerm && y.seq[k].key == x.seq[i].key &&
+			y.seq[k+1].kind == stopTerm && objectPronouns[y.seq[k+1].key] == n {
+			return true
+		}
+	}
+	return false
 }
 
 // findSlot finds the residual words (and unmatched non-date values) of x in

@@ -17,7 +17,13 @@ var (
 	// socialFunction are the function words a social sentence may hold
 	// (vocab/social_function.txt): the detector's own list.
 	socialFunction = loadSet("social_function.txt")
+	// reactionVerbs open a reaction (vocab/reaction_verbs.txt).
+	reactionVerbs = loadSet("reaction_verbs.txt")
 )
+
+// deictics are the subjects that point at what the other person just said
+// or showed ("That's a great photo!", "This sounds fun").
+var deictics = map[string]bool{"that": true, "this": true, "that's": true, "this's": true}
 
 // greetings are the words after which a capitalised word is a name
 // addressed.
@@ -128,6 +134,9 @@ func claimSentence(s string) bool {
 		return false
 	}
 	t = dropVocatives(t)
+	if reaction(t) {
+		return false
+	}
 	// A name after a greeting ("Hey Sam!", "Thanks Deborah") is addressed.
 	named := map[string]bool{}
 	greeting := false
@@ -244,4 +253,42 @@ func dropAnnotations(s string) string {
 		s = s[i+j+1:]
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// reaction reports whether sentence s reacts to what the other person said
+// or showed rather than claiming anything: after any leading social words
+// ("Wow,", "Oh yeah,") it opens with a verb of perception and no subject
+// ("Sounds like a blast!", "Looking good!"), or with a deictic subject
+// that points at the other's words followed by such a verb ("That sounds
+// like a fun hobby"), or it is an exclamation about a deictic subject
+// ("That's a great photo!", "What a view!"). Its referent is outside the
+// belief, so two reactions never describe one thing. A subject that names
+// something ("The build looks broken", "Nexus seems slow") keeps the
+// sentence a claim.
+func reaction(s string) bool {
+	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && r != '\'' && r != '’'
+	})
+	i := 0
+	for i < len(words) && socialWords[strings.ReplaceAll(words[i], "’", "'")] && !reactionVerbs[words[i]] {
+		i++
+	}
+	if i >= len(words) {
+		return false
+	}
+	w := strings.ReplaceAll(words[i], "’", "'")
+	if reactionVerbs[w] {
+		return true
+	}
+	exclaimed := strings.HasSuffix(strings.TrimRight(s, "\"' "), "!")
+	switch {
+	case w == "what" && i+1 < len(words) && (words[i+1] == "a" || words[i+1] == "an"):
+		return exclaimed
+	case !deictics[w]:
+		return false
+	}
+	if i+1 < len(words) && reactionVerbs[words[i+1]] {
+		return true
+	}
+	return exclaimed && (strings.HasSuffix(w, "'s") || i+1 < len(words) && (words[i+1] == "is" || words[i+1] == "was"))
 }

@@ -225,7 +225,7 @@ func paraphrasedValue(p *pair) (int, int, bool) {
 	ca, cb := -1, -1
 	for _, i := range x.core {
 		if x.seq[i].kind == valueTerm && !ev.matchedA[i] {
-			if ca >= 0 || x.seq[i].tq || !measured(x, i) {
+			if ca >= 0 || x.seq[i].tq || x.seq[i].hypo || !measured(x, i) {
 				return 0, 0, false
 			}
 			ca = i
@@ -233,7 +233,7 @@ func paraphrasedValue(p *pair) (int, int, bool) {
 	}
 	for _, j := range y.core {
 		if y.seq[j].kind == valueTerm && !ev.matchedB[j] {
-			if cb >= 0 || y.seq[j].tq || !measured(y, j) {
+			if cb >= 0 || y.seq[j].tq || y.seq[j].hypo || !measured(y, j) {
 				return 0, 0, false
 			}
 			cb = j

@@ -253,12 +253,17 @@ func (p *pair) aligned() int {
 	return n
 }
 
-// partialOverlap is the partial-overlap condition, gate included.
+// partialOverlap is the partial-overlap condition, gate included. A belief
+// addressed to someone (a second-person pronoun: advice, promises,
+// recollections of what the listener said) is about the conversation: two
+// such utterances that differ in one detail ("I'll let you know when I'm
+// in town" vs "... when I'm free") are two moments of talk, not one claim
+// with two details.
 func partialOverlap(p *pair) bool {
 	x, y, ev := p.x, p.y, p.ev
 	tail := ev.slotA[1] == len(x.core)-1 && ev.slotB[1] == len(y.core)-1
 	named := slotNamed(x, ev.slotA) && slotNamed(y, ev.slotB)
-	return sameDomain(p.a, p.b) && ev.slotOK && !spacingVariant(p) && !ev.flip && x.negs == y.negs && len(ev.conflicts) == 0 && !ev.scopeDiff &&
+	return sameDomain(p.a, p.b) && !x.addressed && !y.addressed && ev.slotOK && !spacingVariant(p) && !ev.flip && x.negs == y.negs && len(ev.conflicts) == 0 && !ev.scopeDiff &&
 		!inSubject(x, ev.slotA) && !inSubject(y, ev.slotB) && slotClauseShared(x, ev.slotA, ev.shared) && slotClauseShared(y, ev.slotB, ev.shared) &&
 		ev.slotA[0] > 0 && ev.slotB[0] > 0 && (tail || named) &&
 		len(ev.shared) >= partialMinShared && gate(x, y, ev, 1)
@@ -425,7 +430,7 @@ func balancedValues(p *pair) bool {
 	count := func(x *belief, matched []bool, c valueClass) int {
 		n := 0
 		for _, i := range x.core {
-			if t := &x.seq[i]; t.kind == valueTerm && t.class == c && !matched[i] && !t.negged && !t.tq {
+			if t := &x.seq[i]; t.kind == valueTerm && t.class == c && !matched[i] && !t.negged && !t.tq && !t.hypo {
 				n++
 			}
 		}

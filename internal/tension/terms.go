@@ -57,6 +57,8 @@ type term struct {
 	poss   bool       // possessive
 	scope  bool       // environment scope word
 	negged bool       // inside a negation's scope
+	hypo   bool       // a value in a hypothetical clause ("it would be nice to meet one day"): not claimed
+	inf    bool       // a word directly after "to": an infinitive's verb, not an assertion ("a book to read")
 	named  bool       // a capitalised word that does not start the text: part of a name
 	paren  bool       // a break made only of parentheses
 }
@@ -66,10 +68,14 @@ type belief struct {
 	seq    []term
 	core   []int    // seq indices of content terms (words and values), scope words excluded
 	words  []string // sorted unique keys of word terms, scope words included
+	facts  []string // sorted unique keys of the word terms used at least once outside an infinitive
 	scopes []string // sorted unique scope keys
 	negs   int      // surface negation markers
-	top    string   // first domain path segment, lower-cased
-	ents   []string // sorted unique entity word keys
+	// addressed: the belief speaks to someone ("I'll let you know when
+	// I'm free", "believe in yourself"): it holds a second-person pronoun.
+	addressed bool
+	top       string   // first domain path segment, lower-cased
+	ents      []string // sorted unique entity word keys
 }
 
 // analyze turns one input into terms.
@@ -89,6 +95,7 @@ func analyze(in Input) belief {
 	}
 	for i := range x.seq {
 		t := &x.seq[i]
+		x.addressed = x.addressed || (t.kind == stopTerm || t.kind == wordTerm) && secondPerson[strings.ToLower(t.disp)]
 		switch t.kind {
 		case wordTerm:
 			x.words = append(x.words, t.key)
@@ -106,6 +113,13 @@ func analyze(in Input) belief {
 			}
 		}
 	}
+	markIrrealis(x.seq)
+	for i := range x.seq {
+		if t := &x.seq[i]; t.kind == wordTerm && !t.inf {
+			x.facts = append(x.facts, t.key)
+		}
+	}
+	x.facts = uniq(x.facts)
 	x.words = uniq(x.words)
 	x.scopes = uniq(x.scopes)
 	if len(in.DomainPath) > 0 {
@@ -422,3 +436,40 @@ func identityNumber(lx []lexeme, i int, out []term, caps int) bool {
 // timesWords count several occurrences: "a day" after them is a
 // frequency, not a period ("once a day" is every day).
 var timesWords = map[string]bool{"times": true, "twice": true, "thrice": true}
+
+// secondPerson are the pronouns that address the listener.
+var secondPerson = map[string]bool{"you": true, "your": true, "yours": true, "yourself": true, "yourselves": true, "ya": true}
+
+// hypotheticals are the modals that make a clause a wish, a guess or a
+// counterfactual rather than a statement of fact.
+var hypotheticals = map[string]bool{"would": true, "could": true, "might": true}
+
+// markIrrealis marks the terms of seq that are not asserted as facts: the
+// values of a clause holding a hypothetical modal ("it would be nice to go
+// one day": "one day" is no duration anyone claims; "the move could take
+// two weeks" is a guess) and the words directly after "to" (an infinitive
+// of purpose or intent: "a great book to read" does not say it was read).
+func markIrrealis(seq []term) {
+	start := 0
+	for i := 0; i <= len(seq); i++ {
+		if i < len(seq) && seq[i].kind != breakTerm {
+			if i > 0 && seq[i].kind == wordTerm && seq[i-1].kind == stopTerm && seq[i-1].key == "to" {
+				seq[i].inf = true
+			}
+			continue
+		}
+		hypo := false
+		for k := start; k < i; k++ {
+			if seq[k].kind == stopTerm && hypotheticals[seq[k].key] {
+				hypo = true
+				break
+			}
+		}
+		for k := start; hypo && k < i; k++ {
+			if seq[k].kind == valueTerm {
+				seq[k].hypo = true
+			}
+		}
+		start = i + 1
+	}
+}
