@@ -99,10 +99,14 @@ func TestJudgeConfirms(t *testing.T) {
 			t.Fatalf("tensions: %v", res["tensions"])
 		}
 		want := map[string]any{"verdict": "conflict", "type": "contradiction", "reason": "A service has one default port.", "model": "openai judge-model"}
-		if got := obj(obj(ts[0])["judge"]); !equalMaps(got, want) {
+		if got, _ := obj(ts[0])["judge"].(map[string]any); !equalMaps(got, want) {
 			t.Fatalf("judge: %v, want %v", got, want)
 		}
-		if got := obj(obj(arr(h.Call("tension_list", nil)["tensions"])[0])["judge"]); !equalMaps(got, want) {
+		listed := arr(h.Call("tension_list", nil)["tensions"])
+		if len(listed) != 1 {
+			t.Fatalf("tension_list: %v", listed)
+		}
+		if got, _ := obj(listed[0])["judge"].(map[string]any); !equalMaps(got, want) {
 			t.Fatalf("tension_list judge: %v, want %v", got, want)
 		}
 		reqs := fake.Requests()
