@@ -276,6 +276,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 			return nil, fmt.Errorf("%s: model: %w", conf.Path, err)
 		}
 	}
+	judge, err := tensionJudge(conf, server)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	// One client (one connection pool) for every user's own model: it
 	// refuses internal addresses at each connection.
 	modelClient := tut.ModelHTTPClient(0)
@@ -319,6 +324,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 			return nil, fmt.Errorf("load tutor demo data: %w", err)
 		}
 		log.Info("loaded demo knowledge base", "workspace", pipeline.DefaultWorkspace)
+	}
+	// After the demo data, which the rules alone judge.
+	if judge != nil {
+		sub.UseJudge(server, *judge)
+		log.Info("tension judge: the chat model confirms the tensions the rules flag", "model", server.Name(),
+			"timeout", judge.Timeout, "max_pairs", judge.MaxPairs)
 	}
 	return a, nil
 }

@@ -77,6 +77,9 @@ func (a *App) ReloadConfig(ctx context.Context, publish bool) (*Reloaded, error)
 	if !reflect.DeepEqual(conf.Model, a.current.Model) {
 		r.NeedRestart = append(r.NeedRestart, "model")
 	}
+	if !reflect.DeepEqual(conf.Tensions, a.current.Tensions) {
+		r.NeedRestart = append(r.NeedRestart, "tensions")
+	}
 	r.Servers = a.Workbench.Reload(ctx, conf)
 	if r.Access {
 		a.Access.SetRules(conf.Access)

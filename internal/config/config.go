@@ -23,6 +23,9 @@ type Config struct {
 	// Embeddings is the server's embedding model (the Nexus format's
 	// embeddings section); nil: none, searches are lexical.
 	Embeddings *Embeddings
+	// Tensions configures tension detection (the Nexus format's tensions
+	// section); nil: the defaults, the deterministic rules alone.
+	Tensions *Tensions
 }
 
 // Model names the server's language model for the chat and

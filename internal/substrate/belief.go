@@ -266,7 +266,9 @@ func (s *Server) Create(ctx context.Context, workspace string, in CreateInput) (
 		}
 		return &CreateResult{Success: true, Belief: b, Tensions: []Tension{}}, nil
 	}
-	return &CreateResult{Success: true, Belief: d.stored, Tensions: d.tensions}, nil
+	// With a model judge, the flagged pairs are put to the model now that
+	// the write has committed (judge.go).
+	return &CreateResult{Success: true, Belief: d.stored, Tensions: s.judgeTensions(ctx, workspace, d.tensions)}, nil
 }
 
 // CreateTx is [Server.Create] inside the caller's transaction, so that other
@@ -403,6 +405,7 @@ func (s *Server) beliefSupersede(ctx context.Context, c *registry.Call, in belie
 	if err != nil {
 		return nil, err
 	}
+	res.Tensions = s.judgeTensions(ctx, c.Workspace, res.Tensions)
 	return res, nil
 }
 

@@ -131,6 +131,10 @@ type Tension struct {
 	Workspace   string     `json:"workspace"`
 	CreatedAt   time.Time  `json:"created_at"`
 	ResolvedAt  *time.Time `json:"resolved_at,omitempty"`
+	// Judge is the model judge's verdict when a chat model confirmed the
+	// tension (tensions: {judge: model}); absent when the rules alone
+	// decided.
+	Judge *Judgment `json:"judge,omitempty"`
 }
 
 // Belief statuses.

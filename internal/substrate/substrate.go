@@ -45,6 +45,9 @@ type Server struct {
 	// judged, when set (tests), runs after a create has judged its
 	// candidates and before its write transaction.
 	judged func()
+	// judge, when set (UseJudge), asks a chat model about the tensions
+	// the rules flag (judge.go).
+	judge *modelJudge
 }
 
 // New returns a substrate server over st.
@@ -56,8 +59,12 @@ func New(st *store.Store, log *slog.Logger) *Server {
 }
 
 // Close ends the server's background work (the refreshes of its search
-// statistics); call it before closing the store.
-func (s *Server) Close() { s.stats.Close() }
+// statistics) and the model judge's calls in flight; call it before closing
+// the store.
+func (s *Server) Close() {
+	s.judge.close()
+	s.stats.Close()
+}
 
 // Register adds the substrate tools to reg.
 func (s *Server) Register(reg *registry.Registry) error {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -108,16 +109,22 @@ func tensionInput(b *Belief) TensionInput {
 }
 
 const tensionCols = `t.id, t.workspace, t.belief_a, t.belief_b, t.type, t.severity, t.status, t.description,
-	t.resolution, t.action, t.created_at, t.resolved_at`
+	t.resolution, t.action, t.created_at, t.resolved_at, t.judge`
 
 func scanTension(r rowScanner, extra ...any) (*Tension, error) {
 	var t Tension
-	var resolution, action sql.NullString
+	var resolution, action, judged sql.NullString
 	var created int64
 	var resolved sql.NullInt64
 	if err := r.Scan(append([]any{&t.ID, &t.Workspace, &t.BeliefAID, &t.BeliefBID, &t.Type, &t.Severity, &t.Status,
-		&t.Description, &resolution, &action, &created, &resolved}, extra...)...); err != nil {
+		&t.Description, &resolution, &action, &created, &resolved, &judged}, extra...)...); err != nil {
 		return nil, err
+	}
+	if judged.Valid {
+		t.Judge = &Judgment{}
+		if err := json.Unmarshal([]byte(judged.String), t.Judge); err != nil {
+			return nil, fmt.Errorf("tension %s: judgment: %w", t.ID, err)
+		}
 	}
 	t.Resolution, t.Action = resolution.String, action.String
 	t.CreatedAt = store.FromMicros(created)
