@@ -50,7 +50,20 @@ func TestRelayCoalescesTokens(t *testing.T) {
 		want.WriteString(tok)
 		r.send(ctx, "conv", chat.Event{Type: chat.Token, Content: tok, ConversationID: "conv"})
 		if i == 100 {
-			time.Sleep(2 * coalesce) // a pause: the tokens so far go out on their own
+			// A pause: the tokens so far go out on their own, once the
+			// coalescing timer fires (waited for, not slept on: under load
+			// the timer's goroutine may run late).
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+				mu.Lock()
+				n := len(got)
+				mu.Unlock()
+				if n >= 2 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the tokens before the pause were never published")
+				}
+			}
 		}
 	}
 	r.send(ctx, "conv", chat.Event{Type: chat.Complete, ConversationID: "conv"})
