@@ -309,7 +309,7 @@ func now(c locomo.Conversation) string {
 
 // askBeliefQuery asks q through belief_query in c's workspace.
 func askBeliefQuery(ctx context.Context, b *bench, c locomo.Conversation, q locomo.Question, k int) ([]string, error) {
-	args, err := json.Marshal(map[string]any{"query": q.Text, "limit": k})
+	args, err := json.Marshal(map[string]any{"query": q.Text, "limit": k, "now": now(c)})
 	if err != nil {
 		return nil, err
 	}
