@@ -1,12 +1,25 @@
 // Command locomo measures Nexus's retrieval on the LoCoMo benchmark (issue
-// 23): it loads each of the benchmark's conversations into its own workspace,
-// one belief per dialog turn ("Speaker: text [shares caption]", valid from
-// the session's time), through belief_create_batch as `nexus import beliefs`
-// does, then asks every question through each retriever (belief_query, ...)
-// and prints evidence recall@k overall and per category, the load time and
-// the tensions the load found.
+// 23). Each of the benchmark's conversations goes into a workspace of its
+// own, once per retriever:
 //
-//	go run ./cmd/locomo [-data DIR] [-db URL] [-k 1,5,10,25] [-limit N]
+//   - belief_query: one belief per dialog turn ("Speaker: text [shares
+//     caption]", valid from the session's time), through
+//     belief_create_batch as `nexus import beliefs` does;
+//   - exchange_search: one vkb session per LoCoMo session (session_start),
+//     one exchange per turn at the session's time (exchange_add with
+//     created_at).
+//
+// Every question is then asked through the retriever (limit: the largest
+// cut-off; now: a day after the conversation's last session, so that the
+// dates a question names are read as its asker would), and the command
+// prints evidence recall@k overall and per category (a hit counts for its
+// own turn only), the load time and the tensions the belief load found.
+//
+//	go run ./cmd/locomo [-data DIR] [-db URL] [-only belief_query|exchange_search] [-k 1,5,10,25] [-limit N]
+//
+// With -db (a postgres:// URL) the command loads into a new schema of that
+// database, dropped at the end; by default into a new SQLite database in a
+// temporary directory.
 //
 // The benchmark is read from the shared data (DIR/locomo/locomo10.json,
 // default ../shared/data); without it the command says so and exits 0. It
@@ -16,6 +29,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -23,6 +39,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -52,6 +69,7 @@ func main() {
 type options struct {
 	data  string
 	db    string
+	only  string
 	ks    []int
 	limit int
 	// show is how many of the load's tensions to print (-1: all).
@@ -63,7 +81,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	o := &options{}
 	fs.StringVar(&o.data, "data", "../shared/data", "the shared data directory (holds "+locomo.File+")")
-	fs.StringVar(&o.db, "db", "", "a postgres:// URL to load into (default: a new SQLite database in a temporary directory)")
+	fs.StringVar(&o.db, "db", "", "a postgres:// URL: load into a new schema of that database, dropped at the end (default: a new SQLite database in a temporary directory)")
+	fs.StringVar(&o.only, "only", "", "measure only this retriever ("+strings.Join(retrieverNames(), " or ")+"; default: all)")
 	ks := fs.String("k", "1,5,10,25", "the cut-offs of recall@k, comma-separated")
 	fs.IntVar(&o.limit, "limit", 0, "ask at most this many questions of each conversation (0: all)")
 	fs.IntVar(&o.show, "tensions", 5, "print at most this many of the tensions found on the load (-1: all)")
@@ -88,6 +107,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if o.show < -1 {
 		return nil, fmt.Errorf("-tensions: %d is neither a count nor -1 (all)", o.show)
 	}
+	if o.only != "" && !slices.Contains(retrieverNames(), o.only) {
+		return nil, fmt.Errorf("-only: %q is not a retriever (%s)", o.only, strings.Join(retrieverNames(), ", "))
+	}
+	if o.db != "" {
+		if u, err := url.Parse(o.db); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			return nil, fmt.Errorf("-db: %q is not a postgres:// URL", o.db)
+		}
+	}
 	return o, nil
 }
 
@@ -105,8 +132,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg := app.Config{DBURL: o.db, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
-	if o.db == "" {
+	cfg := app.Config{Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	if o.db != "" {
+		u, drop, err := newSchema(ctx, o.db)
+		if err != nil {
+			return err
+		}
+		defer drop()
+		cfg.DBURL = u
+	} else {
 		dir, err := os.MkdirTemp("", "nexus-locomo-")
 		if err != nil {
 			return err
@@ -120,22 +154,38 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer a.Close()
 
-	b := &bench{p: a.Pipeline, run: strconv.FormatInt(time.Now().Unix(), 36)}
-	start := time.Now()
-	turns := 0
+	b := &bench{p: a.Pipeline, diaID: map[string]string{}, content: map[string]string{}, turns: map[string]map[string]string{}}
 	for _, c := range convs {
-		n, err := b.load(ctx, c)
-		if err != nil {
-			return err
+		b.turns[c.ID] = map[string]string{}
+		for _, s := range c.Sessions {
+			for _, t := range s.Turns {
+				b.turns[c.ID][t.DiaID] = strings.TrimPrefix(t.Content(), t.Speaker+": ")
+			}
 		}
-		turns += n
 	}
-	took := time.Since(start)
-	fmt.Fprintf(stdout, "LoCoMo: %d conversations, %d turns loaded as beliefs in %.1f s (%s)\n", len(convs), turns, took.Seconds(), a.Store.Dialect())
-	b.printTensions(stdout, o.show)
-
 	maxK := o.ks[len(o.ks)-1]
-	for _, r := range retrievers() {
+	for i, r := range retrievers() {
+		if o.only != "" && r.name != o.only {
+			continue
+		}
+		if i > 0 && o.only == "" {
+			fmt.Fprintln(stdout)
+		}
+		start := time.Now()
+		turns := 0
+		for _, c := range convs {
+			n, err := r.load(b, ctx, c)
+			if err != nil {
+				return fmt.Errorf("%s: %w", r.name, err)
+			}
+			turns += n
+		}
+		took := time.Since(start)
+		fmt.Fprintf(stdout, "%s: LoCoMo's %d conversations, %d turns loaded as %s in %.1f s (%s)\n", r.name, len(convs), turns, r.unit, took.Seconds(), a.Store.Dialect())
+		if r.name == "belief_query" {
+			b.printTensions(stdout, o.show)
+		}
+
 		rec := locomo.NewRecall(o.ks...)
 		var miss misses
 		var lat []time.Duration
@@ -157,6 +207,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				asked++
 			}
 		}
+		if asked == 0 {
+			continue
+		}
 		slices.Sort(lat)
 		fmt.Fprintf(stdout, "\n%s: %d questions, evidence recall@k (%%), p50 %.2f ms a question\n\n%s",
 			r.name, asked, ms(lat[len(lat)/2]), rec.Table())
@@ -164,6 +217,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			miss.total, maxK, miss.found, miss.sharing, miss.none)
 	}
 	return nil
+}
+
+// newSchema creates a schema of its own in the PostgreSQL database at base
+// (so that a run neither sees nor disturbs other data there) and returns a
+// URL whose search_path selects it, and a function that drops it.
+func newSchema(ctx context.Context, base string) (string, func(), error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", nil, fmt.Errorf("-db: %w", err)
+	}
+	var r [6]byte
+	rand.Read(r[:])
+	schema := "nexus_locomo_" + hex.EncodeToString(r[:])
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		return "", nil, fmt.Errorf("-db: %w", err)
+	}
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		admin.Close()
+		return "", nil, fmt.Errorf("-db: create schema %s: %w", schema, err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), func() {
+		admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		admin.Close()
+	}, nil
 }
 
 // misses counts the evidence turns a retriever found in its results, and
@@ -193,29 +274,52 @@ func (m *misses) add(b *bench, c locomo.Conversation, q locomo.Question, ranked 
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// retriever answers a question with the dia_ids of the turns it finds, best
-// first, at most k.
+// retriever is one way of asking the benchmark's questions: load puts a
+// conversation where the retriever searches (returning how many turns it
+// loaded, as unit), ask answers a question with the dia_ids of the turns
+// it finds, best first, at most k.
 type retriever struct {
-	name string
-	ask  func(ctx context.Context, b *bench, c locomo.Conversation, q locomo.Question, k int) ([]string, error)
+	name, unit string
+	load       func(b *bench, ctx context.Context, c locomo.Conversation) (int, error)
+	ask        func(ctx context.Context, b *bench, c locomo.Conversation, q locomo.Question, k int) ([]string, error)
 }
 
 // retrievers are the ways the benchmark asks its questions, each measured
-// on the whole set. Another retriever (exchange_search over the same
-// conversations loaded as exchanges) goes here.
+// on the whole set.
 func retrievers() []retriever {
 	return []retriever{
-		{name: "belief_query", ask: askBeliefQuery},
+		{name: "belief_query", unit: "beliefs", load: (*bench).loadBeliefs, ask: askBeliefQuery},
+		{name: "exchange_search", unit: "exchanges", load: (*bench).loadExchanges, ask: askExchangeSearch},
 	}
+}
+
+func retrieverNames() []string {
+	var names []string
+	for _, r := range retrievers() {
+		names = append(names, r.name)
+	}
+	return names
+}
+
+// now is the time a question about c is asked at: a day after its last
+// session.
+func now(c locomo.Conversation) string {
+	var last time.Time
+	for _, s := range c.Sessions {
+		if s.At.After(last) {
+			last = s.At
+		}
+	}
+	return last.Add(24 * time.Hour).Format(time.RFC3339)
 }
 
 // askBeliefQuery asks q through belief_query in c's workspace.
 func askBeliefQuery(ctx context.Context, b *bench, c locomo.Conversation, q locomo.Question, k int) ([]string, error) {
-	args, err := json.Marshal(map[string]any{"query": q.Text, "limit": k})
+	args, err := json.Marshal(map[string]any{"query": q.Text, "limit": k, "now": now(c)})
 	if err != nil {
 		return nil, err
 	}
-	out, err := b.call(ctx, "belief_query", b.workspace(c), args)
+	out, err := b.call(ctx, "belief_query", b.workspace("beliefs", c), args)
 	if err != nil {
 		return nil, err
 	}
@@ -234,20 +338,49 @@ func askBeliefQuery(ctx context.Context, b *bench, c locomo.Conversation, q loco
 	return ranked, nil
 }
 
-// bench is the loaded benchmark: which belief is which turn, and the
-// tensions the load found.
-type bench struct {
-	p *pipeline.Pipeline
-	// run makes the workspaces of this run new in a database loaded before
-	// (-db).
-	run      string
-	diaID    map[string]string // belief id -> the turn's dia_id
-	content  map[string]string // belief id -> content
-	tensions []substrate.Tension
-	turns    map[string]map[string]string // conversation -> dia_id -> content
+// askExchangeSearch asks q through exchange_search in c's workspace,
+// without neighbouring turns (a hit counts for its own turn only).
+func askExchangeSearch(ctx context.Context, b *bench, c locomo.Conversation, q locomo.Question, k int) ([]string, error) {
+	args, err := json.Marshal(map[string]any{"query": q.Text, "limit": k, "context_turns": 0, "now": now(c)})
+	if err != nil {
+		return nil, err
+	}
+	out, err := b.call(ctx, "exchange_search", b.workspace("exchanges", c), args)
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Hits []struct {
+			Exchange struct {
+				ID string `json:"id"`
+			} `json:"exchange"`
+		} `json:"hits"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, fmt.Errorf("exchange_search result: %w", err)
+	}
+	ranked := make([]string, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		ranked = append(ranked, b.diaID[h.Exchange.ID])
+	}
+	return ranked, nil
 }
 
-func (b *bench) workspace(c locomo.Conversation) string { return "locomo-" + b.run + "-" + c.ID }
+// bench is the loaded benchmark: which belief or exchange is which turn,
+// and the tensions the belief load found.
+type bench struct {
+	p        *pipeline.Pipeline
+	diaID    map[string]string // belief or exchange id -> the turn's dia_id
+	content  map[string]string // belief id -> content
+	tensions []substrate.Tension
+	turns    map[string]map[string]string // conversation -> dia_id -> text
+}
+
+// workspace is the workspace of conversation c loaded as kind (beliefs or
+// exchanges).
+func (b *bench) workspace(kind string, c locomo.Conversation) string {
+	return "locomo-" + kind + "-" + c.ID
+}
 
 // call runs one tool call through the pipeline in workspace ws.
 func (b *bench) call(ctx context.Context, tool, ws string, args []byte) (json.RawMessage, error) {
@@ -258,13 +391,9 @@ func (b *bench) call(ctx context.Context, tool, ws string, args []byte) (json.Ra
 	return o.Result, nil
 }
 
-// load creates c's turns as beliefs in c's workspace, substrate.MaxBatch a
-// call, and returns how many it created.
-func (b *bench) load(ctx context.Context, c locomo.Conversation) (int, error) {
-	if b.diaID == nil {
-		b.diaID, b.content, b.turns = map[string]string{}, map[string]string{}, map[string]map[string]string{}
-	}
-	b.turns[c.ID] = map[string]string{}
+// loadBeliefs creates c's turns as beliefs in c's workspace,
+// substrate.MaxBatch a call, and returns how many it created.
+func (b *bench) loadBeliefs(ctx context.Context, c locomo.Conversation) (int, error) {
 	type item struct {
 		Content   string    `json:"content"`
 		ValidFrom time.Time `json:"valid_from"`
@@ -274,7 +403,6 @@ func (b *bench) load(ctx context.Context, c locomo.Conversation) (int, error) {
 	for _, s := range c.Sessions {
 		for _, t := range s.Turns {
 			items = append(items, item{Content: t.Content(), ValidFrom: s.At})
-			b.turns[c.ID][t.DiaID] = strings.TrimPrefix(t.Content(), t.Speaker+": ")
 			dia = append(dia, t.DiaID)
 		}
 	}
@@ -285,7 +413,7 @@ func (b *bench) load(ctx context.Context, c locomo.Conversation) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		out, err := b.call(ctx, "belief_create_batch", b.workspace(c), args)
+		out, err := b.call(ctx, "belief_create_batch", b.workspace("beliefs", c), args)
 		if err != nil {
 			return 0, fmt.Errorf("load %s: %w", c.ID, err)
 		}
@@ -304,6 +432,54 @@ func (b *bench) load(ctx context.Context, c locomo.Conversation) (int, error) {
 		created += res.Created
 	}
 	return created, nil
+}
+
+// loadExchanges records c as vkb sessions, one per LoCoMo session
+// (session_start), each turn an exchange at its session's time
+// (exchange_add with created_at), and returns how many exchanges it added.
+func (b *bench) loadExchanges(ctx context.Context, c locomo.Conversation) (int, error) {
+	ws := b.workspace("exchanges", c)
+	added := 0
+	for _, s := range c.Sessions {
+		args, err := json.Marshal(map[string]any{"platform": "api", "project_context": c.ID})
+		if err != nil {
+			return 0, err
+		}
+		out, err := b.call(ctx, "session_start", ws, args)
+		if err != nil {
+			return 0, fmt.Errorf("load %s: %w", c.ID, err)
+		}
+		var sess struct {
+			Session struct {
+				ID string `json:"id"`
+			} `json:"session"`
+		}
+		if err := json.Unmarshal(out, &sess); err != nil {
+			return 0, fmt.Errorf("session_start result: %w", err)
+		}
+		for _, t := range s.Turns {
+			args, err := json.Marshal(map[string]any{"session_id": sess.Session.ID, "role": "user", "content": t.Content(),
+				"created_at": s.At.Format(time.RFC3339)})
+			if err != nil {
+				return 0, err
+			}
+			out, err := b.call(ctx, "exchange_add", ws, args)
+			if err != nil {
+				return 0, fmt.Errorf("load %s turn %s: %w", c.ID, t.DiaID, err)
+			}
+			var ex struct {
+				Exchange struct {
+					ID string `json:"id"`
+				} `json:"exchange"`
+			}
+			if err := json.Unmarshal(out, &ex); err != nil {
+				return 0, fmt.Errorf("exchange_add result: %w", err)
+			}
+			b.diaID[ex.Exchange.ID] = t.DiaID
+			added++
+		}
+	}
+	return added, nil
 }
 
 // printTensions writes how many tensions the load found and the first show

@@ -21,7 +21,7 @@ func TestAbsentData(t *testing.T) {
 // TestBadFlags: a bad cut-off is refused.
 func TestBadFlags(t *testing.T) {
 	var out, errOut bytes.Buffer
-	for _, args := range [][]string{{"-k", "0"}, {"-k", "x"}, {"-limit", "-1"}, {"extra"}} {
+	for _, args := range [][]string{{"-k", "0"}, {"-k", "x"}, {"-limit", "-1"}, {"extra"}, {"-only", "grep"}, {"-db", "mysql://x"}} {
 		if err := run(context.Background(), args, &out, &errOut); err == nil {
 			t.Errorf("%v: no error", args)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
+	"github.com/nexus-mcp/nexus/internal/timeq"
 )
 
 // querier is what *sql.DB and *sql.Tx have in common.
@@ -478,6 +479,7 @@ type beliefQueryIn struct {
 	ValidAt           string   `json:"valid_at"`
 	ValidAfter        string   `json:"valid_after"`
 	ValidBefore       string   `json:"valid_before"`
+	Now               string   `json:"now"`
 	Limit             int      `json:"limit"`
 }
 
@@ -506,6 +508,49 @@ type queryResult struct {
 	// TotalCountExact is false when more beliefs matched than the search
 	// examines (see docs/substrate.md); total_count is then a lower bound.
 	TotalCountExact bool `json:"total_count_exact"`
+	// QueryWindow is the window of time the query's dates name, when it
+	// names any (see [queryWindow]).
+	QueryWindow *queryWindow `json:"query_window,omitempty"`
+}
+
+// queryWindow is the window [From, To) that the dates named in a
+// belief_query's query ("in June 2023", "last week") cover, read relative to
+// now and narrowed to the caller's validity arguments (valid_after,
+// valid_before, valid_at). The beliefs that became valid within it
+// (valid_from in it) rank before the others; the words are not searched.
+type queryWindow struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	// Empty reports that the query's dates and the caller's validity
+	// arguments do not meet: no belief ranks first (the others are
+	// returned as usual); From and To are then the query's dates alone.
+	Empty bool `json:"empty,omitempty"`
+}
+
+// dated reads the dates query names, relative to now: it returns the query
+// without them and the window they name, narrowed to f's validity bounds
+// (nil when the query names none).
+func dated(query string, now time.Time, f *searchFilter) (string, *queryWindow) {
+	w, rest, ok := timeq.Parse(query, now)
+	if !ok {
+		return query, nil
+	}
+	from, to := w.From.UTC(), w.To.UTC()
+	if f.validAfter != nil && f.validAfter.After(from) {
+		from = *f.validAfter
+	}
+	if f.validBefore != nil && f.validBefore.Before(to) {
+		to = *f.validBefore
+	}
+	if f.validAt != nil && f.validAt.Add(time.Microsecond).Before(to) {
+		// Beliefs valid at valid_at became valid at or before it (the
+		// stores keep microseconds).
+		to = f.validAt.Add(time.Microsecond)
+	}
+	if !from.Before(to) {
+		return rest, &queryWindow{From: w.From.UTC(), To: w.To.UTC(), Empty: true}
+	}
+	return rest, &queryWindow{From: from, To: to}
 }
 
 // Relevance weights (docs/substrate.md): relevance_score =
@@ -536,14 +581,25 @@ func (s *Server) beliefQuery(ctx context.Context, c *registry.Call, in beliefQue
 		}
 		f.entityIDs = []string{in.EntityID}
 	}
-	res, err := s.search(ctx, s.st.Prepared(), in.Query, f)
+	now := s.now()
+	if in.Now != "" {
+		t, err := parseTime("now", in.Now)
+		if err != nil {
+			return nil, err
+		}
+		now = *t
+	}
+	query, win := dated(in.Query, now, &f)
+	res, err := s.search(ctx, s.st.Prepared(), query, f)
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
 	maxLex := 0.0
-	for _, h := range res.hits {
-		maxLex = math.Max(maxLex, h.lexical)
+	for i, h := range res.hits {
+		// Weighed by its coverage of the query: a belief matching the
+		// query's rare terms outranks one matching a common term often.
+		res.hits[i].lexical = h.lexical * h.coverage
+		maxLex = math.Max(maxLex, res.hits[i].lexical)
 	}
 	hits := res.hits
 	for i := range hits {
@@ -552,8 +608,16 @@ func (s *Server) beliefQuery(ctx context.Context, c *registry.Call, in beliefQue
 			lex = hits[i].lexical / maxLex
 		}
 		hits[i].score = math.Round((wLexical*lex+wConfidence*hits[i].overall+wRecency*hits[i].recency(now))*1e4) / 1e4
+		hits[i].dated = win != nil && !win.Empty && hits[i].validFrom != nil &&
+			!hits[i].validFrom.Before(win.From) && hits[i].validFrom.Before(win.To)
 	}
 	slices.SortFunc(hits, func(x, y hit) int {
+		if x.dated != y.dated {
+			if x.dated {
+				return -1
+			}
+			return 1
+		}
 		if c := cmp.Compare(y.score, x.score); c != 0 {
 			return c
 		}
@@ -561,7 +625,7 @@ func (s *Server) beliefQuery(ctx context.Context, c *registry.Call, in beliefQue
 	})
 	// Hybrid search (issue 23): fused with the vector ranking when an
 	// embedding model is configured (hybrid.go).
-	hits, res.total = s.fuseVectors(ctx, c.Workspace, in.Query, f, hits, in.Limit, res.total)
+	hits, res.total = s.fuseVectors(ctx, c.Workspace, query, f, hits, in.Limit, res.total)
 	if len(hits) > in.Limit {
 		hits = hits[:in.Limit]
 	}
@@ -578,7 +642,7 @@ func (s *Server) beliefQuery(ctx context.Context, c *registry.Call, in beliefQue
 		score := scores[b.seq]
 		b.RelevanceScore = &score
 	}
-	return &queryResult{Success: true, Beliefs: out, TotalCount: res.total, TotalCountExact: !res.capped}, nil
+	return &queryResult{Success: true, Beliefs: out, TotalCount: res.total, TotalCountExact: !res.capped, QueryWindow: win}, nil
 }
 
 // Get returns belief id of the workspace with its entities (NOT_FOUND when

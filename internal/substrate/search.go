@@ -136,7 +136,14 @@ type hit struct {
 	createdAt time.Time
 	validFrom *time.Time
 	lexical   float64 // BM25, higher is better
-	score     float64 // relevance_score, set by belief_query
+	// coverage is the share of the query's IDF the belief's matching
+	// terms carry (textsearch.BM25Coverage); belief_query weighs lexical
+	// by it.
+	coverage float64
+	// dated reports that the belief became valid within the window the
+	// query's dates name (belief_query ranks those first).
+	dated bool
+	score float64 // relevance_score, set by belief_query
 }
 
 // recency is 1 for a belief created (or valid from) now, halving every
@@ -599,14 +606,16 @@ func (s *Server) candidatesSQL(terms []string, f searchFilter) (string, []any) {
 		` ORDER BY ` + order + ` LIMIT ?`), args
 }
 
-// scoreBM25 sets each hit's lexical score (BM25 of all query terms).
+// scoreBM25 sets each hit's lexical score (BM25 of all query terms) and
+// its coverage of the query.
 func scoreBM25(hits []hit, terms []string, df map[string]int, n int) {
 	texts := make([]string, len(hits))
 	for i, h := range hits {
 		texts[i] = h.content
 	}
-	for i, score := range textsearch.BM25(texts, terms, df, n) {
-		hits[i].lexical = score
+	scores, coverage := textsearch.BM25Coverage(texts, terms, df, n)
+	for i, score := range scores {
+		hits[i].lexical, hits[i].coverage = score, coverage[i]
 	}
 }
 

@@ -105,9 +105,19 @@ func Stem(t string) string { return english.Stem(t, true) }
 // covers the few words where FTS5's Porter and Snowball part); query terms
 // with the same stem count once, with the larger IDF.
 func BM25(texts []string, terms []string, df map[string]int, n int) []float64 {
-	scores := make([]float64, len(texts))
+	scores, _ := BM25Coverage(texts, terms, df, n)
+	return scores
+}
+
+// BM25Coverage is [BM25], also returning each text's coverage of the
+// query: the share (0..1) of the query terms' summed IDF that the terms the
+// text matches carry. A text that matches the rare terms of a query covers
+// most of it; one that matches only a common term, little.
+func BM25Coverage(texts []string, terms []string, df map[string]int, n int) (scores, coverage []float64) {
+	scores = make([]float64, len(texts))
+	coverage = make([]float64, len(texts))
 	if len(texts) == 0 {
-		return scores
+		return scores, coverage
 	}
 	m := newMatcher(terms)
 	for _, t := range terms {
@@ -115,6 +125,10 @@ func BM25(texts []string, terms []string, df map[string]int, n int) []float64 {
 		N := math.Max(float64(n), d)
 		k := m.key[t]
 		m.idf[k] = math.Max(m.idf[k], math.Log(1+(N-d+0.5)/(d+0.5)))
+	}
+	sumIDF := 0.0
+	for _, v := range m.idf {
+		sumIDF += v
 	}
 	lens := make([]int, len(texts))
 	tfs := make([]map[string]int, len(texts))
@@ -128,11 +142,16 @@ func BM25(texts []string, terms []string, df map[string]int, n int) []float64 {
 	avg := math.Max(1, float64(total)/float64(len(texts)))
 	for i := range texts {
 		norm := K1 * (1 - B + B*float64(lens[i])/avg)
+		covered := 0.0
 		for k, f := range tfs[i] {
 			scores[i] += m.idf[k] * float64(f) * (K1 + 1) / (float64(f) + norm)
+			covered += m.idf[k]
+		}
+		if sumIDF > 0 {
+			coverage[i] = covered / sumIDF
 		}
 	}
-	return scores
+	return scores, coverage
 }
 
 // matcher finds the query terms among a text's tokens. A term is known by

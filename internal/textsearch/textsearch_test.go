@@ -3,6 +3,7 @@ package textsearch
 import (
 	"context"
 	"maps"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -89,5 +90,19 @@ func TestStatsStaleWhenCorpusGrows(t *testing.T) {
 			t.Fatal("the statistic read at 1,000 was not refreshed at 2,500")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestBM25Coverage: coverage is the share of the query's IDF a text's
+// matching terms carry; BM25 is unchanged by it.
+func TestBM25Coverage(t *testing.T) {
+	texts := []string{"gina gina gina said so", "the store opened", "gina opened the store", "nothing here"}
+	df := map[string]int{"gina": 50, "store": 2}
+	scores, cov := BM25Coverage(texts, []string{"gina", "store"}, df, 100)
+	if !(cov[2] > 0.99 && cov[1] > cov[0] && cov[0] > 0 && cov[3] == 0) {
+		t.Errorf("coverage %v: want full for both terms, more for the rare term than the common one, none for neither", cov)
+	}
+	if plain := BM25(texts, []string{"gina", "store"}, df, 100); !slices.Equal(plain, scores) {
+		t.Errorf("BM25 %v, BM25Coverage's scores %v", plain, scores)
 	}
 }
