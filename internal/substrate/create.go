@@ -114,7 +114,7 @@ func (s *Server) createMany(ctx context.Context, workspace string, items []Batch
 	if err != nil {
 		return nil, err
 	}
-	an := newMemo()
+	an := newMemo(s.cache)
 	if err := s.judgeInStore(ctx, an, workspace, live); err != nil {
 		return nil, err
 	}

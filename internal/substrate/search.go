@@ -247,21 +247,23 @@ func (s *Server) candidates(ctx context.Context, q querier, terms []string, f se
 // probing its entity links in SQL, search after search, was a third of a
 // bulk load's CPU. The candidates are those candidatesSQL would find.
 func (s *Server) windowCandidates(ctx context.Context, q querier, terms []string, f searchFilter) (*searchResult, error) {
-	// The window is a literal: bound, it would make SQLite prepare the
-	// statement again at each run (the limit is pushed into FTS5).
-	rows, err := q.QueryContext(ctx, `SELECT rowid FROM beliefs_fts WHERE beliefs_fts MATCH ? ORDER BY rowid DESC LIMIT `+
-		strconv.Itoa(f.window), textsearch.FTS5Match(terms))
+	// Each match's status is read here, from the store: the memo's rows may
+	// come from the server's cache, whose statuses may be stale.
+	rows, err := q.QueryContext(ctx, windowQuery(f.window), textsearch.FTS5Match(terms))
 	if err != nil {
 		return nil, fmt.Errorf("search beliefs: %w", err)
 	}
 	var seqs []int64
+	status := map[int64]string{}
 	for rows.Next() {
 		var seq int64
-		if err := rows.Scan(&seq); err != nil {
+		var st string
+		if err := rows.Scan(&seq, &st); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("search beliefs: %w", err)
 		}
 		seqs = append(seqs, seq)
+		status[seq] = st
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -279,6 +281,11 @@ func (s *Server) windowCandidates(ctx context.Context, q querier, terms []string
 			return nil, err
 		}
 		for _, m := range matches {
+			if st := status[m.seq]; st != m.status {
+				fresh := *m
+				fresh.status = st
+				m = &fresh
+			}
 			if !f.takes(m) {
 				continue
 			}
@@ -291,6 +298,16 @@ func (s *Server) windowCandidates(ctx context.Context, q querier, terms []string
 	}
 	res.total = len(res.hits)
 	return res, nil
+}
+
+// windowQuery reads the newest window full-text matches of a MATCH
+// expression, newest first, with their status. The window is a literal:
+// bound, it would make SQLite prepare the statement again at each run (the
+// limit is pushed into FTS5). CROSS JOIN keeps the matches as the outer
+// loop, each status one seek by rowid.
+func windowQuery(window int) string {
+	return `SELECT m.rowid, b.status FROM (SELECT rowid FROM beliefs_fts WHERE beliefs_fts MATCH ? ORDER BY rowid DESC LIMIT ` +
+		strconv.Itoa(window) + `) m CROSS JOIN beliefs b ON b.seq = m.rowid ORDER BY m.rowid DESC`
 }
 
 // takes reports whether a match passes f's filters as candidatesSQL

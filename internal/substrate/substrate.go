@@ -45,6 +45,9 @@ type Server struct {
 	// judged, when set (tests), runs after a create has judged its
 	// candidates and before its write transaction.
 	judged func()
+	// cache keeps stored beliefs' rows and analyses across creates
+	// (beliefcache.go).
+	cache *beliefCache
 }
 
 // New returns a substrate server over st.
@@ -52,7 +55,8 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{st: st, log: log, now: store.Now, stats: textsearch.NewStats(statsTTL, maxStats, log)}
+	return &Server{st: st, log: log, now: store.Now, stats: textsearch.NewStats(statsTTL, maxStats, log),
+		cache: newBeliefCache(beliefCacheSize)}
 }
 
 // Close ends the server's background work (the refreshes of its search
