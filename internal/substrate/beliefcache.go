@@ -1,6 +1,7 @@
 package substrate
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/nexus-mcp/nexus/internal/tension"
@@ -127,4 +128,27 @@ func (c *beliefCache) analysis(b *Belief) *tension.Analyzed {
 	}
 	c.mu.Unlock()
 	return a
+}
+
+// putStored caches a belief this server has just stored and committed
+// (stored.seq set), with its analysis when known (a may be nil): the newest
+// beliefs are the ones the next creates' candidate windows read first.
+func (c *beliefCache) putStored(stored *Belief, a *tension.Analyzed) {
+	// A copy: the caller returns stored to its own caller.
+	cp := *stored
+	cp.DomainPath, cp.Entities = slices.Clone(stored.DomainPath), slices.Clone(stored.Entities)
+	b := &cp
+	dk, _ := domainKey(b.DomainPath)
+	m := &matchRow{hit: hit{seq: b.seq, content: b.Content, overall: b.Confidence.Overall, createdAt: b.CreatedAt,
+		validFrom: b.ValidFrom}, id: b.ID, workspace: b.Workspace, status: b.Status, domainKey: dk}
+	for _, e := range b.Entities {
+		m.entityIDs = append(m.entityIDs, e.ID)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entry(b.seq, true)
+	e.match, e.belief = m, b
+	if a != nil {
+		e.analysis = a
+	}
 }

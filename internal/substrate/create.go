@@ -132,8 +132,26 @@ func (s *Server) createMany(ctx context.Context, workspace string, items []Batch
 	if err != nil {
 		return nil, err
 	}
+	s.cacheStored(an, live)
 	s.analyzeGrown(ctx, size+len(live))
 	return drafts, nil
+}
+
+// cacheStored puts the beliefs the call stored, now committed, in the
+// server's cache, with the analyses their drafts were judged with (when the
+// stored entities are the draft's, the same input).
+func (s *Server) cacheStored(an *memo, drafts []*draft) {
+	for _, d := range drafts {
+		b := d.stored
+		if b == nil || b.seq == 0 {
+			continue
+		}
+		var a *tension.Analyzed
+		if sameEntities(d.b.Entities, b.Entities) {
+			a = an.of(d.b)
+		}
+		s.cache.putStored(b, a)
+	}
 }
 
 // skipExisting marks the drafts whose external_id the workspace holds with

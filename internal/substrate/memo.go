@@ -139,9 +139,9 @@ func (m *memo) loadBeliefsBySeq(ctx context.Context, s *Server, q querier, seqs 
 }
 
 // matchRows returns the match rows of seqs, in that order, reading only
-// those neither the call nor the server's cache holds. The rows returned
-// are shared, read only, and their status may be stale: the caller reads
-// it from the store (windowCandidates).
+// those neither the call nor the server's cache holds (of the cached ones,
+// only the status, which may have changed). The rows returned are shared:
+// read only.
 func (m *memo) matchRows(ctx context.Context, s *Server, q querier, seqs []int64) ([]*matchRow, error) {
 	m.mu.Lock()
 	var missing []int64
@@ -152,17 +152,36 @@ func (m *memo) matchRows(ctx context.Context, s *Server, q querier, seqs []int64
 	}
 	m.mu.Unlock()
 	if len(missing) > 0 && m.cache != nil {
-		var rest []int64
+		// A cached row's status may have changed since the server read it:
+		// read the statuses (a seek each, much less than a row).
+		var rest, hit []int64
 		cached := m.cache.matchRows(missing)
-		m.mu.Lock()
 		for i, r := range cached {
 			if r == nil {
 				rest = append(rest, missing[i])
 			} else {
-				m.matches[r.seq] = r
+				hit = append(hit, r.seq)
 			}
 		}
-		m.mu.Unlock()
+		if len(hit) > 0 {
+			status, err := s.statuses(ctx, q, hit)
+			if err != nil {
+				return nil, err
+			}
+			m.mu.Lock()
+			for _, r := range cached {
+				if r == nil {
+					continue
+				}
+				if st, ok := status[r.seq]; ok && st != r.status {
+					fresh := *r
+					fresh.status = st
+					r = &fresh
+				}
+				m.matches[r.seq] = r
+			}
+			m.mu.Unlock()
+		}
 		missing = rest
 	}
 	if len(missing) > 0 {

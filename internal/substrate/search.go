@@ -247,23 +247,21 @@ func (s *Server) candidates(ctx context.Context, q querier, terms []string, f se
 // probing its entity links in SQL, search after search, was a third of a
 // bulk load's CPU. The candidates are those candidatesSQL would find.
 func (s *Server) windowCandidates(ctx context.Context, q querier, terms []string, f searchFilter) (*searchResult, error) {
-	// Each match's status is read here, from the store: the memo's rows may
-	// come from the server's cache, whose statuses may be stale.
-	rows, err := q.QueryContext(ctx, windowQuery(f.window), textsearch.FTS5Match(terms))
+	// The window is a literal: bound, it would make SQLite prepare the
+	// statement again at each run (the limit is pushed into FTS5).
+	rows, err := q.QueryContext(ctx, `SELECT rowid FROM beliefs_fts WHERE beliefs_fts MATCH ? ORDER BY rowid DESC LIMIT `+
+		strconv.Itoa(f.window), textsearch.FTS5Match(terms))
 	if err != nil {
 		return nil, fmt.Errorf("search beliefs: %w", err)
 	}
 	var seqs []int64
-	status := map[int64]string{}
 	for rows.Next() {
 		var seq int64
-		var st string
-		if err := rows.Scan(&seq, &st); err != nil {
+		if err := rows.Scan(&seq); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("search beliefs: %w", err)
 		}
 		seqs = append(seqs, seq)
-		status[seq] = st
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -281,11 +279,6 @@ func (s *Server) windowCandidates(ctx context.Context, q querier, terms []string
 			return nil, err
 		}
 		for _, m := range matches {
-			if st := status[m.seq]; st != m.status {
-				fresh := *m
-				fresh.status = st
-				m = &fresh
-			}
 			if !f.takes(m) {
 				continue
 			}
@@ -298,16 +291,6 @@ func (s *Server) windowCandidates(ctx context.Context, q querier, terms []string
 	}
 	res.total = len(res.hits)
 	return res, nil
-}
-
-// windowQuery reads the newest window full-text matches of a MATCH
-// expression, newest first, with their status. The window is a literal:
-// bound, it would make SQLite prepare the statement again at each run (the
-// limit is pushed into FTS5). CROSS JOIN keeps the matches as the outer
-// loop, each status one seek by rowid.
-func windowQuery(window int) string {
-	return `SELECT m.rowid, b.status FROM (SELECT rowid FROM beliefs_fts WHERE beliefs_fts MATCH ? ORDER BY rowid DESC LIMIT ` +
-		strconv.Itoa(window) + `) m CROSS JOIN beliefs b ON b.seq = m.rowid ORDER BY m.rowid DESC`
 }
 
 // takes reports whether a match passes f's filters as candidatesSQL
@@ -358,15 +341,7 @@ func (s *Server) loadMatchRows(ctx context.Context, q querier, seqs []int64) ([]
 	for len(seqs) > 0 {
 		chunk := seqs[:min(len(seqs), 6*matchRowBatch)]
 		seqs = seqs[len(chunk):]
-		n := (len(chunk) + matchRowBatch - 1) / matchRowBatch * matchRowBatch
-		args := make([]any, n)
-		for i := range args {
-			args[i] = int64(0) // no belief has sequence number 0
-			if i < len(chunk) {
-				args[i] = chunk[i]
-			}
-		}
-		rows, err := q.QueryContext(ctx, matchRowsQuery(n), args...)
+		rows, err := q.QueryContext(ctx, matchRowsQuery(padded(len(chunk))), paddedSeqs(chunk)...)
 		if err != nil {
 			return nil, fmt.Errorf("read matches: %w", err)
 		}
@@ -394,6 +369,51 @@ func (s *Server) loadMatchRows(ctx context.Context, q querier, seqs []int64) ([]
 		}
 	}
 	return out, nil
+}
+
+// statuses reads the status of the beliefs seqs (those that exist).
+func (s *Server) statuses(ctx context.Context, q querier, seqs []int64) (map[int64]string, error) {
+	out := make(map[int64]string, len(seqs))
+	for len(seqs) > 0 {
+		chunk := seqs[:min(len(seqs), 6*matchRowBatch)]
+		seqs = seqs[len(chunk):]
+		rows, err := q.QueryContext(ctx, `SELECT seq, status FROM beliefs WHERE seq IN (`+placeholders(padded(len(chunk)))+`)`,
+			paddedSeqs(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("read statuses: %w", err)
+		}
+		for rows.Next() {
+			var seq int64
+			var st string
+			if err := rows.Scan(&seq, &st); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read statuses: %w", err)
+			}
+			out[seq] = st
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read statuses: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// padded rounds n up to a multiple of matchRowBatch, so that queries over
+// n sequence numbers come in few sizes and few statements are prepared.
+func padded(n int) int { return (n + matchRowBatch - 1) / matchRowBatch * matchRowBatch }
+
+// paddedSeqs is seqs as arguments, padded to [padded] with 0 (no belief has
+// sequence number 0).
+func paddedSeqs(seqs []int64) []any {
+	args := make([]any, padded(len(seqs)))
+	for i := range args {
+		args[i] = int64(0)
+		if i < len(seqs) {
+			args[i] = seqs[i]
+		}
+	}
+	return args
 }
 
 // candidatesSQL is the query of candidates (and its arguments).
