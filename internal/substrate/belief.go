@@ -175,7 +175,7 @@ func (s *Server) insertBelief(ctx context.Context, tx querier, workspace string,
 	if err != nil {
 		return nil, fmt.Errorf("insert belief: %w", err)
 	}
-	if err := s.indexBelief(ctx, tx, res, b.Content, pending); err != nil {
+	if b.seq, err = s.indexBelief(ctx, tx, res, b.Content, pending); err != nil {
 		return nil, err
 	}
 	type linkKey struct{ entity, role string }

@@ -15,7 +15,9 @@ import (
 // (the filters applied in Go) finds the candidates the query with the
 // filters in SQL finds, in the same order, for searches by domain, by
 // entity, by both and by neither, with superseded beliefs and another
-// workspace among the matches, and with more related matches than the cap.
+// workspace among the matches, and with more related matches than the cap;
+// also when the server's cache read the matches before they were
+// superseded.
 func TestWindowCandidatesMatchSQL(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.OpenTestSQLite(t)
@@ -38,9 +40,6 @@ func TestWindowCandidatesMatchSQL(t *testing.T) {
 	if err := st.DB().QueryRowContext(ctx, `SELECT id FROM beliefs WHERE workspace = ? ORDER BY seq DESC LIMIT 1`, ws).Scan(&first); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.DB().ExecContext(ctx, `UPDATE beliefs SET status = 'superseded' WHERE id = ? OR seq % 11 = 0`, first); err != nil {
-		t.Fatal(err)
-	}
 	var sfu1, cpsc []string
 	for _, q := range []struct {
 		name string
@@ -52,7 +51,7 @@ func TestWindowCandidatesMatchSQL(t *testing.T) {
 		}
 		*q.dst = append(*q.dst, id)
 	}
-	for _, c := range []struct {
+	cases := []struct {
 		name  string
 		terms []string
 		f     searchFilter
@@ -62,7 +61,20 @@ func TestWindowCandidatesMatchSQL(t *testing.T) {
 		{"domain or entities (capped)", []string{"cmpt", "1001"}, searchFilter{domainExact: "transfer/dest2/", entityIDs: append(slices.Clone(sfu1), cpsc...)}},
 		{"neither (capped)", []string{"langara"}, searchFilter{}},
 		{"excluded", []string{"1059"}, searchFilter{excludeIDs: []string{first}}},
-	} {
+	}
+	// The server's cache holds every match's row, read while all were
+	// active: the statuses changed below must be read again.
+	for _, c := range cases {
+		f := c.f
+		f.workspace, f.requireTerms, f.maxCandidates, f.window, f.memo = ws, true, 100, 300, newMemo(s.cache)
+		if _, err := s.candidates(ctx, st.Prepared(), c.terms, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.DB().ExecContext(ctx, `UPDATE beliefs SET status = 'superseded' WHERE id = ? OR seq % 11 = 0`, first); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := c.f
 			// The sizes the cases were written for (the capped ones need more
@@ -75,7 +87,7 @@ func TestWindowCandidatesMatchSQL(t *testing.T) {
 			if capped := strings.Contains(c.name, "capped"); want.capped != capped {
 				t.Fatalf("SQL: capped %v, want %v (%d hits)", want.capped, capped, len(want.hits))
 			}
-			f.memo = newMemo()
+			f.memo = newMemo(s.cache)
 			for range 2 { // the second time from the memo
 				got, err := s.candidates(ctx, st.Prepared(), c.terms, f)
 				if err != nil {

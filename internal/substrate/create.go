@@ -114,7 +114,7 @@ func (s *Server) createMany(ctx context.Context, workspace string, items []Batch
 	if err != nil {
 		return nil, err
 	}
-	an := newMemo()
+	an := newMemo(s.cache)
 	if err := s.judgeInStore(ctx, an, workspace, live); err != nil {
 		return nil, err
 	}
@@ -132,8 +132,26 @@ func (s *Server) createMany(ctx context.Context, workspace string, items []Batch
 	if err != nil {
 		return nil, err
 	}
+	s.cacheStored(an, live)
 	s.analyzeGrown(ctx, size+len(live))
 	return drafts, nil
+}
+
+// cacheStored puts the beliefs the call stored, now committed, in the
+// server's cache, with the analyses their drafts were judged with (when the
+// stored entities are the draft's, the same input).
+func (s *Server) cacheStored(an *memo, drafts []*draft) {
+	for _, d := range drafts {
+		b := d.stored
+		if b == nil || b.seq == 0 {
+			continue
+		}
+		var a *tension.Analyzed
+		if sameEntities(d.b.Entities, b.Entities) {
+			a = an.of(d.b)
+		}
+		s.cache.putStored(b, a)
+	}
 }
 
 // skipExisting marks the drafts whose external_id the workspace holds with
@@ -401,23 +419,29 @@ type memIndex struct {
 	beliefs  []*Belief
 	keys     [][]string       // relation keys of each belief, sorted
 	postings map[string][]int // term key -> indices, ascending
+	// docs are the beliefs' contents tokenized once for BM25: a bulk load
+	// scores each belief against many others, and tokenizing them again
+	// at each scoring was a fifth of the import's CPU (issue 23).
+	docs []textsearch.Doc
 }
 
 func newMemIndex(beliefs []*Belief, keys [][]string) *memIndex {
-	ix := &memIndex{beliefs: beliefs, keys: keys, postings: map[string][]int{}}
+	ix := &memIndex{beliefs: beliefs, keys: keys, postings: map[string][]int{}, docs: make([]textsearch.Doc, len(beliefs))}
 	for i, b := range beliefs {
 		for k := range keySet(b.Content) {
 			ix.postings[k] = append(ix.postings[k], i)
 		}
+		ix.docs[i] = textsearch.NewDoc(b.Content)
 	}
 	return ix
 }
 
-// candidates returns the beliefs before index end that are related to d
-// (whose relation keys are keys) and share one of its selective terms.
-func (ix *memIndex) candidates(d *draft, keys []string, end int) []*Belief {
+// candidates returns the indices of the beliefs before index end that are
+// related to d (whose relation keys are keys) and share one of its
+// selective terms.
+func (ix *memIndex) candidates(d *draft, keys []string, end int) []int {
 	seen := map[int]bool{}
-	var pool []*Belief
+	var pool []int
 	for _, t := range selective(d) {
 		for _, j := range ix.postings[textsearch.Key(t)] {
 			if j >= end {
@@ -427,7 +451,7 @@ func (ix *memIndex) candidates(d *draft, keys []string, end int) []*Belief {
 				continue
 			}
 			seen[j] = true
-			pool = append(pool, ix.beliefs[j])
+			pool = append(pool, j)
 		}
 	}
 	return pool
@@ -452,7 +476,7 @@ func judgeInBatch(an *memo, drafts []*draft) {
 		wg.Go(func() {
 			for i := range work {
 				d := drafts[i]
-				d.findings = append(d.findings, judge(an, an.of(d.b), best(d, ix.candidates(d, d.keys, i)), d.compared, true)...)
+				d.findings = append(d.findings, judge(an, an.of(d.b), ix.best(d, ix.candidates(d, d.keys, i)), d.compared, true)...)
 			}
 		})
 	}
@@ -463,17 +487,17 @@ func judgeInBatch(an *memo, drafts []*draft) {
 	wg.Wait()
 }
 
-// best returns at most tensionCandidates beliefs of pool that match d's
-// terms, best by BM25 first.
-func best(d *draft, pool []*Belief) []*Belief {
+// best returns at most tensionCandidates beliefs of pool (indices) that
+// match d's terms, best by BM25 first.
+func (ix *memIndex) best(d *draft, pool []int) []*Belief {
 	if len(pool) == 0 {
 		return nil
 	}
-	texts := make([]string, len(pool))
-	for i, b := range pool {
-		texts[i] = b.Content
+	docs := make([]textsearch.Doc, len(pool))
+	for i, j := range pool {
+		docs[i] = ix.docs[j]
 	}
-	scores := textsearch.BM25(texts, d.terms, d.df, max(d.n, len(pool)))
+	scores := textsearch.BM25Docs(docs, d.terms, d.df, max(d.n, len(pool)))
 	idx := make([]int, 0, len(pool))
 	for i, sc := range scores {
 		if sc > 0 {
@@ -483,7 +507,7 @@ func best(d *draft, pool []*Belief) []*Belief {
 	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(scores[y], scores[x]) })
 	out := make([]*Belief, 0, min(len(idx), tensionCandidates))
 	for _, i := range idx[:min(len(idx), tensionCandidates)] {
-		out = append(out, pool[i])
+		out = append(out, ix.beliefs[pool[i]])
 	}
 	return out
 }
@@ -574,8 +598,8 @@ func (s *Server) finish(ctx context.Context, tx querier, an *memo, d *draft, b *
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
-	pool := slices.DeleteFunc(since.candidates(d, keys, len(since.beliefs)), func(a *Belief) bool { return compared[a.ID] })
-	findings = append(findings, judge(an, an.of(d.b), best(d, pool), compared, false)...)
+	pool := slices.DeleteFunc(since.candidates(d, keys, len(since.beliefs)), func(j int) bool { return compared[since.beliefs[j].ID] })
+	findings = append(findings, judge(an, an.of(d.b), since.best(d, pool), compared, false)...)
 	d.tensions = []Tension{}
 	for _, f := range findings {
 		if gone[f.a.ID] {

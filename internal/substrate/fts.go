@@ -24,26 +24,27 @@ type ftsPending struct {
 }
 
 // indexBelief puts the belief just inserted (res) in the full-text index, or
-// adds it to pending.
-func (s *Server) indexBelief(ctx context.Context, q querier, res sql.Result, content string, pending *ftsPending) error {
+// adds it to pending, and returns its sequence number (SQLite; 0 on
+// PostgreSQL, which indexes in the row).
+func (s *Server) indexBelief(ctx context.Context, q querier, res sql.Result, content string, pending *ftsPending) (int64, error) {
 	if s.st.Dialect() != store.SQLite {
-		return nil
+		return 0, nil
 	}
 	seq, err := res.LastInsertId()
 	if err != nil {
-		return fmt.Errorf("index belief: %w", err)
+		return 0, fmt.Errorf("index belief: %w", err)
 	}
 	if pending == nil {
 		if _, err := q.ExecContext(ctx, `INSERT INTO beliefs_fts(rowid, content) VALUES (?, ?)`, seq, content); err != nil {
-			return fmt.Errorf("index belief: %w", err)
+			return 0, fmt.Errorf("index belief: %w", err)
 		}
-		return nil
+		return seq, nil
 	}
 	if pending.first == 0 || seq < pending.first {
 		pending.first = seq
 	}
 	pending.last = max(pending.last, seq)
-	return nil
+	return seq, nil
 }
 
 // indexPending indexes the beliefs in pending; it must be the transaction's

@@ -15,7 +15,11 @@ import (
 // record restated year after year). Safe for concurrent use by the call's
 // workers; two workers missing the same key both read it, harmlessly.
 type memo struct {
-	analyzed sync.Map // belief id -> *tension.Analyzed
+	// cache, when set, is the server's: stored beliefs' rows and analyses
+	// across calls. The memo's own maps hold what the call read, so that a
+	// call sees one state of the store even if the cache drops an entry.
+	cache    *beliefCache
+	analyzed sync.Map // belief id -> *tension.Analyzed (drafts, and all without a cache)
 
 	mu       sync.Mutex
 	df       map[string]int     // term -> document frequency
@@ -24,15 +28,19 @@ type memo struct {
 	matches  map[int64]*matchRow
 }
 
-func newMemo() *memo {
-	return &memo{df: map[string]int{}, entities: map[string]*Entity{}, beliefs: map[int64]*Belief{},
+func newMemo(cache *beliefCache) *memo {
+	return &memo{cache: cache, df: map[string]int{}, entities: map[string]*Entity{}, beliefs: map[int64]*Belief{},
 		matches: map[int64]*matchRow{}}
 }
 
 // of returns the detector's analysis of b, made once per call. Beliefs do
 // not change, and a draft is analysed as the belief it will be (finish
-// analyses the stored one again if it differs).
+// analyses the stored one again if it differs). A stored belief's analysis
+// is the server's cache's, made once while the cache holds it.
 func (m *memo) of(b *Belief) *tension.Analyzed {
+	if m.cache != nil && b.seq > 0 {
+		return m.cache.analysis(b)
+	}
 	if v, ok := m.analyzed.Load(b.ID); ok {
 		return v.(*tension.Analyzed)
 	}
@@ -79,7 +87,9 @@ func (m *memo) findEntity(ctx context.Context, s *Server, q querier, workspace, 
 }
 
 // loadBeliefsBySeq is [Server.loadBeliefsBySeq], reading only the beliefs
-// the call has not loaded yet. The beliefs returned are shared: read only.
+// neither the call nor the server's cache holds. The beliefs returned are
+// shared, read only; their status is the one they had when first read, so
+// callers pass sequence numbers of beliefs a search just found active.
 func (m *memo) loadBeliefsBySeq(ctx context.Context, s *Server, q querier, seqs []int64) ([]*Belief, error) {
 	m.mu.Lock()
 	var missing []int64
@@ -89,10 +99,27 @@ func (m *memo) loadBeliefsBySeq(ctx context.Context, s *Server, q querier, seqs 
 		}
 	}
 	m.mu.Unlock()
+	if len(missing) > 0 && m.cache != nil {
+		var rest []int64
+		cached := m.cache.beliefs(missing)
+		m.mu.Lock()
+		for i, b := range cached {
+			if b == nil {
+				rest = append(rest, missing[i])
+			} else {
+				m.beliefs[b.seq] = b
+			}
+		}
+		m.mu.Unlock()
+		missing = rest
+	}
 	if len(missing) > 0 {
 		loaded, err := s.loadBeliefsBySeq(ctx, q, missing)
 		if err != nil {
 			return nil, err
+		}
+		if m.cache != nil {
+			m.cache.putBeliefs(loaded)
 		}
 		m.mu.Lock()
 		for _, b := range loaded {
@@ -112,7 +139,9 @@ func (m *memo) loadBeliefsBySeq(ctx context.Context, s *Server, q querier, seqs 
 }
 
 // matchRows returns the match rows of seqs, in that order, reading only
-// those the call has not read yet. The rows returned are shared: read only.
+// those neither the call nor the server's cache holds (of the cached ones,
+// only the status, which may have changed). The rows returned are shared:
+// read only.
 func (m *memo) matchRows(ctx context.Context, s *Server, q querier, seqs []int64) ([]*matchRow, error) {
 	m.mu.Lock()
 	var missing []int64
@@ -122,10 +151,46 @@ func (m *memo) matchRows(ctx context.Context, s *Server, q querier, seqs []int64
 		}
 	}
 	m.mu.Unlock()
+	if len(missing) > 0 && m.cache != nil {
+		// A cached row's status may have changed since the server read it:
+		// read the statuses (a seek each, much less than a row).
+		var rest, hit []int64
+		cached := m.cache.matchRows(missing)
+		for i, r := range cached {
+			if r == nil {
+				rest = append(rest, missing[i])
+			} else {
+				hit = append(hit, r.seq)
+			}
+		}
+		if len(hit) > 0 {
+			status, err := s.statuses(ctx, q, hit)
+			if err != nil {
+				return nil, err
+			}
+			m.mu.Lock()
+			for _, r := range cached {
+				if r == nil {
+					continue
+				}
+				if st, ok := status[r.seq]; ok && st != r.status {
+					fresh := *r
+					fresh.status = st
+					r = &fresh
+				}
+				m.matches[r.seq] = r
+			}
+			m.mu.Unlock()
+		}
+		missing = rest
+	}
 	if len(missing) > 0 {
 		loaded, err := s.loadMatchRows(ctx, q, missing)
 		if err != nil {
 			return nil, err
+		}
+		if m.cache != nil {
+			m.cache.putMatchRows(loaded)
 		}
 		m.mu.Lock()
 		for _, r := range loaded {

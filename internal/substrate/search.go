@@ -477,15 +477,7 @@ func (s *Server) loadMatchRows(ctx context.Context, q querier, seqs []int64) ([]
 	for len(seqs) > 0 {
 		chunk := seqs[:min(len(seqs), 6*matchRowBatch)]
 		seqs = seqs[len(chunk):]
-		n := (len(chunk) + matchRowBatch - 1) / matchRowBatch * matchRowBatch
-		args := make([]any, n)
-		for i := range args {
-			args[i] = int64(0) // no belief has sequence number 0
-			if i < len(chunk) {
-				args[i] = chunk[i]
-			}
-		}
-		rows, err := q.QueryContext(ctx, matchRowsQuery(n), args...)
+		rows, err := q.QueryContext(ctx, matchRowsQuery(padded(len(chunk))), paddedSeqs(chunk)...)
 		if err != nil {
 			return nil, fmt.Errorf("read matches: %w", err)
 		}
@@ -513,6 +505,51 @@ func (s *Server) loadMatchRows(ctx context.Context, q querier, seqs []int64) ([]
 		}
 	}
 	return out, nil
+}
+
+// statuses reads the status of the beliefs seqs (those that exist).
+func (s *Server) statuses(ctx context.Context, q querier, seqs []int64) (map[int64]string, error) {
+	out := make(map[int64]string, len(seqs))
+	for len(seqs) > 0 {
+		chunk := seqs[:min(len(seqs), 6*matchRowBatch)]
+		seqs = seqs[len(chunk):]
+		rows, err := q.QueryContext(ctx, `SELECT seq, status FROM beliefs WHERE seq IN (`+placeholders(padded(len(chunk)))+`)`,
+			paddedSeqs(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("read statuses: %w", err)
+		}
+		for rows.Next() {
+			var seq int64
+			var st string
+			if err := rows.Scan(&seq, &st); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read statuses: %w", err)
+			}
+			out[seq] = st
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read statuses: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// padded rounds n up to a multiple of matchRowBatch, so that queries over
+// n sequence numbers come in few sizes and few statements are prepared.
+func padded(n int) int { return (n + matchRowBatch - 1) / matchRowBatch * matchRowBatch }
+
+// paddedSeqs is seqs as arguments, padded to [padded] with 0 (no belief has
+// sequence number 0).
+func paddedSeqs(seqs []int64) []any {
+	args := make([]any, padded(len(seqs)))
+	for i := range args {
+		args[i] = int64(0)
+		if i < len(seqs) {
+			args[i] = seqs[i]
+		}
+	}
+	return args
 }
 
 // candidatesSQL is the query of candidates (and its arguments).

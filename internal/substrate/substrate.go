@@ -48,6 +48,9 @@ type Server struct {
 	// judge, when set (UseJudge), asks a chat model about the tensions
 	// the rules flag (judge.go).
 	judge *modelJudge
+	// cache keeps stored beliefs' rows and analyses across creates
+	// (beliefcache.go).
+	cache *beliefCache
 }
 
 // New returns a substrate server over st.
@@ -55,7 +58,8 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{st: st, log: log, now: store.Now, stats: textsearch.NewStats(statsTTL, maxStats, log)}
+	return &Server{st: st, log: log, now: store.Now, stats: textsearch.NewStats(statsTTL, maxStats, log),
+		cache: newBeliefCache(beliefCacheSize)}
 }
 
 // Close ends the server's background work (the refreshes of its search

@@ -1,0 +1,90 @@
+package textsearch
+
+import (
+	"math"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Doc is a text tokenized once, to be scored by [BM25Docs] against any
+// number of queries without tokenizing it again (a bulk load scores each
+// belief of a batch against many others). Read only once made.
+type Doc struct {
+	toks []docToken
+	n    int // tokens in the text
+}
+
+type docToken struct {
+	raw   string
+	count int
+}
+
+// NewDoc tokenizes text as [BM25] does.
+func NewDoc(text string) Doc {
+	var d Doc
+	at := map[string]int{}
+	var buf []byte
+	flush := func() {
+		if len(buf) == 0 {
+			return
+		}
+		d.n++
+		if i, ok := at[string(buf)]; ok {
+			d.toks[i].count++
+		} else {
+			raw := string(buf)
+			at[raw] = len(d.toks)
+			d.toks = append(d.toks, docToken{raw: raw, count: 1})
+		}
+		buf = buf[:0]
+	}
+	for _, r := range text {
+		switch {
+		case r < utf8.RuneSelf && ('a' <= r && r <= 'z' || '0' <= r && r <= '9'):
+			buf = append(buf, byte(r))
+		case r < utf8.RuneSelf && 'A' <= r && r <= 'Z':
+			buf = append(buf, byte(r+'a'-'A'))
+		case r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+			buf = utf8.AppendRune(buf, unicode.ToLower(r))
+		default:
+			flush()
+		}
+	}
+	flush()
+	return d
+}
+
+// BM25Docs is [BM25] on texts tokenized by [NewDoc]: the same scores (a
+// token stands for a query term by the same matcher).
+func BM25Docs(docs []Doc, terms []string, df map[string]int, n int) []float64 {
+	scores := make([]float64, len(docs))
+	if len(docs) == 0 {
+		return scores
+	}
+	m := newMatcher(terms)
+	for _, t := range terms {
+		d := float64(df[t])
+		N := math.Max(float64(n), d)
+		k := m.key[t]
+		m.idf[k] = math.Max(m.idf[k], math.Log(1+(N-d+0.5)/(d+0.5)))
+	}
+	total := 0
+	for _, d := range docs {
+		total += d.n
+	}
+	avg := math.Max(1, float64(total)/float64(len(docs)))
+	tf := map[string]int{}
+	for i, d := range docs {
+		clear(tf)
+		for _, t := range d.toks {
+			if k, ok := m.termOf([]byte(t.raw)); ok {
+				tf[k] += t.count
+			}
+		}
+		norm := K1 * (1 - B + B*float64(d.n)/avg)
+		for k, f := range tf {
+			scores[i] += m.idf[k] * float64(f) * (K1 + 1) / (float64(f) + norm)
+		}
+	}
+	return scores
+}
