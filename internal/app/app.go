@@ -220,6 +220,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	conv := conversation.New(st)
+	if vectors != nil {
+		conv.UseVectors(vectors)
+	}
 	if err := vkb.New(st, conv, sub, log).Register(reg); err != nil {
 		st.Close()
 		return nil, err
