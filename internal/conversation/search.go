@@ -90,6 +90,9 @@ type Search struct {
 	// After and Before bound the exchanges' time (created_at) to
 	// [After, Before); a zero time leaves that side open.
 	After, Before time.Time
+	// Owner, when set, limits the search to the conversations of that user
+	// (what a user who is not an admin sees, as [Filter.Owner]).
+	Owner string
 }
 
 // Hit is an exchange found by [Store.Search].
@@ -363,7 +366,7 @@ func (s *Store) candidates(ctx context.Context, q Search, terms []string, all bo
 	return out, false, nil
 }
 
-// filters is the SQL (" AND ...") and arguments of q's session and
+// filters is the SQL (" AND ...") and arguments of q's session, owner and
 // validity filters on exchanges e.
 func filters(q Search) (string, []any) {
 	var b strings.Builder
@@ -371,6 +374,10 @@ func filters(q Search) (string, []any) {
 	if q.SessionID != "" {
 		b.WriteString(" AND e.conversation_id = ?")
 		args = append(args, q.SessionID)
+	}
+	if q.Owner != "" {
+		b.WriteString(" AND e.conversation_id IN (SELECT c.id FROM conversations c WHERE c.workspace = ? AND c.owner_id = ?)")
+		args = append(args, q.Workspace, q.Owner)
 	}
 	if !q.After.IsZero() {
 		b.WriteString(" AND e.created_at >= ?")

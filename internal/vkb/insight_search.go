@@ -29,7 +29,8 @@ type InsightHit struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// searchInsights ranks the insights of q's workspace (or session) whose
+// searchInsights ranks the insights of q's workspace (or session, or
+// owner's sessions) whose
 // beliefs are active, created in q's window, for q's query: the same BM25
 // as the exchanges' (conversation.RankTexts), its statistics over these
 // insights. Those without a query term are left out; at most q.Limit.
@@ -43,6 +44,10 @@ func (s *Server) searchInsights(ctx context.Context, q conversation.Search) ([]I
 	if q.SessionID != "" {
 		where = append(where, "i.session_id = ?")
 		args = append(args, q.SessionID)
+	}
+	if q.Owner != "" {
+		where = append(where, "i.session_id IN (SELECT c.id FROM conversations c WHERE c.workspace = ? AND c.owner_id = ?)")
+		args = append(args, q.Workspace, q.Owner)
 	}
 	if !q.After.IsZero() {
 		where = append(where, "i.created_at >= ?")

@@ -44,7 +44,8 @@ type exchangeSearchResult struct {
 // exchangeSearch ranks the workspace's (or one session's) exchanges for
 // the query; see [conversation.Store.Search] and docs/vkb.md.
 func (s *Server) exchangeSearch(ctx context.Context, c *registry.Call, in exchangeSearchIn) (*exchangeSearchResult, error) {
-	q := conversation.Search{Workspace: c.Workspace, Query: in.Query, SessionID: in.SessionID, Limit: in.Limit, ContextTurns: 1}
+	q := conversation.Search{Workspace: c.Workspace, Query: in.Query, SessionID: in.SessionID, Limit: in.Limit, ContextTurns: 1,
+		Owner: c.User.OnlyOwn()}
 	if in.ContextTurns != nil {
 		q.ContextTurns = *in.ContextTurns
 	}
