@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/embed"
 	"github.com/nexus-mcp/nexus/internal/embed/embedtest"
@@ -186,6 +187,57 @@ func TestHybridExchangeSearch(t *testing.T) {
 		}
 		if !strings.Contains(logs.String(), "vector side failed") {
 			t.Errorf("the failure was not logged: %s", logs.String())
+		}
+	})
+}
+
+// TestHybridExchangeSearchOwners: the vector side keeps a user who is not
+// an admin to the conversations they started, as the lexical side does.
+func TestHybridExchangeSearchOwners(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		fake := embedtest.New(t)
+		e, err := embed.New(embed.Settings{Provider: "openai", BaseURL: fake.OpenAIURL(), Model: "fake-embed", MaxRetries: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix := embed.NewIndex(st, e, embed.Options{Sources: []embed.Source{embed.ExchangeSource}})
+		reg := registry.New()
+		sub := substrate.New(st, nil)
+		conv := conversation.New(st)
+		conv.UseVectors(ix)
+		if err := sub.Register(reg); err != nil {
+			t.Fatal(err)
+		}
+		if err := vkb.New(st, conv, sub, nil).Register(reg); err != nil {
+			t.Fatal(err)
+		}
+		who := principal.Principal{ID: "alice", Role: principal.Member}
+		p := pipeline.New(pipeline.Options{Registry: reg, Sessions: conv,
+			Principal: func(context.Context) (principal.Principal, bool) { return who, true }})
+		h := pipelinetest.Valence{T: t, St: st, P: p, Transport: "test"}.In("owners-hybrid")
+		say := func(content string) string {
+			id := obj(h.Call("session_start", map[string]any{"platform": "api"})["session"])["id"].(string)
+			return obj(h.Call("exchange_add", map[string]any{"session_id": id, "role": "user", "content": content})["exchange"])["id"].(string)
+		}
+		alices := say("We bought a big house")
+		who = principal.Principal{ID: "bob", Role: principal.Member}
+		bobs := say("They bought a big house too")
+		if err := ix.Backfill(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		found := func() []string {
+			var out []string
+			for _, x := range arr(h.Call("exchange_search", map[string]any{"query": "purchase large home"})["hits"]) {
+				out = append(out, obj(obj(x)["exchange"])["id"].(string))
+			}
+			return out
+		}
+		if got := found(); !slices.Equal(got, []string{bobs}) {
+			t.Errorf("bob finds %v, want his exchange %s only (by its vector)", got, bobs)
+		}
+		who = principal.Principal{ID: "root", Role: principal.Admin}
+		if got := found(); len(got) != 2 || !slices.Contains(got, alices) {
+			t.Errorf("an admin finds %v, want both", got)
 		}
 	})
 }
