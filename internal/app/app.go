@@ -220,6 +220,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	conv := conversation.New(st)
+	if vectors != nil {
+		conv.UseVectors(vectors)
+	}
 	if err := vkb.New(st, conv, sub, log).Register(reg); err != nil {
 		st.Close()
 		return nil, err
@@ -285,6 +288,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	// refuses internal addresses at each connection.
 	modelClient := tut.ModelHTTPClient(0)
 	a.Chat = chat.New(chat.Options{Pipeline: a.Pipeline, Conversations: conv, Quotas: promptQuotas, Logger: log,
+		Memory: []string{"exchange_search"}, // the chat and tn_session_ask recall past turns
 		Model: func(ctx context.Context, who principal.Principal) (llm.Provider, bool, error) {
 			// The user's own credentials first (not counted against the
 			// quota), else the server's model.

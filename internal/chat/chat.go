@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -84,6 +85,12 @@ type Options struct {
 	Model  ModelFunc
 	// System is the default system prompt; empty means [DefaultSystem].
 	System string
+	// Memory are the names of tools every turn starts with besides its
+	// own (the meta-tools, or Turn.Tools): the search of past
+	// conversations, exchange_search, so that the model can recall what
+	// was said before without discovering it first. Those the caller may
+	// not use are left out.
+	Memory []string
 	// MaxSteps bounds the model turns of one message (default 10);
 	// TurnTimeout bounds its time (default 5 min).
 	MaxSteps    int
@@ -95,6 +102,7 @@ type Options struct {
 // DefaultSystem is the system prompt of a chat.
 const DefaultSystem = "You are the assistant of Nexus, a hub of tools. Start with get_tools to see which agents and tools there are, " +
 	"ask get_tools for the schemas of the ones you need, then call them by the names it gives (or call any tool with use_tool). " +
+	"To recall what was said in earlier conversations, call exchange_search. " +
 	"Say which tools your answer relies on. Answer in Markdown."
 
 // Chat runs turns.
@@ -371,7 +379,8 @@ type loop struct {
 }
 
 // offer starts the model with the named tools (flat names), or the bounded
-// meta-tools the caller may use.
+// meta-tools, and the memory tools (Options.Memory), those the caller may
+// use.
 func (l *loop) offer(names []string) error {
 	reg := l.c.o.Pipeline.Registry()
 	var tools []*registry.Tool
@@ -383,6 +392,11 @@ func (l *loop) offer(names []string) error {
 		}
 	} else {
 		tools = reg.Listed(registry.MetaTools)
+	}
+	for _, n := range l.c.o.Memory {
+		if t, ok := reg.Lookup(n); ok && !slices.Contains(names, n) {
+			tools = append(tools, t)
+		}
 	}
 	for _, t := range tools {
 		if !l.c.o.Pipeline.Visible(l.ctx, t) {

@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/nexus-mcp/nexus/internal/embed"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/ids"
 	"github.com/nexus-mcp/nexus/internal/store"
@@ -78,6 +79,10 @@ type Store struct {
 	known map[string]Ref // conversation id -> its workspace and owner, for Ensure and Lookup
 
 	stats searchStats // per-workspace term statistics of Search
+
+	// vectors, when set (UseVectors), makes Search hybrid and is told of
+	// each append.
+	vectors *embed.Index
 }
 
 // Ref is where a conversation lives and whose it is: what a session id
@@ -419,6 +424,9 @@ func (s *Store) AppendAt(ctx context.Context, workspace, id, role, content strin
 	})
 	if err != nil {
 		return nil, err
+	}
+	if s.vectors != nil {
+		s.vectors.Notify() // the embedding job embeds the new exchange
 	}
 	return ex, nil
 }

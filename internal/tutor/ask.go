@@ -28,6 +28,7 @@ const SystemPrompt = "You are a tutor for students in British Columbia planning 
 	"Never add up exactMatches: it lists alternatives of the same courses, each course counts once. " +
 	"Cite what your answer rests on: each transfer rule you use by its ruleId, course, destination and credit, and its evidence " +
 	"(the BC Transfer Guide page and what to search there), and say when a course earns no credit or when you found nothing. " +
+	"To recall what the student said in earlier sessions, call exchange_search. " +
 	"Answer in Markdown, briefly."
 
 // AskTools are the tools the tutor's model starts with: its course and

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/nexus-mcp/nexus/internal/conversation"
+	"github.com/nexus-mcp/nexus/internal/embed"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
@@ -123,10 +124,17 @@ func loadExchanges(b *testing.B, st *store.Store) []string {
 	return ids
 }
 
-func benchVKB(b *testing.B, st *store.Store) *pipeline.Pipeline {
+func benchVKB(b *testing.B, st *store.Store) *pipeline.Pipeline { return benchVKBVectors(b, st, nil) }
+
+// benchVKBVectors is benchVKB with exchange_search hybrid over ix (when
+// not nil).
+func benchVKBVectors(b *testing.B, st *store.Store, ix *embed.Index) *pipeline.Pipeline {
 	reg := registry.New()
 	sub := substrate.New(st, nil)
 	conv := conversation.New(st)
+	if ix != nil {
+		conv.UseVectors(ix)
+	}
 	sub.Register(reg)
 	if err := vkb.New(st, conv, sub, nil).Register(reg); err != nil {
 		b.Fatal(err)

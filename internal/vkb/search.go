@@ -33,6 +33,10 @@ type searchWindow struct {
 type exchangeSearchResult struct {
 	Success bool               `json:"success"`
 	Hits    []conversation.Hit `json:"hits"`
+	// Insights are the beliefs insight_extract created from the
+	// workspace's (or the session's) conversations that match the query,
+	// best first.
+	Insights []InsightHit `json:"insights"`
 	// Window is the validity window applied, when there is one.
 	Window *searchWindow `json:"window,omitempty"`
 }
@@ -40,7 +44,8 @@ type exchangeSearchResult struct {
 // exchangeSearch ranks the workspace's (or one session's) exchanges for
 // the query; see [conversation.Store.Search] and docs/vkb.md.
 func (s *Server) exchangeSearch(ctx context.Context, c *registry.Call, in exchangeSearchIn) (*exchangeSearchResult, error) {
-	q := conversation.Search{Workspace: c.Workspace, Query: in.Query, SessionID: in.SessionID, Limit: in.Limit, ContextTurns: 1}
+	q := conversation.Search{Workspace: c.Workspace, Query: in.Query, SessionID: in.SessionID, Limit: in.Limit, ContextTurns: 1,
+		Owner: c.User.OnlyOwn()}
 	if in.ContextTurns != nil {
 		q.ContextTurns = *in.ContextTurns
 	}
@@ -57,7 +62,7 @@ func (s *Server) exchangeSearch(ctx context.Context, c *registry.Call, in exchan
 			return nil, err
 		}
 	}
-	res := &exchangeSearchResult{Success: true}
+	res := &exchangeSearchResult{Success: true, Insights: []InsightHit{}}
 	if w, rest, ok := timeq.Parse(in.Query, now); ok {
 		// The query's dates narrow the window the caller gave.
 		q.Query = rest
@@ -88,6 +93,9 @@ func (s *Server) exchangeSearch(ctx context.Context, c *registry.Call, in exchan
 		}
 	}
 	if res.Hits, err = s.conv.Search(ctx, q); err != nil {
+		return nil, err
+	}
+	if res.Insights, err = s.searchInsights(ctx, q); err != nil {
 		return nil, err
 	}
 	return res, nil

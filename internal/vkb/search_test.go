@@ -1,11 +1,20 @@
 package vkb_test
 
 import (
+	"context"
+	"slices"
 	"testing"
 
+	"github.com/nexus-mcp/nexus/internal/access/principal"
+	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/pipeline/pipelinetest"
+	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
+	"github.com/nexus-mcp/nexus/internal/substrate"
+	"github.com/nexus-mcp/nexus/internal/vkb"
 )
 
 func TestExchangeSearch(t *testing.T) {
@@ -140,6 +149,113 @@ func TestExchangeSearch(t *testing.T) {
 			if id(hit) == later {
 				t.Errorf("deleted exchange found: %v", hit)
 			}
+		}
+	})
+}
+
+// TestExchangeSearchInsights: the beliefs insight_extract created from a
+// workspace's conversations come back with exchange_search, in an insights
+// list ranked by the same BM25, under its session filter.
+func TestExchangeSearchInsights(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		h := newHarness(t, st).In("insight-ws")
+		start := func() string {
+			return obj(h.Call("session_start", map[string]any{"platform": "api"})["session"])["id"].(string)
+		}
+		s1, s2 := start(), start()
+		h.Call("exchange_add", map[string]any{"session_id": s1, "role": "user", "content": "I think I will go to SFU after Langara."})
+		extract := func(sid, content string) string {
+			return obj(h.Call("insight_extract", map[string]any{"session_id": sid, "content": content})["insight"])["id"].(string)
+		}
+		plan := extract(s1, "The student plans to transfer to SFU in 2027")
+		extract(s1, "The student prefers evening classes")
+		other := extract(s2, "The student asked about transfer credit for MATH 1171")
+		// A belief that is not an insight is not listed.
+		h.Call("belief_create", map[string]any{"content": "SFU transfer deadlines are in February"})
+
+		insights := func(args map[string]any) []map[string]any {
+			t.Helper()
+			res := h.Call("exchange_search", args)
+			var out []map[string]any
+			for _, x := range arr(res["insights"]) {
+				out = append(out, obj(x))
+			}
+			return out
+		}
+		got := insights(map[string]any{"query": "transfer to SFU"})
+		if len(got) != 2 || got[0]["id"] != plan || got[1]["id"] != other {
+			t.Fatalf("transfer to SFU: %v, want the SFU plan, then the transfer credit question", got)
+		}
+		if got[0]["content"] != "The student plans to transfer to SFU in 2027" || got[0]["session_id"] != s1 ||
+			got[0]["belief_id"] == "" || got[0]["score"].(float64) <= got[1]["score"].(float64) {
+			t.Errorf("first insight: %v", got[0])
+		}
+		if got := insights(map[string]any{"query": "transfer", "session_id": s2}); len(got) != 1 || got[0]["id"] != other {
+			t.Errorf("transfer in session 2: %v", got)
+		}
+		if got := insights(map[string]any{"query": "zeppelin"}); len(got) != 0 {
+			t.Errorf("zeppelin: %v", got)
+		}
+		if got := insights(map[string]any{"query": "transfer", "valid_before": "2001-01-01T00:00:00Z"}); len(got) != 0 {
+			t.Errorf("transfer before 2001: %v", got)
+		}
+		// Another workspace's insights are not found.
+		away := newHarness(t, st).In("insight-away")
+		if got := arr(away.Call("exchange_search", map[string]any{"query": "transfer to SFU"})["insights"]); len(got) != 0 {
+			t.Errorf("another workspace: %v", got)
+		}
+	})
+}
+
+// TestExchangeSearchOwners: a user who is not an admin searches the
+// conversations they own (as session_list lists them), an admin every
+// conversation of the workspace.
+func TestExchangeSearchOwners(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		reg := registry.New()
+		sub := substrate.New(st, nil)
+		conv := conversation.New(st)
+		if err := sub.Register(reg); err != nil {
+			t.Fatal(err)
+		}
+		if err := vkb.New(st, conv, sub, nil).Register(reg); err != nil {
+			t.Fatal(err)
+		}
+		who := principal.Principal{ID: "alice", Role: principal.Member}
+		p := pipeline.New(pipeline.Options{Registry: reg, Sessions: conv,
+			Principal: func(context.Context) (principal.Principal, bool) { return who, true }})
+		h := pipelinetest.Valence{T: t, St: st, P: p, Transport: "test"}.In("owners-ws")
+		talk := func(content string) string {
+			id := obj(h.Call("session_start", map[string]any{"platform": "api"})["session"])["id"].(string)
+			h.Call("exchange_add", map[string]any{"session_id": id, "role": "user", "content": content})
+			h.Call("insight_extract", map[string]any{"session_id": id, "content": content})
+			return id
+		}
+		alices := talk("My favourite volcano is Mount Baker")
+		who = principal.Principal{ID: "bob", Role: principal.Member}
+		bobs := talk("My favourite volcano is Mount Fuji")
+		sessions := func() []string {
+			res := h.Call("exchange_search", map[string]any{"query": "favourite volcano"})
+			var out []string
+			for _, x := range arr(res["hits"]) {
+				out = append(out, obj(obj(x)["exchange"])["session_id"].(string))
+			}
+			for _, x := range arr(res["insights"]) {
+				out = append(out, obj(x)["session_id"].(string))
+			}
+			slices.Sort(out)
+			return out
+		}
+		if got := sessions(); !slices.Equal(got, []string{bobs, bobs}) {
+			t.Errorf("bob finds %v, want his session only (a hit and an insight)", got)
+		}
+		who = principal.Principal{ID: "alice", Role: principal.Member}
+		if got := sessions(); !slices.Equal(got, []string{alices, alices}) {
+			t.Errorf("alice finds %v, want her session only", got)
+		}
+		who = principal.Principal{ID: "root", Role: principal.Admin}
+		if got, want := sessions(), []string{alices, alices, bobs, bobs}; !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+			t.Errorf("an admin finds %v, want both sessions", got)
 		}
 	})
 }
