@@ -1,6 +1,10 @@
 package pipeline
 
 import (
+	"fmt"
+	"math/big"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -9,6 +13,7 @@ import (
 // ..."), into a message that names the argument ("entities[].role: enum: ...").
 func schemaMessage(err error) string {
 	field, msg := schemaParts(err)
+	msg = boundMessage(msg)
 	if field == "" {
 		return msg
 	}
@@ -62,4 +67,29 @@ func fieldPath(loc string) string {
 		}
 	}
 	return b.String()
+}
+
+// bound matches the validator's messages for numeric bounds, which write
+// the value as a fraction and the bound with six decimals ("maximum:
+// 1000/1 is greater than 100.000000").
+var bound = regexp.MustCompile(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum): (-?\d+(?:/\d+)?) is (less than|greater than|less than or equal to|greater than or equal to) (-?\d+(?:\.\d+)?)$`)
+
+// boundMessage writes a numeric bound's numbers as a person would:
+// "maximum: 1000 is greater than 100". Other messages are returned as they
+// are.
+func boundMessage(msg string) string {
+	m := bound.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	val, ok := new(big.Rat).SetString(m[2])
+	lim, ok2 := new(big.Rat).SetString(m[4])
+	if !ok || !ok2 {
+		return msg
+	}
+	num := func(r *big.Rat) string {
+		f, _ := r.Float64()
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return fmt.Sprintf("%s: %s is %s %s", m[1], num(val), m[3], num(lim))
 }
