@@ -643,23 +643,38 @@ func (b *Belief) keys() []string {
 
 // committedSince returns the active beliefs of workspace committed after
 // mark, with their entities: on SQLite the sequence numbers above it (one
-// writer, so sequence numbers follow commits); on PostgreSQL the rows whose
-// creating transaction the marked snapshot did not see. It reads their
-// sequence numbers, then the beliefs through an (most were stored by this
-// server, so are in its cache; the query keeps only active ones, the one
-// field of a cached belief that may have changed).
+// writer, so sequence numbers follow commits), their rows then read
+// through an (this server stored most of them, so they are in its cache;
+// the query keeps only active ones, the one field of a cached belief that
+// changes); on PostgreSQL the rows whose creating transaction the marked
+// snapshot did not see, read whole (there, reading the sequence numbers
+// first made the bulk import twice as slow: see docs/benchmarks.md).
 func (s *Server) committedSince(ctx context.Context, q querier, an *memo, workspace, mark string) ([]*Belief, error) {
-	var rows *sql.Rows
-	var err error
 	if s.st.Dialect() == store.Postgres {
-		rows, err = q.QueryContext(ctx, s.st.Q(sincePostgres), mark, mark, workspace, StatusActive)
-	} else {
-		n, perr := strconv.ParseInt(mark, 10, 64)
-		if perr != nil {
-			return nil, fmt.Errorf("belief mark %q: %w", mark, perr)
+		rows, err := q.QueryContext(ctx, s.st.Q(sincePostgres), mark, mark, workspace, StatusActive)
+		if err != nil {
+			return nil, fmt.Errorf("beliefs committed meanwhile: %w", err)
 		}
-		rows, err = q.QueryContext(ctx, sinceSQLite, n, workspace, StatusActive)
+		var out []*Belief
+		for rows.Next() {
+			b, err := scanBelief(rows)
+			if err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("beliefs committed meanwhile: %w", err)
+			}
+			out = append(out, b)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("beliefs committed meanwhile: %w", err)
+		}
+		return out, s.attachEntities(ctx, q, out)
 	}
+	n, err := strconv.ParseInt(mark, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("belief mark %q: %w", mark, err)
+	}
+	rows, err := q.QueryContext(ctx, sinceSQLite, n, workspace, StatusActive)
 	if err != nil {
 		return nil, fmt.Errorf("beliefs committed meanwhile: %w", err)
 	}
@@ -679,18 +694,20 @@ func (s *Server) committedSince(ctx context.Context, q querier, an *memo, worksp
 	if len(seqs) == 0 {
 		return nil, nil
 	}
+	slices.Sort(seqs) // oldest first
 	return an.loadBeliefsBySeq(ctx, s, q, seqs)
 }
 
-// The beliefs committed since a mark, oldest first. On SQLite, NOT INDEXED
-// keeps the planner on the sequence number's range (the rowid) instead of
-// the (workspace, status) index, which would read every active belief of
-// the workspace; on PostgreSQL beliefs_created_xid holds only rows of
-// recent transactions in range. TestWritePathPlans checks both plans.
+// The beliefs committed since a mark (SQLite: their sequence numbers). On
+// SQLite, NOT INDEXED keeps the planner on the sequence number's range (the
+// rowid) instead of the (workspace, status) index, which would read every
+// active belief of the workspace; on PostgreSQL beliefs_created_xid holds
+// only rows of recent transactions in range. TestWritePathPlans checks
+// both plans.
 const (
-	sinceSQLite   = `SELECT b.seq FROM beliefs b NOT INDEXED WHERE b.seq > ? AND b.workspace = ? AND b.status = ? ORDER BY b.seq`
-	sincePostgres = `SELECT b.seq FROM beliefs b WHERE b.created_xid >= pg_snapshot_xmin(CAST(? AS pg_snapshot))
-		AND NOT pg_visible_in_snapshot(b.created_xid, CAST(? AS pg_snapshot)) AND b.workspace = ? AND b.status = ? ORDER BY b.seq`
+	sinceSQLite   = `SELECT b.seq FROM beliefs b NOT INDEXED WHERE b.seq > ? AND b.workspace = ? AND b.status = ?`
+	sincePostgres = `SELECT ` + beliefCols + ` FROM beliefs b WHERE b.created_xid >= pg_snapshot_xmin(CAST(? AS pg_snapshot))
+		AND NOT pg_visible_in_snapshot(b.created_xid, CAST(? AS pg_snapshot)) AND b.workspace = ? AND b.status = ?`
 )
 
 // inactive returns which of the store candidates the drafts found tensions
