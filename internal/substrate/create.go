@@ -212,7 +212,7 @@ func (s *Server) mark(ctx context.Context) (string, error) {
 	if s.st.Dialect() == store.Postgres {
 		q = `SELECT pg_current_snapshot()::text`
 	}
-	if err := s.st.DB().QueryRowContext(ctx, q).Scan(&m); err != nil {
+	if err := s.st.Prepared().QueryRowContext(ctx, q).Scan(&m); err != nil {
 		return "", fmt.Errorf("belief mark: %w", err)
 	}
 	return m, nil
@@ -531,7 +531,8 @@ func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *memo, workspac
 	if err := s.skipExisting(ctx, tx, workspace, withExt); err != nil {
 		return err
 	}
-	since, err := s.committedSince(ctx, tx, workspace, mark)
+	ptx := s.st.Prepared().InTx(tx)
+	since, err := s.committedSince(ctx, ptx, an, workspace, mark)
 	if err != nil {
 		return err
 	}
@@ -540,7 +541,7 @@ func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *memo, workspac
 		sinceKeys[i] = b.keys()
 	}
 	sinceIx := newMemIndex(since, sinceKeys)
-	gone, err := s.inactive(ctx, tx, workspace, drafts)
+	gone, err := s.inactive(ctx, ptx, workspace, drafts)
 	if err != nil {
 		return err
 	}
@@ -551,7 +552,6 @@ func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *memo, workspac
 			gone[d.nb.id] = true
 		}
 	}
-	ptx := s.st.Prepared().InTx(tx)
 	pending := &ftsPending{}
 	for _, d := range drafts {
 		if d.existing != "" {
@@ -643,51 +643,72 @@ func (b *Belief) keys() []string {
 
 // committedSince returns the active beliefs of workspace committed after
 // mark, with their entities: on SQLite the sequence numbers above it (one
-// writer, so sequence numbers follow commits); on PostgreSQL the rows whose
-// creating transaction the marked snapshot did not see.
-func (s *Server) committedSince(ctx context.Context, q querier, workspace, mark string) ([]*Belief, error) {
+// writer, so sequence numbers follow commits), their rows then read
+// through an (this server stored most of them, so they are in its cache;
+// the query keeps only active ones, the one field of a cached belief that
+// changes); on PostgreSQL the rows whose creating transaction the marked
+// snapshot did not see, read whole (there, reading the sequence numbers
+// first made the bulk import twice as slow: see docs/benchmarks.md).
+func (s *Server) committedSince(ctx context.Context, q querier, an *memo, workspace, mark string) ([]*Belief, error) {
 	if s.st.Dialect() == store.Postgres {
 		rows, err := q.QueryContext(ctx, s.st.Q(sincePostgres), mark, mark, workspace, StatusActive)
-		return s.scanSince(ctx, q, rows, err)
+		if err != nil {
+			return nil, fmt.Errorf("beliefs committed meanwhile: %w", err)
+		}
+		var out []*Belief
+		for rows.Next() {
+			b, err := scanBelief(rows)
+			if err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("beliefs committed meanwhile: %w", err)
+			}
+			out = append(out, b)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("beliefs committed meanwhile: %w", err)
+		}
+		return out, s.attachEntities(ctx, q, out)
 	}
 	n, err := strconv.ParseInt(mark, 10, 64)
 	if err != nil {
 		return nil, fmt.Errorf("belief mark %q: %w", mark, err)
 	}
 	rows, err := q.QueryContext(ctx, sinceSQLite, n, workspace, StatusActive)
-	return s.scanSince(ctx, q, rows, err)
-}
-
-// The beliefs committed since a mark. On SQLite, NOT INDEXED keeps the
-// planner on the sequence number's range (the rowid) instead of the
-// (workspace, status) index, which would read every active belief of the
-// workspace; on PostgreSQL beliefs_created_xid holds only rows of recent
-// transactions in range. TestWritePathPlans checks both plans.
-const (
-	sinceSQLite   = `SELECT ` + beliefCols + ` FROM beliefs b NOT INDEXED WHERE b.seq > ? AND b.workspace = ? AND b.status = ?`
-	sincePostgres = `SELECT ` + beliefCols + ` FROM beliefs b WHERE b.created_xid >= pg_snapshot_xmin(CAST(? AS pg_snapshot))
-		AND NOT pg_visible_in_snapshot(b.created_xid, CAST(? AS pg_snapshot)) AND b.workspace = ? AND b.status = ?`
-)
-
-func (s *Server) scanSince(ctx context.Context, q querier, rows *sql.Rows, err error) ([]*Belief, error) {
 	if err != nil {
 		return nil, fmt.Errorf("beliefs committed meanwhile: %w", err)
 	}
-	var out []*Belief
+	var seqs []int64
 	for rows.Next() {
-		b, err := scanBelief(rows)
-		if err != nil {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("beliefs committed meanwhile: %w", err)
 		}
-		out = append(out, b)
+		seqs = append(seqs, seq)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("beliefs committed meanwhile: %w", err)
 	}
-	return out, s.attachEntities(ctx, q, out)
+	if len(seqs) == 0 {
+		return nil, nil
+	}
+	slices.Sort(seqs) // oldest first
+	return an.loadBeliefsBySeq(ctx, s, q, seqs)
 }
+
+// The beliefs committed since a mark (SQLite: their sequence numbers). On
+// SQLite, NOT INDEXED keeps the planner on the sequence number's range (the
+// rowid) instead of the (workspace, status) index, which would read every
+// active belief of the workspace; on PostgreSQL beliefs_created_xid holds
+// only rows of recent transactions in range. TestWritePathPlans checks
+// both plans.
+const (
+	sinceSQLite   = `SELECT b.seq FROM beliefs b NOT INDEXED WHERE b.seq > ? AND b.workspace = ? AND b.status = ?`
+	sincePostgres = `SELECT ` + beliefCols + ` FROM beliefs b WHERE b.created_xid >= pg_snapshot_xmin(CAST(? AS pg_snapshot))
+		AND NOT pg_visible_in_snapshot(b.created_xid, CAST(? AS pg_snapshot)) AND b.workspace = ? AND b.status = ?`
+)
 
 // inactive returns which of the store candidates the drafts found tensions
 // with are no longer active (superseded or archived since step 2).
