@@ -2,8 +2,6 @@ package textsearch
 
 import (
 	"math"
-	"unicode"
-	"unicode/utf8"
 )
 
 // Doc is a text tokenized once, to be scored by [BM25Docs] against any
@@ -23,34 +21,16 @@ type docToken struct {
 func NewDoc(text string) Doc {
 	var d Doc
 	at := map[string]int{}
-	var buf []byte
-	flush := func() {
-		if len(buf) == 0 {
+	eachToken(text, nil, func(tok []byte) {
+		d.n++
+		if i, ok := at[string(tok)]; ok {
+			d.toks[i].count++
 			return
 		}
-		d.n++
-		if i, ok := at[string(buf)]; ok {
-			d.toks[i].count++
-		} else {
-			raw := string(buf)
-			at[raw] = len(d.toks)
-			d.toks = append(d.toks, docToken{raw: raw, count: 1})
-		}
-		buf = buf[:0]
-	}
-	for _, r := range text {
-		switch {
-		case r < utf8.RuneSelf && ('a' <= r && r <= 'z' || '0' <= r && r <= '9'):
-			buf = append(buf, byte(r))
-		case r < utf8.RuneSelf && 'A' <= r && r <= 'Z':
-			buf = append(buf, byte(r+'a'-'A'))
-		case r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)):
-			buf = utf8.AppendRune(buf, unicode.ToLower(r))
-		default:
-			flush()
-		}
-	}
-	flush()
+		raw := string(tok)
+		at[raw] = len(d.toks)
+		d.toks = append(d.toks, docToken{raw: raw, count: 1})
+	})
 	return d
 }
 

@@ -212,15 +212,25 @@ func (m *matcher) termOf(tok []byte) (string, bool) {
 // scratch space, returned for reuse.
 func (m *matcher) count(text string, tf map[string]int, buf []byte) (int, []byte) {
 	n := 0
-	flush := func() {
-		if len(buf) == 0 {
-			return
-		}
+	buf = eachToken(text, buf, func(tok []byte) {
 		n++
-		if k, ok := m.termOf(buf); ok {
+		if k, ok := m.termOf(tok); ok {
 			tf[k]++
 		}
-		buf = buf[:0]
+	})
+	return n, buf
+}
+
+// eachToken calls fn with each token of text, lower-cased, as [Tokens]
+// splits it, without allocating a string per token: the slice is reused
+// after fn returns. buf is scratch space, returned for reuse.
+func eachToken(text string, buf []byte, fn func(tok []byte)) []byte {
+	buf = buf[:0]
+	flush := func() {
+		if len(buf) > 0 {
+			fn(buf)
+			buf = buf[:0]
+		}
 	}
 	for _, r := range text {
 		switch {
@@ -235,7 +245,7 @@ func (m *matcher) count(text string, tf map[string]int, buf []byte) (int, []byte
 		}
 	}
 	flush()
-	return n, buf
+	return buf
 }
 
 // Stats caches integer statistics (document frequencies, corpus sizes) for
