@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -21,7 +22,9 @@ import (
 // own process) on a JSON Lines file of NEXUS_BENCH_BELIEFS (default
 // 100,000) beliefs made from the shared data, into an empty store, with
 // tension detection; one import per iteration. It reports the wall time,
-// beliefs a second and the tensions found. See docs/benchmarks.md.
+// the import's CPU time (user and system), beliefs a second and the
+// tensions found. NEXUS_BENCH_BINARY runs another nexus binary (an older
+// build, to compare). See docs/benchmarks.md.
 func BenchmarkImportBeliefs(b *testing.B) {
 	n := 100_000
 	if v, err := strconv.Atoi(os.Getenv("NEXUS_BENCH_BELIEFS")); err == nil && v > 0 {
@@ -53,7 +56,8 @@ func BenchmarkImportBeliefs(b *testing.B) {
 				}
 				b.StartTimer()
 				start := time.Now()
-				out, err := exec.Command(binary, args...).Output()
+				cmd := exec.Command(cmp.Or(os.Getenv("NEXUS_BENCH_BINARY"), binary), args...)
+				out, err := cmd.Output()
 				took := time.Since(start)
 				if err != nil {
 					b.Fatalf("import: %v\n%s", err, out)
@@ -70,6 +74,7 @@ func BenchmarkImportBeliefs(b *testing.B) {
 				}
 				b.ReportMetric(took.Seconds(), "s/import")
 				b.ReportMetric(float64(n)/took.Seconds(), "beliefs/s")
+				b.ReportMetric((cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds(), "cpu-s/import")
 				b.ReportMetric(float64(tensions), "tensions")
 			}
 		})

@@ -26,11 +26,14 @@ type memo struct {
 	entities map[string]*Entity // name or alias key -> entity (nil: none)
 	beliefs  map[int64]*Belief  // seq -> candidate, with its entities
 	matches  map[int64]*matchRow
+	// unchecked are the match rows taken from the server's cache whose
+	// status this call has not read again.
+	unchecked map[int64]bool
 }
 
 func newMemo(cache *beliefCache) *memo {
 	return &memo{cache: cache, df: map[string]int{}, entities: map[string]*Entity{}, beliefs: map[int64]*Belief{},
-		matches: map[int64]*matchRow{}}
+		matches: map[int64]*matchRow{}, unchecked: map[int64]bool{}}
 }
 
 // of returns the detector's analysis of b, made once per call. Beliefs do
@@ -139,10 +142,13 @@ func (m *memo) loadBeliefsBySeq(ctx context.Context, s *Server, q querier, seqs 
 }
 
 // matchRows returns the match rows of seqs, in that order, reading only
-// those neither the call nor the server's cache holds (of the cached ones,
-// only the status, which may have changed). The rows returned are shared:
-// read only.
-func (m *memo) matchRows(ctx context.Context, s *Server, q querier, seqs []int64) ([]*matchRow, error) {
+// those neither the call nor the server's cache holds. A cached row's
+// status may have changed since the server read it, so it is read again (a
+// seek each, much less than a row), but only for the rows relevant reports
+// true of (those the caller's other filters keep: most matches of a tension
+// window are in another scope, and their status does not matter). The rows
+// returned are shared: read only.
+func (m *memo) matchRows(ctx context.Context, s *Server, q querier, seqs []int64, relevant func(*matchRow) bool) ([]*matchRow, error) {
 	m.mu.Lock()
 	var missing []int64
 	for _, v := range seqs {
@@ -152,36 +158,18 @@ func (m *memo) matchRows(ctx context.Context, s *Server, q querier, seqs []int64
 	}
 	m.mu.Unlock()
 	if len(missing) > 0 && m.cache != nil {
-		// A cached row's status may have changed since the server read it:
-		// read the statuses (a seek each, much less than a row).
-		var rest, hit []int64
+		var rest []int64
 		cached := m.cache.matchRows(missing)
+		m.mu.Lock()
 		for i, r := range cached {
 			if r == nil {
 				rest = append(rest, missing[i])
-			} else {
-				hit = append(hit, r.seq)
+				continue
 			}
+			m.matches[r.seq] = r
+			m.unchecked[r.seq] = true
 		}
-		if len(hit) > 0 {
-			status, err := s.statuses(ctx, q, hit)
-			if err != nil {
-				return nil, err
-			}
-			m.mu.Lock()
-			for _, r := range cached {
-				if r == nil {
-					continue
-				}
-				if st, ok := status[r.seq]; ok && st != r.status {
-					fresh := *r
-					fresh.status = st
-					r = &fresh
-				}
-				m.matches[r.seq] = r
-			}
-			m.mu.Unlock()
-		}
+		m.mu.Unlock()
 		missing = rest
 	}
 	if len(missing) > 0 {
@@ -195,6 +183,31 @@ func (m *memo) matchRows(ctx context.Context, s *Server, q querier, seqs []int64
 		m.mu.Lock()
 		for _, r := range loaded {
 			m.matches[r.seq] = r
+		}
+		m.mu.Unlock()
+	}
+	var check []int64
+	m.mu.Lock()
+	for _, v := range seqs {
+		if r := m.matches[v]; r != nil && m.unchecked[v] && relevant(r) {
+			check = append(check, v)
+		}
+	}
+	m.mu.Unlock()
+	if len(check) > 0 {
+		status, err := s.statuses(ctx, q, check)
+		if err != nil {
+			return nil, err
+		}
+		m.mu.Lock()
+		for _, v := range check {
+			r := m.matches[v]
+			if st, ok := status[v]; ok && st != r.status {
+				fresh := *r
+				fresh.status = st
+				m.matches[v] = &fresh
+			}
+			delete(m.unchecked, v)
 		}
 		m.mu.Unlock()
 	}

@@ -410,7 +410,7 @@ func (s *Server) windowCandidates(ctx context.Context, q querier, terms []string
 	for len(seqs) > 0 && !res.capped {
 		block := seqs[:min(len(seqs), matchRowBatch)]
 		seqs = seqs[len(block):]
-		matches, err := f.memo.matchRows(ctx, s, q, block)
+		matches, err := f.memo.matchRows(ctx, s, q, block, f.scoped)
 		if err != nil {
 			return nil, err
 		}
@@ -433,10 +433,16 @@ func (s *Server) windowCandidates(ctx context.Context, q querier, terms []string
 // applies them (all but the domain prefix, which tension searches do not
 // use).
 func (f *searchFilter) takes(m *matchRow) bool {
-	if m.workspace != f.workspace || slices.Contains(f.excludeIDs, m.id) {
+	if f.includeSuperseded && m.status == StatusArchived || !f.includeSuperseded && m.status != StatusActive {
 		return false
 	}
-	if f.includeSuperseded && m.status == StatusArchived || !f.includeSuperseded && m.status != StatusActive {
+	return f.scoped(m)
+}
+
+// scoped reports whether a match passes f's filters other than its status:
+// those on what never changes once a belief is stored.
+func (f *searchFilter) scoped(m *matchRow) bool {
+	if m.workspace != f.workspace || slices.Contains(f.excludeIDs, m.id) {
 		return false
 	}
 	if f.domainExact == "" && len(f.entityIDs) == 0 {
