@@ -94,8 +94,17 @@ func (s *Server) attachEntities(ctx context.Context, q querier, beliefs []*Belie
 		byID[b.ID] = b
 		args = append(args, b.ID)
 	}
+	// On PostgreSQL the entities are read by their key, link by link (a
+	// LATERAL with LIMIT is not flattened into a join): the planner
+	// otherwise hashes the whole entities table for a few dozen links
+	// (1.9 against 0.6 ms for 20 beliefs at 100,000 beliefs and 4,700
+	// entities, and more as entities grow). SQLite's plan is that already.
+	join := `JOIN entities e ON e.id = be.entity_id`
+	if s.st.Dialect() == store.Postgres {
+		join = `CROSS JOIN LATERAL (SELECT x.id, x.name, x.type FROM entities x WHERE x.id = be.entity_id LIMIT 1) e`
+	}
 	rows, err := q.QueryContext(ctx, s.st.Q(`SELECT be.belief_id, e.id, e.name, e.type, be.role
-		FROM belief_entities be JOIN entities e ON e.id = be.entity_id
+		FROM belief_entities be `+join+`
 		WHERE be.belief_id IN (`+placeholders(len(args))+`) ORDER BY e.name, be.role`), args...)
 	if err != nil {
 		return fmt.Errorf("load belief entities: %w", err)
@@ -166,20 +175,12 @@ func (s *Server) insertBelief(ctx context.Context, tx querier, workspace string,
 		Supersedes: nb.supersedes, SupersedeReason: nb.supersedeReason, Workspace: workspace,
 		CreatedAt: now, UpdatedAt: now, Entities: []EntityLink{},
 	}
-	res, err := tx.ExecContext(ctx, s.st.Q(`INSERT INTO beliefs (id, workspace, content, confidence, confidence_overall,
-		domain_path, domain_key, source_type, source_ref, source_title, valid_from, valid_until, status,
-		supersedes, supersede_reason, created_at, updated_at, external_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		b.ID, workspace, b.Content, mustJSON(b.Confidence), b.Confidence.Overall, mustJSON(b.DomainPath), dk,
-		nullStr(b.Source.Type), nullStr(b.Source.Ref), nullStr(b.Source.Title), nullTime(b.ValidFrom), nullTime(b.ValidUntil),
-		b.Status, nullStr(b.Supersedes), nullStr(b.SupersedeReason), store.Micros(now), store.Micros(now), nullStr(nb.externalID))
-	if err != nil {
-		return nil, fmt.Errorf("insert belief: %w", err)
-	}
-	if b.seq, err = s.indexBelief(ctx, tx, res, b.Content, pending); err != nil {
-		return nil, err
-	}
+	// The entities first: on PostgreSQL the row carries its scope (the
+	// domain and the entities' ids, scope.go), which tension searches find
+	// it by.
 	type linkKey struct{ entity, role string }
 	linked := map[linkKey]bool{}
+	var entityIDs []string
 	for i, ein := range nb.entities {
 		role := ein.Role
 		if role == "" {
@@ -194,11 +195,44 @@ func (s *Server) insertBelief(ctx context.Context, tx querier, workspace string,
 			continue
 		}
 		linked[k] = true
+		entityIDs = append(entityIDs, e.ID)
+		b.Entities = append(b.Entities, EntityLink{ID: e.ID, Name: e.Name, Type: e.Type, Role: role})
+	}
+	cols := `id, workspace, content, confidence, confidence_overall, domain_path, domain_key, source_type, source_ref,
+		source_title, valid_from, valid_until, status, supersedes, supersede_reason, created_at, updated_at, external_id`
+	args := []any{b.ID, workspace, b.Content, mustJSON(b.Confidence), b.Confidence.Overall, mustJSON(b.DomainPath), dk,
+		nullStr(b.Source.Type), nullStr(b.Source.Ref), nullStr(b.Source.Title), nullTime(b.ValidFrom), nullTime(b.ValidUntil),
+		b.Status, nullStr(b.Supersedes), nullStr(b.SupersedeReason), store.Micros(now), store.Micros(now), nullStr(nb.externalID)}
+	vals := placeholders(len(args))
+	if s.st.Dialect() == store.Postgres {
+		keys := scopeKeys(workspace, dk, entityIDs)
+		cols += ", scope"
+		vals += ", ARRAY[" + placeholders(len(keys)) + "]::text[]"
+		for _, k := range keys {
+			args = append(args, k)
+		}
+	}
+	res, err := tx.ExecContext(ctx, s.st.Q(`INSERT INTO beliefs (`+cols+`) VALUES (`+vals+`)`), args...)
+	if err != nil {
+		return nil, fmt.Errorf("insert belief: %w", err)
+	}
+	own := pending == nil
+	if own {
+		pending = &ftsPending{}
+	}
+	if b.seq, err = s.indexBelief(res, pending); err != nil {
+		return nil, err
+	}
+	for _, l := range b.Entities {
 		if _, err := tx.ExecContext(ctx, s.st.Q(`INSERT INTO belief_entities (belief_id, entity_id, role) VALUES (?, ?, ?)`),
-			b.ID, e.ID, role); err != nil {
+			b.ID, l.ID, l.Role); err != nil {
 			return nil, fmt.Errorf("link entity: %w", err)
 		}
-		b.Entities = append(b.Entities, EntityLink{ID: e.ID, Name: e.Name, Type: e.Type, Role: role})
+	}
+	if own {
+		if err := s.indexPending(ctx, tx, pending); err != nil {
+			return nil, err
+		}
 	}
 	slices.SortFunc(b.Entities, func(x, y EntityLink) int { return strings.Compare(x.Name+"\x00"+x.Role, y.Name+"\x00"+y.Role) })
 	return b, nil

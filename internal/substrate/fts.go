@@ -23,22 +23,16 @@ type ftsPending struct {
 	first, last int64
 }
 
-// indexBelief puts the belief just inserted (res) in the full-text index, or
-// adds it to pending, and returns its sequence number (SQLite; 0 on
-// PostgreSQL, which indexes in the row).
-func (s *Server) indexBelief(ctx context.Context, q querier, res sql.Result, content string, pending *ftsPending) (int64, error) {
+// indexBelief notes the belief just inserted (res) in pending, for
+// [Server.indexPending] to index, and returns its sequence number (SQLite;
+// 0 on PostgreSQL, which indexes in the row).
+func (s *Server) indexBelief(res sql.Result, pending *ftsPending) (int64, error) {
 	if s.st.Dialect() != store.SQLite {
 		return 0, nil
 	}
 	seq, err := res.LastInsertId()
 	if err != nil {
 		return 0, fmt.Errorf("index belief: %w", err)
-	}
-	if pending == nil {
-		if _, err := q.ExecContext(ctx, `INSERT INTO beliefs_fts(rowid, content) VALUES (?, ?)`, seq, content); err != nil {
-			return 0, fmt.Errorf("index belief: %w", err)
-		}
-		return seq, nil
 	}
 	if pending.first == 0 || seq < pending.first {
 		pending.first = seq

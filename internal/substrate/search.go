@@ -50,6 +50,16 @@ func (s *Server) docFreq(ctx context.Context, q querier, term string) (int, erro
 		return func(ctx context.Context) (int, error) {
 			var query, arg string
 			if s.st.Dialect() == store.Postgres {
+				// A common term: from PostgreSQL's statistics (common_pg.go).
+				if f, ok, err := s.commonTermFreq(ctx, term); err != nil {
+					return 0, err
+				} else if ok {
+					n, err := s.corpusSize(ctx, q)
+					if err != nil {
+						return 0, err
+					}
+					return max(1, int(f*float64(n)+0.5)), nil
+				}
 				query, arg = `SELECT COUNT(*) FROM beliefs WHERE tsv @@ to_tsquery('english', $1)`, term
 			} else {
 				query, arg = `SELECT COUNT(*) FROM beliefs_fts WHERE beliefs_fts MATCH ?`, textsearch.FTS5Match([]string{term})
@@ -345,6 +355,9 @@ func (s *Server) candidates(ctx context.Context, q querier, terms []string, f se
 		return s.windowCandidates(ctx, q, terms, f)
 	}
 	query, args := s.candidatesSQL(terms, f)
+	if s.fromScope(f) && len(terms) > 0 {
+		query, args = s.scopedCandidatesSQL(terms, f)
+	}
 	rows, err := q.QueryContext(ctx, query, s.st.PlanEach(args)...)
 	if err != nil {
 		return nil, fmt.Errorf("search beliefs: %w", err)

@@ -51,6 +51,9 @@ type Server struct {
 	// cache keeps stored beliefs' rows and analyses across creates
 	// (beliefcache.go).
 	cache *beliefCache
+	// common holds PostgreSQL's statistics of the most common terms
+	// (common_pg.go).
+	common commonTerms
 }
 
 // New returns a substrate server over st.

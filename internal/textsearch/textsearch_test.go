@@ -2,6 +2,7 @@ package textsearch
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"sync/atomic"
@@ -90,6 +91,40 @@ func TestStatsStaleWhenCorpusGrows(t *testing.T) {
 			t.Fatal("the statistic read at 1,000 was not refreshed at 2,500")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestStatsKeepsTermsInUseWhenFull: a cache fuller than Max drops the terms
+// not used since its older generation began, not the ones in use: a term
+// read once per round, with many other terms read once each between,
+// is counted once (before, the whole cache was cleared when full, and
+// every term was counted again).
+func TestStatsKeepsTermsInUseWhenFull(t *testing.T) {
+	s := NewStats(time.Hour, 10, nil)
+	ctx := context.Background()
+	counted := map[string]int{}
+	fetch := func(key string) func(context.Context) (int, error) {
+		return func(context.Context) (int, error) { counted[key]++; return 7, nil }
+	}
+	for round := range 20 {
+		for _, key := range []string{"df:course", "df:transfer"} {
+			if v, err := s.Get(ctx, key, fetch(key), fetch(key)); err != nil || v != 7 {
+				t.Fatalf("%s: %d, %v", key, v, err)
+			}
+		}
+		for i := range 6 {
+			key := fmt.Sprintf("df:rare%d-%d", round, i)
+			s.Get(ctx, key, fetch(key), fetch(key))
+		}
+	}
+	if counted["df:course"] != 1 || counted["df:transfer"] != 1 {
+		t.Errorf("terms in use were counted %d and %d times, want once each", counted["df:course"], counted["df:transfer"])
+	}
+	s.mu.Lock()
+	held := len(s.m) + len(s.old)
+	s.mu.Unlock()
+	if held > 2*10 {
+		t.Errorf("the cache holds %d entries, over two generations of 10", held)
 	}
 }
 

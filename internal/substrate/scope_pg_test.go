@@ -1,0 +1,171 @@
+package substrate
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/store/storetest"
+)
+
+// TestScopedCandidatesMatchWalk (PostgreSQL): a tension search read from
+// its scope index (fromScope) finds the same candidates, in the same order,
+// as the search that walks the beliefs newest first, with superseded
+// beliefs, another workspace, excluded ids and the cap.
+func TestScopedCandidatesMatchWalk(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.OpenTestPostgres(t)
+	s := New(st, nil)
+	defer s.Close()
+	ws := pipeline.DefaultWorkspace
+	for _, w := range []string{"other", ws} {
+		var items []BatchInput
+		for i := range 400 {
+			items = append(items, BatchInput{CreateInput: CreateInput{
+				Content:    fmt.Sprintf("Langara CPSC %d transfers to SFU as CMPT %d", 1000+i%60, 100+i%40),
+				DomainPath: []string{"transfer", fmt.Sprintf("dest%d", i%7)},
+				Entities:   []EntityInput{{Name: fmt.Sprintf("LANG CPSC %d", 1000+i%60)}, {Name: fmt.Sprintf("SFU%d", i%3)}},
+			}})
+		}
+		if _, err := s.CreateBatch(ctx, w, items); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The scope a create writes is the one migration 027 gives a belief
+	// already stored.
+	var differ int
+	if err := st.DB().QueryRowContext(ctx, `WITH m AS (SELECT b.scope, ARRAY(
+		SELECT 'd' || chr(31) || b.workspace || chr(31) || b.domain_key WHERE b.domain_key <> ''
+		UNION ALL SELECT 'e' || chr(31) || be.entity_id FROM belief_entities be WHERE be.belief_id = b.id) AS want FROM beliefs b)
+		SELECT COUNT(*) FROM m WHERE NOT (scope @> want AND scope <@ want)`).Scan(&differ); err != nil {
+		t.Fatal(err)
+	}
+	if differ != 0 {
+		t.Fatalf("%d of 800 beliefs have a scope other than the migration's", differ)
+	}
+	entity := func(name string) string {
+		var id string
+		if err := st.DB().QueryRowContext(ctx, `SELECT id FROM entities WHERE workspace = $1 AND name_key = $2`, ws, name).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	sfu1, cpsc := entity("sfu1"), entity("lang cpsc 1001")
+	var first string
+	if err := st.DB().QueryRowContext(ctx, `SELECT id FROM beliefs WHERE workspace = $1 AND content LIKE '%CPSC 1001 %' ORDER BY seq DESC LIMIT 1`, ws).Scan(&first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DB().ExecContext(ctx, `UPDATE beliefs SET status = 'superseded' WHERE seq % 11 = 0`); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		terms []string
+		f     searchFilter
+	}{
+		{"domain (capped)", []string{"cpsc"}, searchFilter{domainExact: "transfer/dest1/"}},
+		{"entity", []string{"1001"}, searchFilter{entityIDs: []string{cpsc}}},
+		{"domain or entities (capped)", []string{"cmpt", "1001"}, searchFilter{domainExact: "transfer/dest2/", entityIDs: []string{sfu1, cpsc}}},
+		{"excluded", []string{"1001"}, searchFilter{entityIDs: []string{cpsc}, excludeIDs: []string{first}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := c.f
+			f.workspace, f.requireTerms, f.maxCandidates, f.window = ws, true, 30, tensionWindow
+			if !s.fromScope(f) {
+				t.Fatal("a tension search is not read through its scope")
+			}
+			got, err := s.candidates(ctx, st.DB(), c.terms, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			query, args := s.candidatesSQL(c.terms, f) // the walk
+			rows, err := st.DB().QueryContext(ctx, query, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := &searchResult{}
+			for rows.Next() {
+				var h hit
+				var created int64
+				var validFrom sql.NullInt64
+				if err := rows.Scan(&h.seq, &h.content, &h.overall, &created, &validFrom); err != nil {
+					t.Fatal(err)
+				}
+				want.hits = append(want.hits, h)
+			}
+			rows.Close()
+			if len(want.hits) > f.cap() {
+				want.hits, want.capped = want.hits[:f.cap()], true
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if capped := strings.Contains(c.name, "capped"); want.capped != capped {
+				t.Fatalf("walk: capped %v, want %v (%d hits)", want.capped, capped, len(want.hits))
+			}
+			seqs := func(r *searchResult) []int64 {
+				var out []int64
+				for _, h := range r.hits {
+					out = append(out, h.seq)
+				}
+				return out
+			}
+			if len(want.hits) == 0 || got.capped != want.capped || !slices.Equal(seqs(got), seqs(want)) {
+				t.Fatalf("from the scope: %v (capped %v); walking: %v (capped %v)", seqs(got), got.capped, seqs(want), want.capped)
+			}
+		})
+	}
+}
+
+// TestCommonTermsFromStatistics (PostgreSQL): after ANALYZE, a common
+// term's document frequency comes from PostgreSQL's statistics, close to
+// the true count; a term they do not list is counted exactly.
+func TestCommonTermsFromStatistics(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.OpenTestPostgres(t)
+	s := New(st, nil)
+	defer s.Close()
+	var items []BatchInput
+	for i := range 600 {
+		items = append(items, BatchInput{CreateInput: CreateInput{
+			Content: fmt.Sprintf("Langara CPSC %d transfers to SFU as CMPT %d", 1000+i%60, 100+i%40),
+		}})
+	}
+	if _, err := s.CreateBatch(ctx, pipeline.DefaultWorkspace, items); err != nil {
+		t.Fatal(err)
+	}
+	count := func(term string) int {
+		var n int
+		if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM beliefs WHERE tsv @@ to_tsquery('english', $1)`, term).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if _, err := st.DB().ExecContext(ctx, `ANALYZE beliefs`); err != nil {
+		t.Fatal(err)
+	}
+	s.common = commonTerms{} // read the statistics again
+	for _, term := range []string{"langara", "transfers", "cmpt"} {
+		if _, ok, err := s.commonTermFreq(ctx, term); err != nil || !ok {
+			t.Fatalf("%s: not among the common terms after ANALYZE (%v)", term, err)
+		}
+		got, err := s.docFreq(ctx, st.DB(), term)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := count(term); got < want*9/10 || got > want*11/10 {
+			t.Errorf("%s: estimated %d, counted %d", term, got, want)
+		}
+	}
+	if _, ok, _ := s.commonTermFreq(ctx, "nowhere"); ok {
+		t.Fatal("a term no belief holds is listed")
+	}
+	if got, err := s.docFreq(ctx, st.DB(), "nowhere"); err != nil || got != 0 {
+		t.Fatalf("nowhere: %d, %v", got, err)
+	}
+}
