@@ -22,7 +22,8 @@ import (
 // own process) on a JSON Lines file of NEXUS_BENCH_BELIEFS (default
 // 100,000) beliefs made from the shared data, into an empty store, with
 // tension detection; one import per iteration. It reports the wall time,
-// the import's CPU time (user and system), beliefs a second and the
+// the import's CPU time (user and system; not the database server's, whose
+// backends end with the import), beliefs a second and the
 // tensions found. NEXUS_BENCH_BINARY runs another nexus binary (an older
 // build, to compare). See docs/benchmarks.md.
 func BenchmarkImportBeliefs(b *testing.B) {
