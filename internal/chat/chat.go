@@ -190,8 +190,8 @@ type ToolUse struct {
 	IsError bool            `json:"is_error,omitempty"`
 }
 
-// Run runs one turn: it emits the turn's events as they happen (emit must
-// not block for long; the caller buffers) and returns the result, or the
+// Run runs one turn: it emits the turn's events as they happen, one at a
+// time (emit must not block for long; the caller buffers) and returns the result, or the
 // error the last event reported. Every event names the turn's conversation,
 // from the first on: a new conversation's id is chosen before anything is
 // reported, and the conversation is stored only once the turn is accepted
@@ -202,7 +202,12 @@ func (c *Chat) Run(ctx context.Context, t Turn, emit func(Event)) (*Result, erro
 	if res.ConversationID == "" {
 		res.ConversationID = conversation.NewID()
 	}
+	// The calls of one step run at once: their events are emitted one at
+	// a time.
+	var sending sync.Mutex
 	send := func(e Event) {
+		sending.Lock()
+		defer sending.Unlock()
 		if e.ConversationID == "" {
 			e.ConversationID = res.ConversationID
 		}
