@@ -513,7 +513,8 @@ func (l *loop) callAll(calls []llm.ToolCall) []llm.Message {
 }
 
 // call runs one tool call through the pipeline, reporting its start and
-// end.
+// end; a call that needs the user's approval (approval.go) runs only once
+// approved.
 func (l *loop) call(call llm.ToolCall) llm.Message {
 	l.mu.Lock()
 	o, known := l.tools[call.Name]
@@ -542,6 +543,7 @@ func (l *loop) call(call llm.ToolCall) llm.Message {
 		body, _ = json.Marshal(map[string]any{"error": fmt.Sprintf("there is no tool %q here; call get_tools to discover tools", call.Name)})
 	case !approved:
 		// Not run: the model is told why, and the turn goes on.
+		l.c.o.Logger.Info("tool call not approved: not run", "conversation", l.conv, "user", l.who.ID, "tool", flat, "tool_call_id", call.ID, "reason", why)
 		isErr = true
 		body, _ = json.Marshal(map[string]any{"error": why})
 	default:
