@@ -287,7 +287,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	// One client (one connection pool) for every user's own model: it
 	// refuses internal addresses at each connection.
 	modelClient := tut.ModelHTTPClient(0)
+	approval, approvalTimeout := toolApproval(conf, tut)
 	a.Chat = chat.New(chat.Options{Pipeline: a.Pipeline, Conversations: conv, Quotas: promptQuotas, Logger: log,
+		Approval: approval, ApprovalTimeout: approvalTimeout,
 		Memory: []string{"exchange_search"}, // the chat and tn_session_ask recall past turns
 		Model: func(ctx context.Context, who principal.Principal) (llm.Provider, bool, error) {
 			// The user's own credentials first (not counted against the

@@ -45,14 +45,14 @@ type Reloaded struct {
 	// Access reports whether the access rules changed.
 	Access bool
 	// NeedRestart names the sections that changed but apply only after a
-	// restart (model).
+	// restart (model, tensions, chat).
 	NeedRestart []string
 }
 
 // ReloadConfig reads the configuration file again and applies it without
 // a restart: the toolboxes and their servers ([workbench.Manager.Reload]:
 // clients of the surfaces get notifications/tools/list_changed) and the
-// access rules. The model section applies at the next start (it is named
+// access rules. The model, tensions and chat sections apply at the next start (each is named
 // in NeedRestart when it changed). A file that does not load is refused
 // as a whole: the error names the file, the place and the reason, and the
 // configuration in use stays. With publish, the other replicas are told
@@ -79,6 +79,9 @@ func (a *App) ReloadConfig(ctx context.Context, publish bool) (*Reloaded, error)
 	}
 	if !reflect.DeepEqual(conf.Tensions, a.current.Tensions) {
 		r.NeedRestart = append(r.NeedRestart, "tensions")
+	}
+	if !reflect.DeepEqual(conf.Chat, a.current.Chat) {
+		r.NeedRestart = append(r.NeedRestart, "chat")
 	}
 	r.Servers = a.Workbench.Reload(ctx, conf)
 	if r.Access {

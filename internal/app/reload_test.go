@@ -80,13 +80,14 @@ func TestReloadConfig(t *testing.T) {
 
 	write("toolboxes:\n  two:\n    mcpServers:\n      s: {command: nexus-test-no-such-command}\n" +
 		"access:\n  toolboxes:\n    two: {roles: [admin]}\n" +
-		"model:\n  provider: openai\n  model: gpt-4o-mini\n")
+		"model:\n  provider: openai\n  model: gpt-4o-mini\n" +
+		"chat:\n  toolApproval: writes\n")
 	r, err := a.ReloadConfig(ctx, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(r.Servers.Added, []string{"two/s"}) || !slices.Equal(r.Servers.Removed, []string{"one/s"}) ||
-		!r.Access || !slices.Equal(r.NeedRestart, []string{"model"}) {
+		!r.Access || !slices.Equal(r.NeedRestart, []string{"model", "chat"}) {
 		t.Fatalf("reloaded %+v", r)
 	}
 	if got := toolboxes(); !slices.Equal(got, []string{"two"}) {

@@ -68,6 +68,8 @@ type Event struct {
 	Message        string `json:"message,omitempty"`
 	Code           string `json:"code,omitempty"`
 	RetryAfter     int    `json:"retry_after,omitempty"`
+	// TimeoutSeconds is how long an approval_request waits for its answer.
+	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
 }
 
 // ModelFunc returns the model a user's turn runs on: their own credentials
@@ -95,8 +97,13 @@ type Options struct {
 	// TurnTimeout bounds its time (default 5 min).
 	MaxSteps    int
 	TurnTimeout time.Duration
-	Logger      *slog.Logger
-	Now         func() time.Time
+	// Approval is the tool approval mode of a user's turns (approval.go);
+	// nil: no call waits. ApprovalTimeout bounds the wait for one answer
+	// (default DefaultApprovalTimeout); it counts toward TurnTimeout.
+	Approval        ApprovalFunc
+	ApprovalTimeout time.Duration
+	Logger          *slog.Logger
+	Now             func() time.Time
 }
 
 // DefaultSystem is the system prompt of a chat.
@@ -107,7 +114,8 @@ const DefaultSystem = "You are the assistant of Nexus, a hub of tools. Start wit
 
 // Chat runs turns.
 type Chat struct {
-	o Options
+	o       Options
+	waiting waiting
 }
 
 // New returns a chat.
@@ -120,6 +128,9 @@ func New(o Options) *Chat {
 	}
 	if o.TurnTimeout <= 0 {
 		o.TurnTimeout = 5 * time.Minute
+	}
+	if o.ApprovalTimeout <= 0 {
+		o.ApprovalTimeout = DefaultApprovalTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -148,6 +159,11 @@ type Turn struct {
 	// Store says whether the turn is stored in the conversation (default
 	// true; tn_session_ask stores its own messages).
 	NoStore bool
+	// Approvable says that the surface running the turn delivers the
+	// user's answers to approval requests ([Chat.Answer]), so that calls
+	// may wait for them (Options.Approval); false: no call waits (no one
+	// could answer: tn_session_ask).
+	Approvable bool
 }
 
 // Result is a finished turn.
@@ -174,8 +190,8 @@ type ToolUse struct {
 	IsError bool            `json:"is_error,omitempty"`
 }
 
-// Run runs one turn: it emits the turn's events as they happen (emit must
-// not block for long; the caller buffers) and returns the result, or the
+// Run runs one turn: it emits the turn's events as they happen, one at a
+// time (emit must not block for long; the caller buffers) and returns the result, or the
 // error the last event reported. Every event names the turn's conversation,
 // from the first on: a new conversation's id is chosen before anything is
 // reported, and the conversation is stored only once the turn is accepted
@@ -186,7 +202,12 @@ func (c *Chat) Run(ctx context.Context, t Turn, emit func(Event)) (*Result, erro
 	if res.ConversationID == "" {
 		res.ConversationID = conversation.NewID()
 	}
+	// The calls of one step run at once: their events are emitted one at
+	// a time.
+	var sending sync.Mutex
 	send := func(e Event) {
+		sending.Lock()
+		defer sending.Unlock()
 		if e.ConversationID == "" {
 			e.ConversationID = res.ConversationID
 		}
@@ -227,6 +248,10 @@ func (c *Chat) Run(ctx context.Context, t Turn, emit func(Event)) (*Result, erro
 	if err != nil {
 		return failErr(err)
 	}
+	mode, err := c.approvalMode(ctx, who, t.Approvable)
+	if err != nil {
+		return fail(string(errs.Internal), err)
+	}
 	if c.o.Quotas != nil {
 		tier, _ := quota.ParseTier(who.Tier)
 		if _, err := c.o.Quotas.AdmitPrompt(ctx, who.ID, tier, byok, c.o.Now()); err != nil {
@@ -250,7 +275,7 @@ func (c *Chat) Run(ctx context.Context, t Turn, emit func(Event)) (*Result, erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.o.TurnTimeout)
 	defer cancel()
-	l := &loop{c: c, ctx: ctx, who: who, conv: conv, ws: ws, send: send, res: res, tools: map[string]offered{}}
+	l := &loop{c: c, ctx: ctx, who: who, conv: conv, ws: ws, owner: target.owner, mode: mode, send: send, res: res, tools: map[string]offered{}}
 	system := c.o.System
 	if t.System != "" {
 		system = t.System
@@ -285,8 +310,8 @@ func (c *Chat) Run(ctx context.Context, t Turn, emit func(Event)) (*Result, erro
 // target is a turn's conversation: its id, its workspace, and whether it is
 // stored yet.
 type target struct {
-	id, ws string
-	stored bool
+	id, ws, owner string
+	stored        bool
 }
 
 // resolve finds the turn's conversation id without writing anything: the
@@ -294,7 +319,7 @@ type target struct {
 // accepted, in the caller's default workspace (a new id, or one named that
 // does not exist yet).
 func (c *Chat) resolve(ctx context.Context, who principal.Principal, id string, named bool) (target, error) {
-	tg := target{id: id, ws: c.o.Pipeline.DefaultWorkspace(who)}
+	tg := target{id: id, ws: c.o.Pipeline.DefaultWorkspace(who), owner: who.ID}
 	if !named {
 		return tg, nil
 	}
@@ -305,7 +330,7 @@ func (c *Chat) resolve(ctx context.Context, who principal.Principal, id string, 
 	if !who.MayUse(owner) {
 		return tg, errs.E(errs.Forbidden, "conversation %q is another user's; start a new one", id)
 	}
-	tg.ws, tg.stored = ws, true
+	tg.ws, tg.owner, tg.stored = ws, owner, true
 	return tg, nil
 }
 
@@ -333,7 +358,7 @@ func (c *Chat) create(ctx context.Context, who principal.Principal, platform str
 	case !who.MayUse(owner):
 		return errs.E(errs.Forbidden, "conversation %q is another user's; start a new one", tg.id)
 	}
-	tg.ws, tg.stored = ws, true
+	tg.ws, tg.owner, tg.stored = ws, owner, true
 	return nil
 }
 
@@ -370,6 +395,8 @@ type loop struct {
 	who   principal.Principal
 	conv  string
 	ws    string
+	owner string // the conversation's
+	mode  string // tool approval (approval.go)
 	send  func(Event)
 	res   *Result
 	mu    sync.Mutex
@@ -486,7 +513,8 @@ func (l *loop) callAll(calls []llm.ToolCall) []llm.Message {
 }
 
 // call runs one tool call through the pipeline, reporting its start and
-// end.
+// end; a call that needs the user's approval (approval.go) runs only once
+// approved.
 func (l *loop) call(call llm.ToolCall) llm.Message {
 	l.mu.Lock()
 	o, known := l.tools[call.Name]
@@ -505,10 +533,20 @@ func (l *loop) call(call llm.ToolCall) llm.Message {
 	l.send(Event{Type: ToolStart, ToolName: call.Name, ToolInput: string(args), Source: source, ToolCallID: call.ID, Timestamp: l.now()})
 	var body []byte
 	var isErr bool
-	if !known {
+	approved, why := true, ""
+	if known && l.needsApproval(flat, args) {
+		approved, why = l.approve(call.ID, call.Name, args, source)
+	}
+	switch {
+	case !known:
 		isErr = true
 		body, _ = json.Marshal(map[string]any{"error": fmt.Sprintf("there is no tool %q here; call get_tools to discover tools", call.Name)})
-	} else {
+	case !approved:
+		// Not run: the model is told why, and the turn goes on.
+		l.c.o.Logger.Info("tool call not approved: not run", "conversation", l.conv, "user", l.who.ID, "tool", flat, "tool_call_id", call.ID, "reason", why)
+		isErr = true
+		body, _ = json.Marshal(map[string]any{"error": why})
+	default:
 		oc := l.c.o.Pipeline.Call(l.ctx, pipeline.Request{Tool: flat, Args: args, Surface: "chat",
 			Context: &pipeline.CallContext{SessionID: l.conv, WorkspaceID: l.ws}})
 		body, isErr = oc.Body()
@@ -534,16 +572,7 @@ const useTool = "use_tool"
 func (l *loop) source(flat string, args json.RawMessage) string {
 	reg := l.c.o.Pipeline.Registry()
 	if flat == useTool {
-		var in struct {
-			Tool struct {
-				Toolbox, Server, Tool, Name string
-			} `json:"tool"`
-		}
-		if json.Unmarshal(args, &in) == nil {
-			id := registry.ID{Toolbox: in.Tool.Toolbox, Server: in.Tool.Server, Tool: in.Tool.Tool}
-			if id.Tool == "" {
-				id.Tool = in.Tool.Name
-			}
+		if id, ok := useToolTarget(args); ok {
 			if t, ok := reg.LookupID(id); ok {
 				return string(t.Source)
 			}
@@ -556,6 +585,23 @@ func (l *loop) source(flat string, args json.RawMessage) string {
 		return string(t.Source)
 	}
 	return string(registry.Local)
+}
+
+// useToolTarget is the id of the tool use_tool's arguments name.
+func useToolTarget(args json.RawMessage) (registry.ID, bool) {
+	var in struct {
+		Tool struct {
+			Toolbox, Server, Tool, Name string
+		} `json:"tool"`
+	}
+	if json.Unmarshal(args, &in) != nil {
+		return registry.ID{}, false
+	}
+	id := registry.ID{Toolbox: in.Tool.Toolbox, Server: in.Tool.Server, Tool: in.Tool.Tool}
+	if id.Tool == "" {
+		id.Tool = in.Tool.Name
+	}
+	return id, true
 }
 
 // discover offers the model the tools a get_tools result describes, by

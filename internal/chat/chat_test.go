@@ -32,8 +32,9 @@ func open(t *testing.T, script llmtest.Script) (*app.App, *llmtest.OpenAI) {
 	return a, fake
 }
 
-// collect runs a turn and returns its events.
-func collect(t *testing.T, ctx context.Context, c *chat.Chat, turn chat.Turn) ([]chat.Event, *chat.Result, error) {
+// collect runs a turn and returns its events; each is also handed to
+// each of on as it comes.
+func collect(t *testing.T, ctx context.Context, c *chat.Chat, turn chat.Turn, on ...func(chat.Event)) ([]chat.Event, *chat.Result, error) {
 	t.Helper()
 	var mu sync.Mutex
 	var ev []chat.Event
@@ -41,6 +42,9 @@ func collect(t *testing.T, ctx context.Context, c *chat.Chat, turn chat.Turn) ([
 		mu.Lock()
 		ev = append(ev, e)
 		mu.Unlock()
+		for _, fn := range on {
+			fn(e)
+		}
 	})
 	return ev, res, err
 }

@@ -26,6 +26,9 @@ type Config struct {
 	// Tensions configures tension detection (the Nexus format's tensions
 	// section); nil: the defaults, the deterministic rules alone.
 	Tensions *Tensions
+	// Chat configures the WebSocket chat (the Nexus format's chat section:
+	// tool approval); nil: the defaults, no approval asked.
+	Chat *Chat
 }
 
 // Model names the server's language model for the chat and

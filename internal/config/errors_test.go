@@ -165,7 +165,7 @@ func TestErrors(t *testing.T) {
 
 		// unknown keys, at each level
 		{name: "unknown top-level key", src: "toolboxes: {}\nservers: {}\n",
-			want: []string{`c.yaml:2:1: servers: unknown key "servers" (known keys: $schema, access, embeddings, model, tensions, toolboxes; keys starting with x- are ignored)`}},
+			want: []string{`c.yaml:2:1: servers: unknown key "servers" (known keys: $schema, access, chat, embeddings, model, tensions, toolboxes; keys starting with x- are ignored)`}},
 		{name: "mcpServers beside toolboxes", src: "toolboxes: {}\nmcpServers: {}\n",
 			want: []string{`c.yaml:2:1: mcpServers: a file with toolboxes lists its servers under each toolbox (toolboxes.NAME.mcpServers), not at the top`}},
 		{name: "unknown desktop top-level key", file: "mcp.json", src: `{"mcpServers": {}, "inputs": []}`,

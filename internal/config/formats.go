@@ -14,7 +14,7 @@ import (
 const DefaultToolbox = "default"
 
 var (
-	nexusTopKeys   = []string{"toolboxes", "access", "model", "embeddings", "tensions", "$schema"}
+	nexusTopKeys   = []string{"toolboxes", "access", "model", "embeddings", "tensions", "chat", "$schema"}
 	desktopTopKeys = []string{"mcpServers", "$schema", "globalShortcut", "preferences"}
 	toolboxKeys    = []string{"description", "mcpServers"}
 	serverKeys     = []string{
@@ -61,6 +61,8 @@ func (l *loader) top(root *yaml.Node, cfg *Config, base string) {
 				cfg.Embeddings = l.embeddings(f)
 			case f.name == "tensions":
 				cfg.Tensions = l.tensions(f)
+			case f.name == "chat":
+				cfg.Chat = l.chat(f)
 			case f.name == "mcpServers":
 				l.fail(f.key, "mcpServers", "a file with toolboxes lists its servers under each toolbox (toolboxes.NAME.mcpServers), not at the top")
 			default:

@@ -23,7 +23,7 @@ func (s *Server) userTools() []registry.Def {
 	return []registry.Def{
 		d("tn_user_quota", "Get the current user's prompt quota: prompts used today (UTC), the tier's daily limit, what remains and when it resets. Prompts answered with the user's own model credentials (BYOK) are not counted.", true, registry.Handle(s.userQuota)),
 		d("tn_user_subscription", "Get the current user's subscription: their tier (anonymous, free or paid), its daily prompt limit, and who sets it (an administrator; there is no payment provider).", true, registry.Handle(s.userSubscription)),
-		d("tn_user_preferences_get", "Get the current user's preferences (theme, voice, language, home and target institutions, program).", true, registry.Handle(s.userPreferencesGet)),
+		d("tn_user_preferences_get", "Get the current user's preferences (theme, voice, language, home and target institutions, program, tool approval in the chat).", true, registry.Handle(s.userPreferencesGet)),
 		d("tn_user_preferences_set", "Update the current user's preferences: the fields given replace theirs, the others stay; an empty string clears a text field.", false, registry.Handle(s.userPreferencesSet)),
 	}
 }
@@ -95,6 +95,10 @@ type Preferences struct {
 	HomeInstitution   *string `json:"homeInstitution,omitempty"`
 	TargetInstitution *string `json:"targetInstitution,omitempty"`
 	Program           *string `json:"program,omitempty"`
+	// ToolApproval is when the web chat asks before running a tool: never,
+	// always, or writes (tools not annotated read-only); unset: the
+	// server's default (the configuration's chat.toolApproval).
+	ToolApproval *string `json:"toolApproval,omitempty"`
 }
 
 // Voice are the spoken-answer settings.
@@ -147,6 +151,7 @@ type preferencesIn struct {
 	HomeInstitution   *string `json:"homeInstitution,omitempty"`
 	TargetInstitution *string `json:"targetInstitution,omitempty"`
 	Program           *string `json:"program,omitempty"`
+	ToolApproval      *string `json:"toolApproval,omitempty"`
 }
 
 // apply sets *dst from v: nil leaves it, "" clears it.
@@ -179,6 +184,7 @@ func (s *Server) userPreferencesSet(ctx context.Context, c *registry.Call, in pr
 		apply(&p.HomeInstitution, in.HomeInstitution)
 		apply(&p.TargetInstitution, in.TargetInstitution)
 		apply(&p.Program, in.Program)
+		apply(&p.ToolApproval, in.ToolApproval)
 		if in.Voice != nil {
 			p.Voice = in.Voice
 		}
@@ -196,4 +202,15 @@ func (s *Server) userPreferencesSet(ctx context.Context, c *registry.Call, in pr
 		return nil
 	})
 	return out, err
+}
+
+// ToolApproval is user userID's tool approval setting for the chat (never,
+// always or writes; tn_user_preferences_set toolApproval), or "" when they
+// set none.
+func (s *Server) ToolApproval(ctx context.Context, userID string) (string, error) {
+	p, _, err := s.preferences(ctx, s.st.DB(), userID)
+	if err != nil || p.ToolApproval == nil {
+		return "", err
+	}
+	return *p.ToolApproval, nil
 }

@@ -79,6 +79,7 @@ func TestUserTools(t *testing.T) {
 			{`{"homeInstitution":"Hogwarts"}`, "homeInstitution"},
 			{`{"language":"not a tag"}`, "language"},
 			{`{"colour":"red"}`, "colour"},
+			{`{"toolApproval":"sometimes"}`, "toolApproval"},
 		} {
 			if _, e := call(alice, "tn_user_preferences_set", tc.args); e == nil || e.Code != errs.BadRequest || !strings.Contains(e.Field+" "+e.Message, tc.field) {
 				t.Errorf("set %s: %v, want BAD_REQUEST naming %s", tc.args, e, tc.field)
@@ -86,6 +87,26 @@ func TestUserTools(t *testing.T) {
 		}
 		if g, _ := call(alice, "tn_user_preferences_get", `{}`); g["preferences"].(map[string]any)["targetInstitution"] != "sfu" {
 			t.Fatalf("a refused update changed the preferences: %v", g)
+		}
+		// The chat's tool approval (issue 24): read by the chat through
+		// ToolApproval; "" clears it (the server's default applies).
+		ctx := context.Background()
+		if mode, err := s.ToolApproval(ctx, alice.ID); err != nil || mode != "" {
+			t.Fatalf("no tool approval set: %q %v", mode, err)
+		}
+		call(alice, "tn_user_preferences_set", `{"toolApproval":"writes"}`)
+		if mode, err := s.ToolApproval(ctx, alice.ID); err != nil || mode != "writes" {
+			t.Fatalf("tool approval: %q %v", mode, err)
+		}
+		if mode, _ := s.ToolApproval(ctx, bob.ID); mode != "" {
+			t.Fatalf("bob's tool approval: %q", mode)
+		}
+		if g, _ := call(alice, "tn_user_preferences_get", `{}`); g["preferences"].(map[string]any)["toolApproval"] != "writes" {
+			t.Fatalf("preferences: %v", g)
+		}
+		call(alice, "tn_user_preferences_set", `{"toolApproval":""}`)
+		if mode, err := s.ToolApproval(ctx, alice.ID); err != nil || mode != "" {
+			t.Fatalf("cleared tool approval: %q %v", mode, err)
 		}
 	})
 }

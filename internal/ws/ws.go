@@ -5,10 +5,11 @@
 //	{"type":"cancel","conversation_id":"..."}   (conversation_id optional: every turn)
 //	{"type":"auth","token":"nxs_..."}           (first frame, when the upgrade carried no token)
 //	{"type":"watch","conversation_id":"..."}    (receive the events of that conversation's turns, from any connection on any replica; see watch.go)
+//	{"type":"approval","conversation_id":"...","tool_call_id":"...","approved":true}   (answer an approval_request; see approval.go)
 //
 // and the server streams each turn's events (internal/chat): token,
-// tool_start, tool_complete, complete and error, each with the
-// conversation_id it belongs to. It only translates: the turn is the chat
+// tool_start, approval_request, tool_complete, complete and error, each with
+// the conversation_id it belongs to. It only translates: the turn is the chat
 // loop's, every tool call the pipeline's.
 //
 // Limits (issue 21; see limits.go): the connection's token is checked again
@@ -177,6 +178,9 @@ type inbound struct {
 	ConversationID string `json:"conversation_id"`
 	Content        string `json:"content"`
 	Token          string `json:"token"`
+	// ToolCallID and Approved are an approval's.
+	ToolCallID string          `json:"tool_call_id"`
+	Approved   json.RawMessage `json:"approved"`
 }
 
 // conn is one WebSocket connection.
@@ -293,7 +297,7 @@ func (s *conn) serve(reqCtx context.Context, r *http.Request) {
 			continue
 		}
 		if bad {
-			s.push(chat.Event{Type: chat.Error, Code: string(errs.BadRequest), Message: "a frame must be a JSON object with a type: message, cancel or auth"})
+			s.push(chat.Event{Type: chat.Error, Code: string(errs.BadRequest), Message: "a frame must be a JSON object with a type: message, cancel, watch, approval or auth"})
 			continue
 		}
 		switch in.Type {
@@ -303,10 +307,12 @@ func (s *conn) serve(reqCtx context.Context, r *http.Request) {
 			s.cancelTurns(in.ConversationID)
 		case "watch":
 			s.watch(ctx, in.ConversationID)
+		case "approval":
+			s.approval(in)
 		case "auth":
 			s.push(chat.Event{Type: chat.Error, Code: string(errs.BadRequest), Message: "already authenticated"})
 		default:
-			s.push(chat.Event{Type: chat.Error, Code: string(errs.BadRequest), Message: "unknown frame type " + quote(in.Type) + ": send message, cancel, watch or auth"})
+			s.push(chat.Event{Type: chat.Error, Code: string(errs.BadRequest), Message: "unknown frame type " + quote(in.Type) + ": send message, cancel, watch, approval or auth"})
 		}
 	}
 }
@@ -455,7 +461,7 @@ func (s *conn) runTurn(ctx context.Context, in inbound, release func()) {
 	}
 	conv := in.ConversationID
 	pub := &relay{h: s.hub, c: s}
-	s.o.Chat.Run(users.WithUser(ctx, u), chat.Turn{ConversationID: in.ConversationID, Content: in.Content}, func(e chat.Event) {
+	s.o.Chat.Run(users.WithUser(ctx, u), chat.Turn{ConversationID: in.ConversationID, Content: in.Content, Approvable: true}, func(e chat.Event) {
 		if e.ConversationID != "" {
 			conv = e.ConversationID
 		}
