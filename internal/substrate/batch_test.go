@@ -65,3 +65,50 @@ func TestCreateBatch(t *testing.T) {
 		}
 	})
 }
+
+// TestBatchSharesEntities: the items of one batch that name the same entity
+// link the one entity (looked up once per transaction), an alias an item
+// brings is still added, and every link is written.
+func TestBatchSharesEntities(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		h := newHarness(t, st)
+		ubc := map[string]any{"name": "UBC", "type": "institution"}
+		withAlias := map[string]any{"name": "UBC", "type": "institution", "aliases": []any{"University of British Columbia"}}
+		sfu := map[string]any{"name": "SFU", "type": "institution"}
+		res := h.Call("belief_create_batch", map[string]any{"beliefs": []any{
+			map[string]any{"content": "MATH 1171 transfers to UBC", "entities": []any{ubc}},
+			map[string]any{"content": "MATH 1271 transfers to UBC and SFU", "entities": []any{ubc, sfu}},
+			map[string]any{"content": "CPSC 1150 transfers to UBC", "entities": []any{withAlias}},
+			map[string]any{"content": "CPSC 1160 transfers to UBC", "entities": []any{ubc, map[string]any{"name": "ubc", "role": "object"}}},
+		}})
+		if res["created"] != float64(4) {
+			t.Fatalf("batch: %v", res)
+		}
+		var ubcID string
+		for _, item := range arr(res["results"]) {
+			b := h.Call("belief_get", map[string]any{"belief_id": obj(item)["belief_id"]})
+			for _, e := range arr(obj(b["belief"])["entities"]) {
+				if obj(e)["name"] == "UBC" {
+					if ubcID != "" && obj(e)["id"] != ubcID {
+						t.Fatalf("two entities named UBC: %v and %v", ubcID, obj(e)["id"])
+					}
+					ubcID = obj(e)["id"].(string)
+				}
+			}
+		}
+		eg := h.Call("entity_get", map[string]any{"entity_id": ubcID, "include_beliefs": true})
+		if got := obj(eg["entity"])["aliases"]; len(arr(got)) != 1 || arr(got)[0] != "University of British Columbia" {
+			t.Errorf("UBC's aliases: %v", got)
+		}
+		if n := len(arr(eg["beliefs"])); n != 4 {
+			t.Errorf("UBC links %d beliefs, want 4", n)
+		}
+		var links int
+		if err := st.DB().QueryRow(st.Q(`SELECT COUNT(*) FROM belief_entities`)).Scan(&links); err != nil {
+			t.Fatal(err)
+		}
+		if links != 6 { // UBC in all four (the fourth twice: subject and object), SFU once
+			t.Errorf("%d links, want 6", links)
+		}
+	})
+}

@@ -150,10 +150,11 @@ type EntityInput struct {
 
 // insertBelief stores a new active belief, creating and linking its entities.
 //
-// On SQLite the belief enters the full-text index at once, or, when pending
-// is not nil, when the caller indexes the pending beliefs at the end of its
-// transaction ([Server.indexPending]).
-func (s *Server) insertBelief(ctx context.Context, tx querier, workspace string, nb newBelief, pending *ftsPending) (*Belief, error) {
+// Its entity links (and on SQLite its entry in the full-text index) are
+// written at once, or, when w is not nil, when the caller flushes w at the
+// end of its transaction ([Server.flushWrites]); the entities w holds
+// already are not looked up again.
+func (s *Server) insertBelief(ctx context.Context, tx querier, workspace string, nb newBelief, w *txWrites) (*Belief, error) {
 	dk, err := domainKey(nb.domainPath)
 	if err != nil {
 		return nil, err
@@ -186,7 +187,7 @@ func (s *Server) insertBelief(ctx context.Context, tx querier, workspace string,
 		if role == "" {
 			role = "subject"
 		}
-		e, err := s.upsertEntity(ctx, tx, workspace, ein, fmt.Sprintf("entities[%d]", i))
+		e, err := s.txEntity(ctx, tx, w, workspace, ein, fmt.Sprintf("entities[%d]", i))
 		if err != nil {
 			return nil, err
 		}
@@ -216,21 +217,18 @@ func (s *Server) insertBelief(ctx context.Context, tx querier, workspace string,
 	if err != nil {
 		return nil, fmt.Errorf("insert belief: %w", err)
 	}
-	own := pending == nil
+	own := w == nil
 	if own {
-		pending = &ftsPending{}
+		w = newTxWrites()
 	}
-	if b.seq, err = s.indexBelief(res, pending); err != nil {
+	if b.seq, err = s.indexBelief(res, &w.fts); err != nil {
 		return nil, err
 	}
 	for _, l := range b.Entities {
-		if _, err := tx.ExecContext(ctx, s.st.Q(`INSERT INTO belief_entities (belief_id, entity_id, role) VALUES (?, ?, ?)`),
-			b.ID, l.ID, l.Role); err != nil {
-			return nil, fmt.Errorf("link entity: %w", err)
-		}
+		w.links = append(w.links, linkRow{b.ID, l.ID, l.Role})
 	}
 	if own {
-		if err := s.indexPending(ctx, tx, pending); err != nil {
+		if err := s.flushWrites(ctx, tx, w); err != nil {
 			return nil, err
 		}
 	}

@@ -75,18 +75,18 @@ func benchStore(b *testing.B, dialect store.Dialect, n int) *store.Store {
 	for i := 0; i < len(items); i += batch {
 		end := min(i+batch, len(items))
 		err := st.Tx(ctx, func(tx *sql.Tx) error {
-			pending := &ftsPending{}
+			w := newTxWrites()
 			for j, in := range items[i:end] {
 				k := have + i + j
 				s.now = func() time.Time { return base.Add(time.Duration(k) * 2 * 365 * 24 * time.Hour / time.Duration(n)) }
 				if _, err := s.insertBelief(ctx, tx, pipeline.DefaultWorkspace, newBelief{
 					content: in.Content, confidence: Confidence{Overall: 0.5 + 0.5*float64(k%10)/10}, domainPath: in.DomainPath,
 					source: Source{Type: in.SourceType, Ref: in.SourceRef}, entities: in.Entities,
-				}, pending); err != nil {
+				}, w); err != nil {
 					return err
 				}
 			}
-			return s.indexPending(ctx, tx, pending)
+			return s.flushWrites(ctx, tx, w)
 		})
 		if err != nil {
 			b.Fatal(err)

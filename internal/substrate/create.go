@@ -510,12 +510,12 @@ func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *memo, workspac
 			gone[d.nb.id] = true
 		}
 	}
-	pending := &ftsPending{}
+	w := newTxWrites()
 	for _, d := range drafts {
 		if d.existing != "" {
 			continue
 		}
-		b, err := s.insertBelief(ctx, ptx, workspace, d.nb, pending)
+		b, err := s.insertBelief(ctx, ptx, workspace, d.nb, w)
 		if err != nil {
 			return err
 		}
@@ -524,8 +524,8 @@ func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *memo, workspac
 		}
 	}
 	// Last, so that no later statement flushes part of it (see ftsPending).
-	last := pending.last
-	if err := s.indexPending(ctx, ptx, pending); err != nil {
+	last := w.fts.last
+	if err := s.flushWrites(ctx, ptx, w); err != nil {
 		return err
 	}
 	return s.compactIndex(ctx, ptx, last)

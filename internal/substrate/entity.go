@@ -62,6 +62,25 @@ func (s *Server) findEntity(ctx context.Context, q querier, workspace, key strin
 	return nil, nil
 }
 
+// txEntity is upsertEntity, answered from w when this transaction has
+// upserted the entity already and ein brings no alias it lacks.
+func (s *Server) txEntity(ctx context.Context, tx querier, w *txWrites, workspace string, ein EntityInput, field string) (*Entity, error) {
+	key := normalizeKey(strings.Join(strings.Fields(ein.Name), " "))
+	if w != nil && key != "" {
+		if e := w.entities[key]; e != nil && !slices.ContainsFunc(ein.Aliases, func(a string) bool {
+			ak := normalizeKey(strings.Join(strings.Fields(a), " "))
+			return ak != "" && ak != normalizeKey(e.Name) && !slices.ContainsFunc(e.Aliases, func(x string) bool { return normalizeKey(x) == ak })
+		}) {
+			return e, nil
+		}
+	}
+	e, err := s.upsertEntity(ctx, tx, workspace, ein, field)
+	if err == nil && w != nil {
+		w.entities[key] = e
+	}
+	return e, err
+}
+
 // upsertEntity returns the entity named (by name or alias) in ein, creating
 // it when missing and adding any new aliases it brings.
 func (s *Server) upsertEntity(ctx context.Context, tx querier, workspace string, ein EntityInput, field string) (*Entity, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/nexus-mcp/nexus/internal/store"
 )
@@ -80,4 +81,44 @@ func (s *Server) compactIndex(ctx context.Context, q querier, size int64) error 
 		return fmt.Errorf("compact full-text index: %w", err)
 	}
 	return nil
+}
+
+// txWrites is what one write transaction shares across the beliefs it
+// inserts, or defers to its end: the full-text index's pending range
+// (SQLite), the entities it resolved, and the entity links, inserted
+// together ([Server.flushWrites]). A bulk load's items name the same few
+// entities thousands of times and link two or three each: looked up and
+// linked item by item, they were a round trip each on PostgreSQL.
+type txWrites struct {
+	fts ftsPending
+	// entities are the entities upserted in this transaction, by name key.
+	entities map[string]*Entity
+	links    []linkRow
+}
+
+// linkRow is one belief_entities row to insert.
+type linkRow struct{ belief, entity, role string }
+
+func newTxWrites() *txWrites { return &txWrites{entities: map[string]*Entity{}} }
+
+// linkChunk bounds the rows of one multi-row insert of links (three
+// parameters each: well under SQLite's and PostgreSQL's limits).
+const linkChunk = 300
+
+// flushWrites inserts w's links, then indexes its pending beliefs; it must
+// be the transaction's last write (see indexPending).
+func (s *Server) flushWrites(ctx context.Context, q querier, w *txWrites) error {
+	for len(w.links) > 0 {
+		chunk := w.links[:min(len(w.links), linkChunk)]
+		w.links = w.links[len(chunk):]
+		args := make([]any, 0, 3*len(chunk))
+		for _, l := range chunk {
+			args = append(args, l.belief, l.entity, l.role)
+		}
+		if _, err := q.ExecContext(ctx, s.st.Q(`INSERT INTO belief_entities (belief_id, entity_id, role) VALUES `+
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?),", len(chunk)), ",")), args...); err != nil {
+			return fmt.Errorf("link entities: %w", err)
+		}
+	}
+	return s.indexPending(ctx, q, &w.fts)
 }
