@@ -82,3 +82,14 @@ export async function until(fn, msg, timeout = 15000) {
   }
   throw new Error("timed out: " + msg + (last instanceof Error ? " (" + last.message + ")" : ""));
 }
+
+/** waitSeen waits for locator to be visible; a timeout is a failure, not an exception, so the run goes on. */
+export async function waitSeen(c, locator, what, timeout = 10000) {
+  try {
+    await locator.waitFor({ timeout });
+    return true;
+  } catch (e) {
+    c.fail(what + " did not appear: " + String(e.message).split("\n")[0]);
+    return false;
+  }
+}

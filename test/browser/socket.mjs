@@ -58,52 +58,67 @@ export async function socketScenario(c, page, o) {
     await page.evaluate(() => {
       location.hash = "#/";
     });
-    await page.getByText("Does MATH 1171 at Langara transfer to UBC?").first().waitFor();
+    await page.getByText("Does MATH 1171 at Langara transfer to UBC?").first().waitFor({ timeout: 5000 }).catch(() => {});
+  };
+  const step = async (what, fn) => {
+    try {
+      await fn();
+    } catch (e) {
+      c.fail(`${o.name}: ${what}: ${String(e.message).split("\n")[0]}`);
+    }
   };
 
   // Approval: Approve / Deny with the time left, in the tool's card.
-  await say("approve?");
-  const approve = page.getByRole("button", { name: "Approve" });
-  await approve.waitFor({ timeout: 10000 });
-  await expectSeen(c, page, approve, `${o.name}: the Approve button`);
-  await expectSeen(c, page, page.getByRole("button", { name: "Deny" }), `${o.name}: the Deny button`);
-  const card = page.locator(".tool").last();
-  c.check(/session_list/.test(await card.locator("summary").innerText()), `${o.name}: the approval card does not name session_list`);
-  c.check(/\d+ s left/.test(await card.innerText()), `${o.name}: the approval shows no countdown`);
-  await page.screenshot({ path: `${o.shots}/${o.name}-approval.png` });
-  await approve.click();
-  await page.locator(".msg", { hasText: "Approved and ran." }).waitFor({ timeout: 10000 });
-  const answer = got.find((f) => f.type === "approval");
-  c.check(answer && answer.approved === true && answer.tool_call_id === "t1" && answer.conversation_id === "conv-approval",
-    `${o.name}: the approval frame: ${JSON.stringify(answer)}`);
-  c.check(/done/.test(await card.locator("summary").innerText()), `${o.name}: the approved card is not done`);
+  await step("approval", async () => {
+    await say("approve?");
+    const approve = page.getByRole("button", { name: "Approve" });
+    await approve.waitFor({ timeout: 10000 });
+    await expectSeen(c, page, approve, `${o.name}: the Approve button`);
+    await expectSeen(c, page, page.getByRole("button", { name: "Deny" }), `${o.name}: the Deny button`);
+    const card = page.locator(".tool").last();
+    c.check(/session_list/.test(await card.locator("summary").innerText()), `${o.name}: the approval card does not name session_list`);
+    c.check(/\d+ s left/.test(await card.innerText()), `${o.name}: the approval shows no countdown`);
+    await page.screenshot({ path: `${o.shots}/${o.name}-approval.png` });
+    await approve.click();
+    await page.locator(".msg", { hasText: "Approved and ran." }).waitFor({ timeout: 10000 });
+    const answer = got.find((f) => f.type === "approval");
+    c.check(answer && answer.approved === true && answer.tool_call_id === "t1" && answer.conversation_id === "conv-approval",
+      `${o.name}: the approval frame: ${JSON.stringify(answer)}`);
+    c.check(/done/.test(await card.locator("summary").innerText()), `${o.name}: the approved card is not done`);
+  });
 
   // No model: the error points to Settings.
-  await newConversation();
-  await say("no model");
-  const link = page.getByRole("link", { name: "Add your model key in Settings" });
-  await link.waitFor({ timeout: 10000 }).catch(() => c.fail(`${o.name}: MODEL_NOT_CONFIGURED does not point to Settings`));
-  if (await link.count()) {
-    await link.click();
-    await page.getByRole("region", { name: "Settings", exact: true }).waitFor({ timeout: 5000 }).catch(() => {});
-    await expectSeen(c, page, page.getByRole("region", { name: "Settings", exact: true }), `${o.name}: Settings from the missing-model error`);
-    await page.goBack();
-  }
+  await step("no model", async () => {
+    await newConversation();
+    await say("no model");
+    const link = page.getByRole("link", { name: "Add your model key in Settings" });
+    await link.waitFor({ timeout: 10000 }).catch(() => c.fail(`${o.name}: MODEL_NOT_CONFIGURED does not point to Settings`));
+    if (await link.count()) {
+      await link.click();
+      await page.getByRole("region", { name: "Settings", exact: true }).waitFor({ timeout: 5000 }).catch(() => {});
+      await expectSeen(c, page, page.getByRole("region", { name: "Settings", exact: true }), `${o.name}: Settings from the missing-model error`);
+      await page.goBack();
+    }
+  });
 
   // Escape stops a running turn.
-  await newConversation();
-  await say("slow");
-  await page.locator(".msg", { hasText: "Thinking hard" }).waitFor({ timeout: 10000 });
-  await expectSeen(c, page, page.getByRole("button", { name: "Stop", exact: true }), `${o.name}: the Stop button while answering`);
-  await page.keyboard.press("Escape");
-  await until(() => got.some((f) => f.type === "cancel"), "a cancel frame after Escape").catch((e) => c.fail(`${o.name}: ${e.message}`));
-  await page.getByRole("button", { name: "Send", exact: true }).waitFor({ timeout: 10000 }).catch(() => c.fail(`${o.name}: Send does not come back after Stop`));
+  await step("Escape", async () => {
+    await newConversation();
+    await say("slow");
+    await page.locator(".msg", { hasText: "Thinking hard" }).waitFor({ timeout: 10000 });
+    await expectSeen(c, page, page.getByRole("button", { name: "Stop", exact: true }), `${o.name}: the Stop button while answering`);
+    await page.keyboard.press("Escape");
+    await until(() => got.some((f) => f.type === "cancel"), "a cancel frame after Escape").catch((e) => c.fail(`${o.name}: ${e.message}`));
+    await page.getByRole("button", { name: "Send", exact: true }).waitFor({ timeout: 10000 }).catch(() => c.fail(`${o.name}: Send does not come back after Stop`));
+  });
 
   // A dropped connection: reconnect, and the message goes again.
-  await newConversation();
-  const before = connections;
-  await say("drop");
-  await page.locator(".msg", { hasText: "Back again." }).waitFor({ timeout: 15000 }).catch(() => c.fail(`${o.name}: no answer after the connection dropped`));
-  c.check(connections > before, `${o.name}: no new connection after the drop (${connections} connections)`);
-  c.check((await page.locator(".msg.user", { hasText: "drop" }).count()) === 1, `${o.name}: the resent message shows twice`);
+  await step("reconnect", async () => {
+    await newConversation();
+    const before = connections;
+    await say("drop");
+    await page.locator(".msg", { hasText: "Back again." }).waitFor({ timeout: 15000 }).catch(() => c.fail(`${o.name}: no answer after the connection dropped`));
+    c.check(connections > before, `${o.name}: no new connection after the drop (${connections} connections)`);
+    c.check((await page.locator(".msg.user", { hasText: "drop" }).count()) === 1, `${o.name}: the resent message shows twice`);
+  });
 }
