@@ -13,7 +13,10 @@ const exchangePage = 100;
 
 /** ChatStore holds every thread this page knows and runs turns over the socket. */
 export class ChatStore extends Observable {
+  /** threads are the stored conversations this page knows, by id. */
   readonly threads = new Map<string, Thread>();
+  /** draft is the new conversation, until its first frame names its id. */
+  private draft: Thread = newThread("");
   /** current is the thread on screen ("" is a new conversation). */
   current = "";
   connection: Connection = "idle";
@@ -27,8 +30,6 @@ export class ChatStore extends Observable {
   private readonly session: Session;
   private readonly socket: ChatSocket;
   private keys = 0;
-  /** unacked: turns sent whose first frame has not come (resent after a drop). */
-  private unacked = new Map<string, { content: string; sent: boolean }>();
   private watched = new Set<string>();
   /** onAdopt is told the id a new conversation got; onFinished that a turn ended. */
   onAdopt: (id: string) => void = () => {};
@@ -37,7 +38,6 @@ export class ChatStore extends Observable {
   constructor(session: Session) {
     super();
     this.session = session;
-    this.threads.set("", newThread(""));
     this.socket = new ChatSocket(() => session.token, {
       frame: (f) => this.onFrame(f),
       open: (reconnected) => this.onOpen(reconnected),
@@ -51,8 +51,9 @@ export class ChatStore extends Observable {
     return "m" + this.keys;
   }
 
-  /** thread returns (making it) the thread of conversation id. */
+  /** thread returns (making it) the thread of conversation id ("" for the new one). */
   thread(id: string): Thread {
+    if (!id) return this.draft;
     let t = this.threads.get(id);
     if (!t) {
       t = newThread(id);
@@ -138,7 +139,7 @@ export class ChatStore extends Observable {
     t.messages.push({ key: this.key(), role: "user", text: content, at: Date.now(), tools: [], streaming: false });
     t.running = true;
     this.notice = "";
-    this.unacked.set(id, { content, sent: this.socket.send({ type: "message", conversation_id: id, content }) });
+    t.unstarted = { content, sent: this.socket.send({ type: "message", conversation_id: id, content }) };
     this.changed();
   }
 
@@ -172,8 +173,8 @@ export class ChatStore extends Observable {
       // Watches belong to a connection: ask again, and read again what a
       // dropped turn stored.
       for (const id of this.watched) this.socket.send({ type: "watch", conversation_id: id });
-      const t = this.threads.get(this.current);
-      if (t && t.id && t.loaded && !t.running) void this.load(t);
+      const t = this.thread(this.current);
+      if (t.id && t.loaded && !t.running) void this.load(t);
     }
     this.changed();
   }
@@ -181,9 +182,9 @@ export class ChatStore extends Observable {
   private onClosed(reason: string, retryIn: number) {
     this.connection = retryIn >= 0 ? "reconnecting" : "idle";
     this.retryIn = retryIn;
-    for (const t of this.threads.values()) {
+    for (const t of [this.draft, ...this.threads.values()]) {
       if (!t.running) continue;
-      const u = this.unacked.get(t.id);
+      const u = t.unstarted;
       if (u) {
         // Not started: it goes again once connected (or signed in).
         if (u.sent) u.sent = this.socket.send({ type: "message", conversation_id: t.id, content: u.content });
@@ -225,16 +226,13 @@ export class ChatStore extends Observable {
     if (!id) return null;
     const known = this.threads.get(id);
     if (known) return known;
-    const draft = this.threads.get("");
-    if (draft && draft.running) {
+    const draft = this.draft;
+    if (draft.running) {
       // The new conversation's first frame names its id.
       draft.id = id;
       draft.loaded = true;
       this.threads.set(id, draft);
-      this.threads.set("", newThread(""));
-      const u = this.unacked.get("");
-      this.unacked.delete("");
-      if (u) this.unacked.set(id, u);
+      this.draft = newThread("");
       this.watched.add(id);
       if (this.current === "") {
         this.current = id;
@@ -278,7 +276,7 @@ export class ChatStore extends Observable {
       }
       return;
     }
-    this.unacked.delete(t.id);
+    t.unstarted = undefined;
     switch (f.type) {
       case "token": {
         t.running = true;

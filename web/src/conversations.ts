@@ -3,7 +3,7 @@
 // else its first user message, read lazily with exchange_list.
 import { errorText, type Conversation, type Exchange, type Session } from "./api";
 import { Observable } from "./store";
-import { truncate } from "./format";
+import { time, truncate } from "./format";
 
 /** listPage is how many conversations one session_list call reads. */
 export const listPage = 30;
@@ -84,7 +84,8 @@ export class Titles extends Observable {
     if (c.summary?.trim()) return truncate(c.summary, 80);
     const t = this.known.get(c.id);
     if (t !== undefined) return t;
-    if (this.failed.has(c.id) || c.exchange_count === 0) return "Untitled conversation";
+    if (this.failed.has(c.id)) return "Title unavailable (" + time(c.created_at) + ")";
+    if (c.exchange_count === 0) return "Untitled conversation";
     if (!this.wanted.includes(c.id)) {
       this.wanted.push(c.id);
       this.pump();

@@ -75,6 +75,12 @@ export interface Thread {
   loaded: boolean;
   loading: boolean;
   loadError?: string;
+  /**
+   * unstarted is the message sent whose turn has not reported anything
+   * yet: sent again if the connection drops first (sent says whether it
+   * left, or waits in the socket's queue).
+   */
+  unstarted?: { content: string; sent: boolean };
 }
 
 /** newThread is an empty thread. */

@@ -32,15 +32,33 @@ export function ChatView({ route, hidden }: { route: Route; hidden: boolean }) {
 
   const thread = chat.thread(chat.current);
 
+  // The drawer (phones): focus moves into it when it opens, Escape closes
+  // it, and focus returns to its toggle.
+  const toggle = useRef<HTMLButtonElement>(null);
+  const wasOpen = useRef(false);
+  useEffect(() => {
+    if (drawer) {
+      document.getElementById("convs")?.querySelector<HTMLElement>("a, button, input")?.focus();
+      const onKey = (e: KeyboardEvent) => {
+        if (e.key === "Escape") setDrawer(false);
+      };
+      document.addEventListener("keydown", onKey);
+      wasOpen.current = true;
+      return () => document.removeEventListener("keydown", onKey);
+    }
+    if (wasOpen.current && toggle.current?.offsetParent) toggle.current.focus();
+    wasOpen.current = false;
+  }, [drawer]);
+
   // Escape stops the running turn.
   useEffect(() => {
-    if (hidden || !thread.running) return;
+    if (hidden || !thread.running || drawer) return;
     const onKey = (e: KeyboardEvent) => {
       if (e.key === "Escape") chat.cancel();
     };
     document.addEventListener("keydown", onKey);
     return () => document.removeEventListener("keydown", onKey);
-  }, [hidden, thread.running, chat]);
+  }, [hidden, thread.running, drawer, chat]);
 
   const send = (text: string) => {
     const t = text.trim();
@@ -58,7 +76,7 @@ export function ChatView({ route, hidden }: { route: Route; hidden: boolean }) {
   return (
     <section class="view chat" hidden={hidden} aria-label="Chat">
       <div class="chat-bar">
-        <button type="button" class="quiet drawer-toggle" aria-expanded={drawer} aria-controls="convs" onClick={() => setDrawer(!drawer)}>
+        <button type="button" ref={toggle} class="quiet drawer-toggle" aria-expanded={drawer} aria-controls="convs" onClick={() => setDrawer(!drawer)}>
           Conversations
         </button>
         <a class="button quiet" href={href("chat")}>
