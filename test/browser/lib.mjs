@@ -18,8 +18,9 @@ export class Checks {
 /**
  * seen reports whether the element of locator is visible to a person: it
  * exists, its computed style shows it (display, visibility, opacity along
- * the ancestors), it has a size, and its box lies inside the viewport
- * horizontally and starts inside it vertically.
+ * the ancestors), it is not in a closed <details>, the browser's
+ * checkVisibility() agrees, it has a size, and its box lies inside the
+ * viewport horizontally and starts inside it vertically.
  */
 export async function seen(page, locator) {
   if ((await locator.count()) === 0) return { ok: false, why: "not in the page" };
@@ -31,6 +32,13 @@ export async function seen(page, locator) {
       if (cs.visibility === "hidden") return { hidden: "visibility:hidden on " + n.tagName };
       if (Number(cs.opacity) === 0) return { hidden: "opacity:0 on " + n.tagName };
     }
+    // The content of a closed <details> is skipped (content-visibility),
+    // though its boxes may keep a size.
+    for (let d = node.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) {
+      const summary = d.querySelector(":scope > summary");
+      if (!d.open && !(summary && summary.contains(node))) return { hidden: "inside a closed details" };
+    }
+    if (!node.checkVisibility({ opacityProperty: true, visibilityProperty: true, contentVisibilityAuto: true })) return { hidden: "checkVisibility() is false" };
     const r = node.getBoundingClientRect();
     return { x: r.x, y: r.y, w: r.width, h: r.height, vw: innerWidth, vh: innerHeight };
   });

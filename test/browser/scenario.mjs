@@ -88,7 +88,9 @@ export async function chatScenario(c, page, o) {
     c.check(/done/.test(summary), `${o.name}: use_tool's card is not done: ${summary}`);
     c.check(summary.includes("nexus / vkb"), `${o.name}: use_tool's card does not say where the tool is: ${summary}`);
     await expectUnseen(c, page, card.locator(".tool-result"), `${o.name}: the collapsed card's result`);
+    c.check(!(await card.locator("details").evaluate((d) => d.open)), `${o.name}: the tool card is not collapsed`);
     await card.locator("summary").click();
+    await expectSeen(c, page, card.locator(".tool-result"), `${o.name}: the expanded card's result`);
     const result = await card.locator(".tool-result").innerText();
     c.check(result.includes('"sessions": [') && !result.includes('\\"'), `${o.name}: the result is not pretty-printed JSON: ${result.slice(0, 200)}`);
     const inputText = await card.locator(".tool-input").innerText();
@@ -161,7 +163,10 @@ export async function chatScenario(c, page, o) {
         await page.locator("#tool-list li", { hasText: "belief_query" }).first().waitFor({ timeout: 5000 });
       }
       if (v === "Traces") await traces(c, page, o);
-      if (v === "Settings") await region(page, "Settings").getByText("prompts used today").first().waitFor({ timeout: 5000 });
+      if (v === "Settings") {
+        await region(page, "Settings").getByText("prompts used today").first().waitFor({ timeout: 5000 });
+        await settings(c, page, o);
+      }
     } catch (e) {
       c.fail(`${o.name}: ${v}: ${e.message.split("\n")[0]}`);
     }
@@ -193,4 +198,35 @@ async function traces(c, page, o) {
   await page.screenshot({ path: `${o.shots}/${o.name}-trace-detail.png` });
   await page.getByRole("button", { name: "Back to traces" }).click();
   await page.getByRole("searchbox", { name: "Tool name contains" }).fill("");
+}
+
+/**
+ * settings adds a model key (first a refused one: the server's message
+ * shows), then deletes it, which asks first. The key must not outlive the
+ * check: the next chats would run on it instead of the fake model.
+ */
+async function settings(c, page, o) {
+  const form = region(page, "Settings");
+  await form.getByLabel("Provider").selectOption("ollama");
+  await form.getByLabel("Label").fill("Local");
+  await form.getByRole("button", { name: "Add key" }).click();
+  await waitSeen(c, form.getByRole("alert").filter({ hasText: "ollama needs a base URL" }), `${o.name}: the server's message for a refused key`);
+  await form.getByLabel("Provider").selectOption("openai");
+  await form.getByLabel("Label").fill("Test key");
+  await form.getByLabel("API key").fill("sk-test-123456789");
+  await form.getByRole("button", { name: "Add key" }).click();
+  const item = page.locator("#cred-list li", { hasText: "Test key" });
+  await item.waitFor({ timeout: 5000 });
+  await page.getByRole("button", { name: "Delete Test key" }).click();
+  const confirm = page.getByRole("group", { name: "Delete Test key?" });
+  await waitSeen(c, confirm, `${o.name}: the confirmation before deleting a key`, 3000);
+  c.check((await item.count()) === 1, `${o.name}: the key was deleted before it was confirmed`);
+  await page.screenshot({ path: `${o.shots}/${o.name}-settings-confirm.png` });
+  if (await confirm.count()) {
+    await confirm.getByRole("button", { name: "Cancel" }).click();
+    c.check((await item.count()) === 1, `${o.name}: Cancel deleted the key`);
+    await page.getByRole("button", { name: "Delete Test key" }).click();
+    await confirm.getByRole("button", { name: "Delete", exact: true }).click();
+  }
+  await item.waitFor({ state: "detached", timeout: 5000 }).catch(() => c.fail(`${o.name}: the confirmed delete left the key`));
 }
