@@ -32,6 +32,17 @@ export async function chatScenario(c, page, o) {
   await noOverflow(c, page, `${o.name} welcome`);
   await shot("welcome");
 
+  // Keyboard: the first Tab reaches a visible skip link, which leads to the message box.
+  await page.keyboard.press("Tab");
+  const skip = page.getByRole("link", { name: "Skip to content" });
+  c.check(await skip.evaluate((el) => el === document.activeElement).catch(() => false), `${o.name}: the first Tab does not reach a "Skip to content" link`);
+  await expectSeen(c, page, skip, `${o.name}: the focused skip link`);
+  if (await skip.count()) {
+    await page.keyboard.press("Enter");
+    const focused = await page.evaluate(() => document.activeElement && document.activeElement.getAttribute("aria-label") + "|" + document.activeElement.id);
+    c.check(focused.includes("input"), `${o.name}: the skip link does not lead to the message box (focus on ${focused})`);
+  }
+
   // The message list is not a live region (each token would be read out).
   const liveList = await page.locator(".messages[aria-live], #messages[aria-live]").count();
   c.check(liveList === 0, `${o.name}: the message list is an aria-live region`);
@@ -174,6 +185,21 @@ export async function chatScenario(c, page, o) {
     await shot("view-" + v.toLowerCase());
   }
   await expectSeen(c, page, page.getByRole("textbox", { name: "Message" }), `${o.name}: the message box back on Chat`);
+
+  // Back and forward move between the sections and the conversation.
+  await page.goBack();
+  await waitSeen(c, region(page, "Settings"), `${o.name}: Settings after Back`, 5000);
+  await page.goForward();
+  await waitSeen(c, page.locator(".msg.user", { hasText: question }).first(), `${o.name}: the conversation after Forward`, 5000);
+
+  // Dark mode follows the system's preference.
+  const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  const light = await bg();
+  await page.emulateMedia({ colorScheme: "dark" });
+  const dark = await bg();
+  c.check(light !== dark, `${o.name}: the page looks the same in dark mode (${light})`);
+  await shot("dark");
+  await page.emulateMedia({ colorScheme: "light" });
 }
 
 /** traces checks the Traces section: filter, own calls hidden, a row's details. */
