@@ -3,7 +3,7 @@
 // call waiting for approval, a missing model pointing to Settings, Escape
 // stopping a turn, and a dropped connection that reconnects and sends the
 // message again.
-import { expectSeen, until } from "./lib.mjs";
+import { expectSeen, expectUnseen, until, waitSeen } from "./lib.mjs";
 
 const useTool = JSON.stringify({ tool: { toolbox: "nexus", server: "vkb", tool: "session_list" }, arguments: {} });
 
@@ -36,6 +36,13 @@ export async function socketScenario(c, page, o) {
       }
       if (f.type === "cancel") {
         send({ type: "error", conversation_id: f.conversation_id || "conv-slow", code: "CANCELLED", message: "cancelled" });
+      }
+      if (f.type === "message" && f.content === "policy") {
+        ws.close({ code: 1008, reason: "too many WebSockets of this user" });
+      }
+      if (f.type === "message" && f.content === "revoked") {
+        send({ type: "error", code: "UNAUTHORIZED", message: "the token was revoked" });
+        ws.close({ code: 1008, reason: "unauthorized" });
       }
       if (f.type === "message" && f.content === "drop") {
         drops++;
@@ -120,5 +127,23 @@ export async function socketScenario(c, page, o) {
     await page.locator(".msg", { hasText: "Back again." }).waitFor({ timeout: 15000 }).catch(() => c.fail(`${o.name}: no answer after the connection dropped`));
     c.check(connections > before, `${o.name}: no new connection after the drop (${connections} connections)`);
     c.check((await page.locator(".msg.user", { hasText: "drop" }).count()) === 1, `${o.name}: the resent message shows twice`);
+  });
+
+  // 1008 while REST still takes us (a policy, not the token): reconnect, no sign-in.
+  await step("1008", async () => {
+    await newConversation();
+    const before = connections;
+    await say("policy");
+    await until(() => connections > before, "a new connection after a 1008 close").catch((e) => c.fail(`${o.name}: ${e.message}`));
+    await expectUnseen(c, page, page.getByRole("heading", { name: "Sign in" }), `${o.name}: the sign-in screen after a 1008 that REST does not confirm`);
+    await waitSeen(c, page.locator(".msg", { hasText: "Not sent" }), `${o.name}: "Not sent" on the message a 1008 refused`);
+    await waitSeen(c, page.getByRole("button", { name: "Send", exact: true }), `${o.name}: the Send button after a 1008`);
+  });
+
+  // An UNAUTHORIZED error frame: the sign-in screen, alone.
+  await step("UNAUTHORIZED", async () => {
+    await say("revoked");
+    await waitSeen(c, page.getByRole("heading", { name: "Sign in" }), `${o.name}: the sign-in screen after an UNAUTHORIZED frame`);
+    await expectUnseen(c, page, page.getByRole("textbox", { name: "Message" }), `${o.name}: the message box after an UNAUTHORIZED frame`);
   });
 }

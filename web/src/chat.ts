@@ -20,7 +20,8 @@ export class ChatStore extends Observable {
   /** current is the thread on screen ("" is a new conversation). */
   current = "";
   connection: Connection = "idle";
-  retryIn = 0;
+  /** closeReason is why the last connection closed, as the server said. */
+  closeReason = "";
   /** announcement is the last finished answer, for the live region; announceSeq counts them. */
   announcement = "";
   announceSeq = 0;
@@ -42,7 +43,7 @@ export class ChatStore extends Observable {
       frame: (f) => this.onFrame(f),
       open: (reconnected) => this.onOpen(reconnected),
       closed: (_code, reason, retryIn) => this.onClosed(reason, retryIn),
-      policyClose: (reason) => this.onPolicyClose(reason),
+      policyClose: (reason, retryIn) => this.onPolicyClose(reason, retryIn),
     });
   }
 
@@ -67,9 +68,10 @@ export class ChatStore extends Observable {
     this.socket.start();
   }
 
-  /** stop closes the socket (sign-out). */
+  /** stop closes the socket (sign-out); messages not started wait for resume. */
   stop() {
     this.socket.stop();
+    for (const t of this.all()) if (t.unstarted) t.unstarted.sent = false;
     this.connection = "idle";
     this.changed();
   }
@@ -181,13 +183,14 @@ export class ChatStore extends Observable {
 
   private onClosed(reason: string, retryIn: number) {
     this.connection = retryIn >= 0 ? "reconnecting" : "idle";
-    this.retryIn = retryIn;
-    for (const t of [this.draft, ...this.threads.values()]) {
+    this.closeReason = reason;
+    for (const t of this.all()) {
       if (!t.running) continue;
       const u = t.unstarted;
       if (u) {
-        // Not started: it goes again once connected (or signed in).
-        if (u.sent) u.sent = this.socket.send({ type: "message", conversation_id: t.id, content: u.content });
+        // Not started: it goes again once connected; after a 1008 (retryIn
+        // -1) only once signed in again (see onPolicyClose).
+        if (u.sent) u.sent = retryIn >= 0 && this.socket.send({ type: "message", conversation_id: t.id, content: u.content });
         continue;
       }
       t.running = false;
@@ -198,26 +201,53 @@ export class ChatStore extends Observable {
     this.changed();
   }
 
-  private onPolicyClose(reason: string) {
+  /** all are every thread, the new conversation's too. */
+  private all(): Thread[] {
+    return [this.draft, ...this.threads.values()];
+  }
+
+  private onPolicyClose(reason: string, retryIn: number) {
     // 1008: a refused token, or another policy (rate, slow reader). Ask
     // REST: a 401 there signs out; otherwise reconnect.
     this.session
       .request("/api/tools")
       .then(() => {
-        this.notice = "The chat connection was closed: " + (reason || "policy violation") + ". Reconnecting.";
-        this.socket.start();
+        if (this.session.signedOut) return;
+        this.connection = "reconnecting";
+        this.closeReason = reason;
+        // The server refused the connection, not the token: what waited
+        // is not sent again by itself.
+        for (const t of this.all()) {
+          if (!t.unstarted || t.unstarted.sent) continue;
+          t.unstarted = undefined;
+          t.running = false;
+          const m = this.assistant(t);
+          m.streaming = false;
+          m.notice = "Not sent: the server closed the connection (" + (reason || "policy violation") + "). Send it again.";
+        }
+        this.socket.startIn(retryIn);
         this.changed();
       })
       .catch((err: unknown) => {
+        if (this.session.signedOut) {
+          this.stop(); // resume() connects again once signed in
+          return;
+        }
         this.notice = errorText(err);
+        this.connection = "reconnecting";
+        this.socket.startIn(retryIn);
         this.changed();
       });
   }
 
-  /** resume connects again with the new token; what waited goes then. */
+  /** resume connects again with the new token and sends what waited for it. */
   resume() {
-    this.socket.stop();
+    this.stop();
     this.socket.start();
+    for (const t of this.all()) {
+      const u = t.unstarted;
+      if (u && !u.sent) u.sent = this.socket.send({ type: "message", conversation_id: t.id, content: u.content });
+    }
   }
 
   /** threadOf finds the thread a frame belongs to, adopting a new conversation's id. */
@@ -265,6 +295,7 @@ export class ChatStore extends Observable {
 
   private onFrame(f: ServerFrame) {
     if (f.type === "error" && f.code === "UNAUTHORIZED") {
+      this.stop();
       this.session.unauthorized();
       return;
     }

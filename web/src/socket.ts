@@ -30,8 +30,11 @@ export interface SocketEvents {
   open(reconnected: boolean): void;
   /** closed: the connection dropped; retryIn is the wait (ms) before the next try, or -1 when it will not retry. */
   closed(code: number, reason: string, retryIn: number): void;
-  /** policyClose: closed with 1008; the owner checks whether the token still works. */
-  policyClose(reason: string): void;
+  /**
+   * policyClose: closed with 1008; the owner checks whether the token
+   * still works, and if so calls startIn(retryIn) (it was not a sign-out).
+   */
+  policyClose(reason: string, retryIn: number): void;
 }
 
 const minDelay = 500;
@@ -66,9 +69,18 @@ export class ChatSocket {
     this.connect();
   }
 
-  /** stop closes the connection and does not reconnect (sign-out). */
+  /** startIn connects after ms (a backoff), unless stopped meanwhile. */
+  startIn(ms: number) {
+    window.clearTimeout(this.timer);
+    this.timer = window.setTimeout(() => {
+      if (!this.stopped && !this.ws) this.connect();
+    }, ms);
+  }
+
+  /** stop closes the connection, drops the frames waiting, and does not reconnect (sign-out). */
   stop() {
     this.stopped = true;
+    this.queue = [];
     window.clearTimeout(this.timer);
     const ws = this.ws;
     this.ws = null;
@@ -118,16 +130,16 @@ export class ChatSocket {
     ws.addEventListener("close", (e) => {
       if (this.ws !== ws) return;
       this.ws = null;
+      const delay = Math.round(Math.min(maxDelay, minDelay * 2 ** this.attempts) * (0.75 + Math.random() * 0.5));
+      this.attempts++;
       if (e.code === 1008) {
         this.on.closed(e.code, e.reason, -1);
-        this.on.policyClose(e.reason);
+        this.on.policyClose(e.reason, delay);
         return;
       }
       if (this.stopped) return;
-      const delay = Math.min(maxDelay, minDelay * 2 ** this.attempts) * (0.75 + Math.random() * 0.5);
-      this.attempts++;
-      this.on.closed(e.code, e.reason, Math.round(delay));
-      this.timer = window.setTimeout(() => this.connect(), delay);
+      this.on.closed(e.code, e.reason, delay);
+      this.startIn(delay);
     });
   }
 }

@@ -93,7 +93,7 @@ export function App({ services }: { services: Services }) {
       </header>
       {chat.connection === "reconnecting" && !session.signedOut && (
         <p class="banner" role="status">
-          The chat connection dropped; reconnecting…
+          The chat connection dropped{chat.closeReason ? ` (${chat.closeReason})` : ""}; reconnecting…
         </p>
       )}
       {chat.notice && (
