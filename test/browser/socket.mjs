@@ -41,8 +41,13 @@ export async function socketScenario(c, page, o) {
         ws.close({ code: 1008, reason: "too many WebSockets of this user" });
       }
       if (f.type === "message" && f.content === "revoked") {
-        send({ type: "error", code: "UNAUTHORIZED", message: "the token was revoked" });
-        ws.close({ code: 1008, reason: "unauthorized" });
+        if (!got.some((x) => x.type === "auth")) {
+          send({ type: "error", code: "UNAUTHORIZED", message: "the token was revoked" });
+          ws.close({ code: 1008, reason: "unauthorized" });
+        } else {
+          send({ type: "token", conversation_id: "conv-revoked", content: "Signed in again." });
+          send({ type: "complete", conversation_id: "conv-revoked", message_id: "m3" });
+        }
       }
       if (f.type === "message" && f.content === "drop") {
         drops++;
@@ -145,5 +150,32 @@ export async function socketScenario(c, page, o) {
     await say("revoked");
     await waitSeen(c, page.getByRole("heading", { name: "Sign in" }), `${o.name}: the sign-in screen after an UNAUTHORIZED frame`);
     await expectUnseen(c, page, page.getByRole("textbox", { name: "Message" }), `${o.name}: the message box after an UNAUTHORIZED frame`);
+  });
+
+  // Signing in again sends the token first and then the message that waited.
+  await step("sign in again", async () => {
+    const token = "nxs_test_token";
+    // nexus serve (loopback: no token needed) would refuse the made-up
+    // token: requests carrying it reach it without.
+    await page.route("**/api/**", (r) => {
+      const headers = { ...r.request().headers() };
+      if (headers["authorization"] !== "Bearer " + token) return r.fallback();
+      delete headers["authorization"];
+      return r.continue({ headers });
+    });
+    await page.getByLabel("Token").fill(token);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await waitSeen(c, page.locator(".msg", { hasText: "Signed in again." }), `${o.name}: the answer to the message that waited for the sign-in`);
+    const auth = got.find((f) => f.type === "auth");
+    c.check(auth && auth.token === token, `${o.name}: no auth frame with the new token: ${JSON.stringify(auth)}`);
+    const afterAuth = got.slice(got.indexOf(auth));
+    c.check(afterAuth.some((f) => f.type === "message" && f.content === "revoked"), `${o.name}: the message that waited was not sent after the auth frame`);
+    c.check((await page.locator(".msg.user", { hasText: "revoked" }).count()) === 1, `${o.name}: the waiting message shows twice`);
+    c.check(await page.evaluate((t) => Object.values(localStorage).includes(t), token), `${o.name}: the token is not kept`);
+    await expectSeen(c, page, page.getByRole("button", { name: "Sign out" }), `${o.name}: the Sign out button`);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await waitSeen(c, page.getByRole("heading", { name: "Sign in" }), `${o.name}: the sign-in screen after Sign out`);
+    c.check(!(await page.evaluate((t) => Object.values(localStorage).includes(t), token)), `${o.name}: the token is kept after Sign out`);
+    await page.unroute("**/api/**");
   });
 }
