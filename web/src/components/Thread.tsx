@@ -22,6 +22,7 @@ interface Props {
 
 /** Thread is the message list. */
 export function Thread({ thread, onEdit, onRegenerate, children }: Props) {
+  const { chat } = useServices();
   const box = useRef<HTMLDivElement>(null);
   const [copyError, setCopyError] = useState("");
   const msgs = thread.messages;
@@ -68,7 +69,10 @@ export function Thread({ thread, onEdit, onRegenerate, children }: Props) {
       {thread.loading && !msgs.length && <p class="muted center">Loading the conversation…</p>}
       {thread.loadError && (
         <p class="error center" role="alert">
-          This conversation could not be read: {thread.loadError}
+          This conversation could not be read: {thread.loadError}{" "}
+          <button type="button" class="quiet small" onClick={() => void chat.load(thread)}>
+            Try again
+          </button>
         </p>
       )}
       {!msgs.length && !thread.loading && !thread.loadError && children}
