@@ -17,7 +17,7 @@
 #
 # and, in the repository's web/node_modules (ignored by git), the web UI's
 # build tools (Vite, TypeScript and the UI's libraries, npm ci from
-# web/package-lock.json), which internal/webui TestDistIsFresh builds with to
+# web/package-lock.json), which internal/webui TestWebDistIsFresh builds with to
 # compare the committed internal/webui/dist with a fresh build.
 #
 # Only the npm registry is used, through the machine's own npm (any Node +

@@ -3,7 +3,7 @@
 // / and its files under /ui/ (internal/webui), so every URL in the output
 // starts with /ui/. The output has no inline script or style (the server's
 // Content-Security-Policy allows only 'self') and no timestamps, so a fresh
-// build equals the committed one (internal/webui TestDistIsFresh).
+// build equals the committed one (internal/webui TestWebDistIsFresh).
 import { defineConfig } from "vite";
 
 export default defineConfig({

@@ -14,13 +14,13 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
-// TestDistIsFresh checks that the committed build (dist/) is what web/
+// TestWebDistIsFresh checks that the committed build (dist/) is what web/
 // builds to now: npm ci (only when web/node_modules does not hold exactly
 // what web/package-lock.json pins) and npm run build into a temporary
 // directory, then the two trees compared file by file. Without node and
 // npm it fails under CI and is skipped loudly elsewhere (scripts/install-
 // test-tools.sh installs web/'s packages).
-func TestDistIsFresh(t *testing.T) {
+func TestWebDistIsFresh(t *testing.T) {
 	root := testtools.RepoRoot(t)
 	web := filepath.Join(root, "web")
 	path := os.Getenv("PATH")
@@ -75,10 +75,10 @@ func TestDistIsFresh(t *testing.T) {
 	}
 }
 
-// TestDistHasNoInlineCode checks that the committed page loads only files
+// TestWebDistHasNoInlineCode checks that the committed page loads only files
 // under Prefix and has no inline script or style, which the
 // Content-Security-Policy would refuse.
-func TestDistHasNoInlineCode(t *testing.T) {
+func TestWebDistHasNoInlineCode(t *testing.T) {
 	page, err := dist.ReadFile("dist/index.html")
 	if err != nil {
 		t.Fatal(err)

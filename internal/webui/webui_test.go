@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// TestHandler serves the built page at / with the Content-Security-Policy,
+// TestWebHandler serves the built page at / with the Content-Security-Policy,
 // and the files it names under /ui/, the hashed ones cacheable for good.
-func TestHandler(t *testing.T) {
+func TestWebHandler(t *testing.T) {
 	srv := httptest.NewServer(Handler())
 	defer srv.Close()
 	get := func(path string) (*http.Response, string) {

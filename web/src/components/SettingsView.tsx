@@ -40,6 +40,10 @@ export function SettingsView({ onSignOut }: { onSignOut: () => void }) {
     void loadQuota();
     void loadCreds(false);
   }, []);
+  // The confirmation takes focus (on Cancel, the safe answer).
+  useEffect(() => {
+    if (confirm) document.querySelector<HTMLElement>(".confirm .cancel")?.focus();
+  }, [confirm]);
 
   const remove = (c: Credential) => {
     setBusy(true);
@@ -106,7 +110,7 @@ export function SettingsView({ onSignOut }: { onSignOut: () => void }) {
                 <button type="button" class="danger" disabled={busy} onClick={() => remove(c)}>
                   Delete
                 </button>
-                <button type="button" onClick={() => setConfirm(null)}>
+                <button type="button" class="cancel" onClick={() => setConfirm(null)}>
                   Cancel
                 </button>
               </span>
