@@ -15,6 +15,11 @@
 #                 (/usr/bin/chromium), which the script installs with apt-get
 #                 when it is missing and it runs as root.
 #
+# and, in the repository's web/node_modules (ignored by git), the web UI's
+# build tools (Vite, TypeScript and the UI's libraries, npm ci from
+# web/package-lock.json), which internal/webui TestWebDistIsFresh builds with to
+# compare the committed internal/webui/dist with a fresh build.
+#
 # Only the npm registry is used, through the machine's own npm (any Node +
 # npm will do to bootstrap, e.g. Debian's Node 20). The script is idempotent:
 # whatever is already installed at the pinned version is left alone.
@@ -147,6 +152,19 @@ npm_ci_pinned "$BROWSER_SRC" "$TOOLS/browser" playwright-core
 CHROMIUM=/usr/bin/chromium
 apt_install chromium "$CHROMIUM"
 
+# The web UI's build tools, in web/node_modules: installed again only when
+# web/package-lock.json or the node changed (a stamp records both).
+WEB=$REPO/web
+WEB_STAMP=$WEB/node_modules/.nexus-installed
+want_web="$(sha256sum "$WEB/package-lock.json" | cut -d' ' -f1) node-v$NODE_VERSION"
+if [[ -f $WEB_STAMP && "$(cat "$WEB_STAMP")" == "$want_web" ]]; then
+	log "web UI build tools (web/node_modules) already installed"
+else
+	log "installing the web UI's build tools (Vite $("$NODE_BIN" -e 'process.stdout.write(require(process.argv[1]).devDependencies.vite)' "$WEB/package.json") and what web/package-lock.json pins; npm ci, from the npm registry) into $WEB/node_modules"
+	(cd "$WEB" && PATH="$NODE_DIR/node_modules/.bin:$PATH" npm ci "${NPM_FLAGS[@]}")
+	printf '%s\n' "$want_web" >"$WEB_STAMP"
+fi
+
 # The README's nginx configuration runs in front of replicas (TestNginxExample).
 NGINX=/usr/sbin/nginx
 apt_install nginx-light "$NGINX"
@@ -155,6 +173,7 @@ cat <<EOF
 NEXUS_TOOLS_DIR=$TOOLS
 nginx=$NGINX ($("$NGINX" -v 2>&1 | head -1))
 playwright-core=$PLAYWRIGHT_PKG ($(pkg_version "$PLAYWRIGHT_PKG"))
+vite=$WEB/node_modules/vite ($(pkg_version "$WEB/node_modules/vite"))
 chromium=$CHROMIUM ($("$CHROMIUM" --version 2>/dev/null | head -1))
 node=$NODE_BIN ($("$NODE_BIN" --version))
 conformance=$CONF_JS ($("$NODE_BIN" "$CONF_JS" --version))

@@ -12,19 +12,37 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
+// webAnswer is the fake model's final answer in TestWebUIInBrowser:
+// Markdown with a table and a fenced code block, streamed in chunks.
+var webAnswer = []string{
+	"Nexus has **three** agents.\n\n",
+	"| Course | Transfers to |\n|---|---|\n",
+	"| MATH 1171 | UBC MATH 100 |\n",
+	"| CPSC 1150 | UVic CSC 110 |\n\n",
+	"```go\nfunc main() {\n\tfmt.Println(\"transfer\")\n}\n```\n",
+	"Done.",
+}
+
 // TestWebUIInBrowser drives the web UI in Debian's Chromium (playwright-core,
-// test/browser/chat.mjs) against nexus serve and a fake model speaking the
-// OpenAI wire format: a message streams, a tool card shows its source, the
-// answer renders, a reload shows the stored turn, and a phone-sized screen
-// works, with no console errors. Screenshots go to NEXUS_SCREENSHOTS (or the
-// test's temporary directory).
+// test/browser/chat.mjs and the files it imports) against nexus serve and a
+// fake model speaking the OpenAI wire format, at a phone's size (390×844)
+// and a desktop's (1280×800): the welcome screen, a message streaming into
+// Markdown (a table, highlighted code with a copy button), tool cards
+// naming the tool run (use_tool's too) with their source and state, the
+// conversation's own URL surviving a reload, each section alone on screen
+// and nothing wider than the screen, with no console errors. Screenshots
+// of every view go to NEXUS_SCREENSHOTS (or the test's temporary
+// directory).
 func TestWebUIInBrowser(t *testing.T) {
 	node, modules, chromium := testtools.Browser(t)
 	fake := llmtest.NewOpenAI(t, func(n int, req *llmtest.Request) llmtest.Answer {
 		if len(req.LastToolResults()) == 0 {
-			return llmtest.Answer{Chunks: []string{"Let me look. "}, Calls: []llmtest.Call{{ID: "c1", Name: "get_tools", Args: `{}`}}}
+			return llmtest.Answer{Chunks: []string{"Let me look. "}, Calls: []llmtest.Call{
+				{ID: "c1", Name: "get_tools", Args: `{}`},
+				{ID: "c2", Name: "use_tool", Args: `{"tool":{"toolbox":"nexus","server":"vkb","tool":"session_list"},"arguments":{"limit":5}}`},
+			}}
 		}
-		return llmtest.Answer{Chunks: []string{"Nexus ", "has ", "**three** ", "agents."}, Delay: 150 * time.Millisecond}
+		return llmtest.Answer{Chunks: webAnswer, Delay: 100 * time.Millisecond}
 	})
 	t.Setenv("NEXUS_LLM_PROVIDER", "openai")
 	t.Setenv("NEXUS_LLM_BASE_URL", fake.URL)
@@ -35,7 +53,7 @@ func TestWebUIInBrowser(t *testing.T) {
 	if shots == "" {
 		shots = t.TempDir()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join(testtools.RepoRoot(t), "test", "browser", "chat.mjs"), base, shots, chromium)
 	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)

@@ -1,8 +1,9 @@
 // Package webui is Nexus's web front end (SPEC section 2): the chat, a tool
-// browser, the traces and the user's settings, as plain HTML, CSS and
-// JavaScript embedded in the binary (no build step, nothing fetched from
-// elsewhere). It speaks only Nexus's public surfaces: the WebSocket chat at
-// /ws and the REST API.
+// browser, the traces and the user's settings. Its sources are in web/
+// (TypeScript and Preact, see web/README.md); Vite builds them into dist/,
+// which is committed and embedded in the binary, so users never run a build
+// and nothing is fetched from elsewhere. It speaks only Nexus's public
+// surfaces: the WebSocket chat at /ws and the REST API.
 package webui
 
 import (
@@ -12,16 +13,20 @@ import (
 	"strings"
 )
 
-//go:embed assets
-var assets embed.FS
+//go:embed dist
+var dist embed.FS
 
 // Prefix is where the assets are served; the page itself is served at /.
 const Prefix = "/ui/"
 
+// assetsPrefix holds the built files whose names carry a hash of their
+// content: they never change, so browsers may keep them.
+const assetsPrefix = Prefix + "assets/"
+
 // Handler serves the page (for / and any path outside Prefix) and the
-// assets under Prefix.
+// built files under Prefix.
 func Handler() http.Handler {
-	sub, err := fs.Sub(assets, "assets")
+	sub, err := fs.Sub(dist, "dist")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
 	}
@@ -33,7 +38,11 @@ func Handler() http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Content-Security-Policy", "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
 		if strings.HasPrefix(r.URL.Path, Prefix) {
-			h.Set("Cache-Control", "no-cache")
+			if strings.HasPrefix(r.URL.Path, assetsPrefix) {
+				h.Set("Cache-Control", "public, max-age=31536000, immutable")
+			} else {
+				h.Set("Cache-Control", "no-cache")
+			}
 			files.ServeHTTP(w, r)
 			return
 		}

@@ -1,0 +1,258 @@
+// scenario.mjs: a conversation against the real server and its fake model
+// (cmd/nexus TestWebUIInBrowser), then each section of the page.
+import { expectSeen, expectUnseen, noOverflow, seen, until, waitSeen } from "./lib.mjs";
+
+const question = "What can you do?";
+
+/** views are the sections, by the accessible name of their region. */
+const views = ["Chat", "Tools", "Traces", "Settings"];
+
+/** openSection clicks a section's tab (opening a menu first if the page hides the tabs behind one). */
+async function openSection(page, name) {
+  const nav = page.getByRole("navigation", { name: "Sections" });
+  const tab = nav.getByText(name, { exact: true });
+  if (!(await seen(page, tab)).ok) {
+    const menu = page.getByRole("button", { name: "Menu" });
+    if (await menu.count()) await menu.click();
+  }
+  await tab.click();
+}
+
+/** region is a section by name. */
+const region = (page, name) => page.getByRole("region", { name, exact: true });
+
+/** chatScenario runs at one size; o: {base, shots, name, phone}. */
+export async function chatScenario(c, page, o) {
+  const shot = (what) => page.screenshot({ path: `${o.shots}/${o.name}-${what}.png` });
+  await page.goto(o.base + "/", { waitUntil: "domcontentloaded" });
+
+  // A new conversation welcomes with example questions.
+  await waitSeen(c, page.getByText("Does MATH 1171 at Langara transfer to UBC?").first(), `${o.name}: the welcome screen`);
+  await expectSeen(c, page, page.getByText("Does MATH 1171 at Langara transfer to UBC?").first(), `${o.name}: the welcome screen's example question`);
+  await noOverflow(c, page, `${o.name} welcome`);
+  await shot("welcome");
+
+  // Keyboard: the first Tab reaches a visible skip link, which leads to the message box.
+  await page.keyboard.press("Tab");
+  const skip = page.getByRole("link", { name: "Skip to content" });
+  c.check(await skip.evaluate((el) => el === document.activeElement).catch(() => false), `${o.name}: the first Tab does not reach a "Skip to content" link`);
+  await expectSeen(c, page, skip, `${o.name}: the focused skip link`);
+  if (await skip.count()) {
+    await page.keyboard.press("Enter");
+    const focused = await page.evaluate(() => document.activeElement && document.activeElement.getAttribute("aria-label") + "|" + document.activeElement.id);
+    c.check(focused.includes("input"), `${o.name}: the skip link does not lead to the message box (focus on ${focused})`);
+  }
+
+  // The message list is not a live region (each token would be read out).
+  const liveList = await page.locator(".messages[aria-live], #messages[aria-live]").count();
+  c.check(liveList === 0, `${o.name}: the message list is an aria-live region`);
+
+  // Type and send with Enter; the answer streams.
+  const input = page.getByRole("textbox", { name: "Message" });
+  await input.focus();
+  await page.keyboard.type(question);
+  const seenText = [];
+  let polling = true;
+  const poll = (async () => {
+    while (polling) {
+      try {
+        seenText.push(await page.locator(".msg.assistant").last().innerText({ timeout: 200 }));
+      } catch (_) {
+        // not there yet
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  const table = page.locator(".msg.assistant table").last();
+  try {
+    await page.keyboard.press("Enter");
+    await page.locator(".msg.user", { hasText: question }).first().waitFor();
+    await page.locator(".msg.assistant", { hasText: "Done." }).last().waitFor({ timeout: 20000 });
+    await waitSeen(c, table, `${o.name}: the answer's Markdown table`, 2000);
+    await waitSeen(c, page.getByRole("button", { name: "Send", exact: true }), `${o.name}: the Send button after the answer`, 5000);
+  } finally {
+    polling = false;
+    await poll;
+  }
+  c.check(seenText.some((s) => s.includes("three") && !s.includes("Done.")), `${o.name}: no partial answer was seen while it streamed`);
+
+  // Markdown: a table, highlighted code, a copy button.
+  if (await table.count()) {
+    c.check((await table.locator("th").allInnerTexts()).join("|").includes("Course"), `${o.name}: the table has no "Course" header`);
+    await expectSeen(c, page, table, `${o.name}: the answer's table`);
+  }
+  const hl = page.locator(".msg.assistant pre code [class^='hljs-']").first();
+  c.check((await hl.count()) > 0, `${o.name}: the code block is not highlighted`);
+  await expectSeen(c, page, page.locator(".msg.assistant").last().getByRole("button", { name: "Copy code" }), `${o.name}: the code block's copy button`);
+
+  // One announcement of the finished answer, outside the message list.
+  const live = page.locator("[aria-live]:not(.messages)");
+  await until(async () => (await live.allTextContents()).some((t) => t.includes("Done.")), `${o.name}: the live region to announce the answer`).catch((e) =>
+    c.fail(e.message),
+  );
+
+  // The tool cards name the tool run, with source and state, collapsed.
+  const card = page.locator(".tool", { has: page.locator("summary", { hasText: "session_list" }) }).last();
+  if (await card.count()) {
+    const summary = await card.locator("summary").innerText();
+    c.check(/local/i.test(summary), `${o.name}: use_tool's card has no local badge: ${summary}`);
+    c.check(/done/.test(summary), `${o.name}: use_tool's card is not done: ${summary}`);
+    c.check(summary.includes("nexus / vkb"), `${o.name}: use_tool's card does not say where the tool is: ${summary}`);
+    await expectUnseen(c, page, card.locator(".tool-result"), `${o.name}: the collapsed card's result`);
+    c.check(!(await card.locator("details").evaluate((d) => d.open)), `${o.name}: the tool card is not collapsed`);
+    await card.locator("summary").click();
+    await expectSeen(c, page, card.locator(".tool-result"), `${o.name}: the expanded card's result`);
+    const result = await card.locator(".tool-result").innerText();
+    c.check(result.includes('"sessions": [') && !result.includes('\\"'), `${o.name}: the result is not pretty-printed JSON: ${result.slice(0, 200)}`);
+    const inputText = await card.locator(".tool-input").innerText();
+    c.check(inputText.includes('"limit": 5'), `${o.name}: the input is not pretty-printed: ${inputText.slice(0, 200)}`);
+  } else {
+    c.fail(`${o.name}: no tool card names session_list (the tool use_tool ran)`);
+  }
+  const getTools = page.locator(".tool summary", { hasText: "get_tools" }).last();
+  c.check((await getTools.count()) > 0 && /done/.test(await getTools.innerText()), `${o.name}: get_tools' card is missing or not done`);
+  await noOverflow(c, page, `${o.name} chat`);
+  await shot("chat");
+
+  // The conversation has a URL; a reload stays on it and shows the stored turn.
+  const hash = await page.evaluate(() => location.hash);
+  c.check(/^#\/c\/.+/.test(hash), `${o.name}: the conversation's URL is not #/c/<id>: ${JSON.stringify(hash)}`);
+  await page.reload({ waitUntil: "domcontentloaded" });
+  await page
+    .locator(".msg.user", { hasText: question })
+    .first()
+    .waitFor({ timeout: 10000 })
+    .catch(() => c.fail(`${o.name}: a reload on ${hash} does not show the stored question`));
+  await page
+    .locator(".msg.assistant table")
+    .first()
+    .waitFor({ timeout: 10000 })
+    .catch(() => c.fail(`${o.name}: a reload on ${hash} does not show the stored answer's table`));
+  const stored = page.locator(".tool summary", { hasText: "session_list" }).first();
+  c.check((await stored.count()) > 0 && /done/.test(await stored.innerText()), `${o.name}: the stored turn's use_tool card does not name session_list as done`);
+
+  // The list titles it by its first message.
+  if (o.phone) {
+    await page.getByRole("button", { name: "Conversations", exact: true }).click({ timeout: 5000 }).catch((e) => c.fail(`${o.name}: no Conversations button: ${e.message.split("\n")[0]}`));
+  }
+  const entry = page.getByRole("complementary", { name: "Conversations" }).getByRole("link", { name: question });
+  await entry
+    .first()
+    .waitFor({ timeout: 10000 })
+    .catch(() => c.fail(`${o.name}: the conversation list has no entry titled "${question}"`));
+  await expectSeen(c, page, entry.first(), `${o.name}: the conversation's entry in the list`);
+  await expectSeen(c, page, page.getByRole("searchbox", { name: "Search conversations" }), `${o.name}: the conversation search box`);
+  const search = page.getByRole("searchbox", { name: "Search conversations" });
+  if (await search.count()) {
+    await search.fill("no such title");
+    await expectUnseen(c, page, entry.first(), `${o.name}: an entry the search excludes`);
+    await search.fill("");
+  }
+  if (o.phone) {
+    await shot("drawer");
+    await page.getByRole("button", { name: "Close", exact: true }).click({ timeout: 5000 }).catch((e) => c.fail(`${o.name}: no Close button: ${e.message.split("\n")[0]}`));
+    await expectUnseen(c, page, entry.first(), `${o.name}: the closed drawer's entry`);
+  }
+
+  // Each section alone on screen, nothing wider than it.
+  for (const v of ["Tools", "Traces", "Settings", "Chat"]) {
+    try {
+      await openSection(page, v);
+    } catch (e) {
+      c.fail(`${o.name}: the ${v} tab cannot be clicked: ${e.message.split("\n")[0]}`);
+      continue;
+    }
+    await region(page, v).waitFor({ timeout: 5000 }).catch(() => {});
+    await expectSeen(c, page, region(page, v), `${o.name}: the ${v} section when selected`);
+    for (const other of views.filter((x) => x !== v)) {
+      await expectUnseen(c, page, region(page, other), `${o.name}: the ${other} section while ${v} is selected`);
+    }
+    if (v !== "Chat") await expectUnseen(c, page, page.getByRole("textbox", { name: "Message" }), `${o.name}: the message box while ${v} is selected`);
+    try {
+      if (v === "Tools") {
+        await page.getByRole("searchbox", { name: "Search tools" }).fill("belief_query", { timeout: 5000 });
+        await page.locator("#tool-list li", { hasText: "belief_query" }).first().waitFor({ timeout: 5000 });
+      }
+      if (v === "Traces") await traces(c, page, o);
+      if (v === "Settings") {
+        await region(page, "Settings").getByText("prompts used today").first().waitFor({ timeout: 5000 });
+        await settings(c, page, o);
+      }
+    } catch (e) {
+      c.fail(`${o.name}: ${v}: ${e.message.split("\n")[0]}`);
+    }
+    await noOverflow(c, page, `${o.name} ${v}`);
+    await shot("view-" + v.toLowerCase());
+  }
+  await expectSeen(c, page, page.getByRole("textbox", { name: "Message" }), `${o.name}: the message box back on Chat`);
+
+  // Back and forward move between the sections and the conversation.
+  await page.goBack();
+  await waitSeen(c, region(page, "Settings"), `${o.name}: Settings after Back`, 5000);
+  await page.goForward();
+  await waitSeen(c, page.locator(".msg.user", { hasText: question }).first(), `${o.name}: the conversation after Forward`, 5000);
+
+  // Dark mode follows the system's preference.
+  const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  const light = await bg();
+  await page.emulateMedia({ colorScheme: "dark" });
+  const dark = await bg();
+  c.check(light !== dark, `${o.name}: the page looks the same in dark mode (${light})`);
+  await shot("dark");
+  await page.emulateMedia({ colorScheme: "light" });
+}
+
+/** traces checks the Traces section: filter, own calls hidden, a row's details. */
+async function traces(c, page, o) {
+  const rows = page.getByRole("list", { name: "Traced calls" }).getByRole("listitem");
+  await rows.filter({ hasText: "get_tools" }).first().waitFor({ timeout: 10000 });
+  const names = async () => (await page.locator(".t-name").allInnerTexts()).map((s) => s.trim());
+  c.check(!(await names()).includes("exchange_list"), `${o.name}: the page's own exchange_list calls show by default`);
+  await page.getByRole("checkbox", { name: "Show this page's own calls" }).check();
+  await until(async () => (await names()).includes("exchange_list"), "exchange_list rows once own calls are shown").catch((e) => c.fail(`${o.name}: ${e.message}`));
+  await page.getByRole("checkbox", { name: "Show this page's own calls" }).uncheck();
+  await page.getByRole("searchbox", { name: "Tool name contains" }).fill("get_t");
+  await until(async () => {
+    const n = await names();
+    return n.length > 0 && n.every((x) => x.includes("get_t"));
+  }, "the name filter").catch((e) => c.fail(`${o.name}: ${e.message}`));
+  await noOverflow(c, page, `${o.name} Traces (filtered)`);
+  await rows.first().getByRole("button").click();
+  await expectSeen(c, page, page.getByRole("heading", { name: "get_tools" }), `${o.name}: a trace's detail view`);
+  await expectSeen(c, page, page.getByText("Request id"), `${o.name}: the trace's request id`);
+  await noOverflow(c, page, `${o.name} trace detail`);
+  await page.screenshot({ path: `${o.shots}/${o.name}-trace-detail.png` });
+  await page.getByRole("button", { name: "Back to traces" }).click();
+  await page.getByRole("searchbox", { name: "Tool name contains" }).fill("");
+}
+
+/**
+ * settings adds a model key (first a refused one: the server's message
+ * shows), then deletes it, which asks first. The key must not outlive the
+ * check: the next chats would run on it instead of the fake model.
+ */
+async function settings(c, page, o) {
+  const form = region(page, "Settings");
+  await form.getByLabel("Provider").selectOption("ollama");
+  await form.getByLabel("Label").fill("Local");
+  await form.getByRole("button", { name: "Add key" }).click();
+  await waitSeen(c, form.getByRole("alert").filter({ hasText: "ollama needs a base URL" }), `${o.name}: the server's message for a refused key`);
+  await form.getByLabel("Provider").selectOption("openai");
+  await form.getByLabel("Label").fill("Test key");
+  await form.getByLabel("API key").fill("sk-test-123456789");
+  await form.getByRole("button", { name: "Add key" }).click();
+  const item = page.locator("#cred-list li", { hasText: "Test key" });
+  await item.waitFor({ timeout: 5000 });
+  await page.getByRole("button", { name: "Delete Test key" }).click();
+  const confirm = page.getByRole("group", { name: "Delete Test key?" });
+  await waitSeen(c, confirm, `${o.name}: the confirmation before deleting a key`, 3000);
+  c.check((await item.count()) === 1, `${o.name}: the key was deleted before it was confirmed`);
+  await page.screenshot({ path: `${o.shots}/${o.name}-settings-confirm.png` });
+  if (await confirm.count()) {
+    await confirm.getByRole("button", { name: "Cancel" }).click();
+    c.check((await item.count()) === 1, `${o.name}: Cancel deleted the key`);
+    await page.getByRole("button", { name: "Delete Test key" }).click();
+    await confirm.getByRole("button", { name: "Delete", exact: true }).click();
+  }
+  await item.waitFor({ state: "detached", timeout: 5000 }).catch(() => c.fail(`${o.name}: the confirmed delete left the key`));
+}

@@ -1,0 +1,81 @@
+// markdown.ts: an answer's Markdown into safe, highlighted HTML. marked
+// parses (GitHub-flavoured: tables, task lists), DOMPurify sanitizes, and
+// highlight.js colours code blocks in the languages registered below.
+import { Marked } from "marked";
+import DOMPurify from "dompurify";
+import hljs from "highlight.js/lib/core";
+import json from "highlight.js/lib/languages/json";
+import bash from "highlight.js/lib/languages/bash";
+import python from "highlight.js/lib/languages/python";
+import javascript from "highlight.js/lib/languages/javascript";
+import typescript from "highlight.js/lib/languages/typescript";
+import go from "highlight.js/lib/languages/go";
+import sql from "highlight.js/lib/languages/sql";
+
+hljs.registerLanguage("json", json);
+hljs.registerLanguage("bash", bash);
+hljs.registerLanguage("python", python);
+hljs.registerLanguage("javascript", javascript);
+hljs.registerLanguage("typescript", typescript);
+hljs.registerLanguage("go", go);
+hljs.registerLanguage("sql", sql);
+
+const marked = new Marked({ gfm: true, breaks: false, async: false });
+
+// The page's Content-Security-Policy allows no inline style and images
+// only from this server: such markup would only raise CSP errors.
+const purifyConfig = { FORBID_TAGS: ["style", "img", "form", "input"], FORBID_ATTR: ["style"] };
+
+/** renderMarkdown returns sanitized HTML for src. */
+export function renderMarkdown(src: string): string {
+  const html = marked.parse(src) as string;
+  return DOMPurify.sanitize(html, purifyConfig);
+}
+
+/**
+ * renderInto renders src into el: sanitized HTML, links opening in a new
+ * tab, code blocks highlighted and wrapped with a copy button (the button's
+ * click is handled by the message list, see copyCodeFrom).
+ */
+export function renderInto(el: HTMLElement, src: string) {
+  el.innerHTML = renderMarkdown(src);
+  for (const a of el.querySelectorAll("a[href]")) {
+    a.setAttribute("target", "_blank");
+    a.setAttribute("rel", "noopener noreferrer");
+  }
+  for (const code of el.querySelectorAll<HTMLElement>("pre > code")) {
+    const lang = /language-(\S+)/.exec(code.className)?.[1];
+    if (lang && hljs.getLanguage(lang)) {
+      code.innerHTML = hljs.highlight(code.textContent ?? "", { language: lang, ignoreIllegals: true }).value;
+      code.classList.add("hljs");
+    } else {
+      code.classList.add("hljs", "plain");
+    }
+    const pre = code.parentElement as HTMLElement;
+    const wrap = document.createElement("div");
+    wrap.className = "code-block";
+    pre.replaceWith(wrap);
+    const bar = document.createElement("div");
+    bar.className = "code-bar";
+    const label = document.createElement("span");
+    label.textContent = lang ?? "text";
+    const btn = document.createElement("button");
+    btn.type = "button";
+    btn.className = "copy-code";
+    btn.textContent = "Copy code";
+    bar.append(label, btn);
+    wrap.append(bar, pre);
+  }
+  for (const table of el.querySelectorAll("table")) {
+    const wrap = document.createElement("div");
+    wrap.className = "table-wrap";
+    table.replaceWith(wrap);
+    wrap.append(table);
+  }
+}
+
+/** copyCodeFrom returns the code a copy-code button stands for. */
+export function copyCodeFrom(btn: Element): string | null {
+  const code = btn.closest(".code-block")?.querySelector("pre > code");
+  return code ? (code.textContent ?? "") : null;
+}
