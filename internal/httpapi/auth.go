@@ -60,6 +60,12 @@ func authenticate(o Options, w http.ResponseWriter, r *http.Request) (*http.Requ
 	if r.Method == http.MethodGet && (r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || strings.HasPrefix(r.URL.Path, ResourceMetadataPath)) {
 		return r, true
 	}
+	if o.UI != nil && isPage(r) && r.Header.Get("Authorization") == "" {
+		// The web UI's page and assets hold no data: they load without a
+		// token, so that a browser beyond loopback reaches the sign-in
+		// screen; every request the page makes for data needs one.
+		return r, true
+	}
 	if r.URL.Query().Has("access_token") {
 		WriteError(w, http.StatusBadRequest, errs.Invalid("access_token", "tokens are not accepted in URLs (they end up in logs): send the header Authorization: Bearer TOKEN"))
 		return nil, false
@@ -151,4 +157,14 @@ func adminsOnly(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// isPage reports whether r asks for the web UI itself: GET (or HEAD) of
+// an asset under /ui/, or of / by a browser (Accept: text/html; any other
+// client gets the JSON index, which needs a token).
+func isPage(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	return strings.HasPrefix(r.URL.Path, "/ui/") || r.URL.Path == "/" && strings.Contains(r.Header.Get("Accept"), "text/html")
 }

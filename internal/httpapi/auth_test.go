@@ -92,6 +92,42 @@ func TestAuthentication(t *testing.T) {
 	}
 }
 
+// TestPageLoadsWithoutToken: beyond loopback, a browser without a token gets
+// the web UI's page and assets (to reach its sign-in screen), while the
+// JSON index, the REST API and a POST to / still need one (before, the page
+// answered 401 and the sign-in screen was unreachable).
+func TestPageLoadsWithoutToken(t *testing.T) {
+	alice := &users.User{ID: "u1", Name: "alice", Role: principal.Member, Tier: users.Free}
+	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte("<!doctype html><title>Nexus</title>"))
+	})
+	routes := map[string]http.Handler{"/api/": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{}`)) })}
+	ts := serve(t, httpapi.Options{Auth: tokens{"good": alice}, UI: ui, Routes: routes})
+	html := map[string]string{"Accept": "text/html,application/xhtml+xml"}
+	for _, tc := range []struct {
+		name, method, path string
+		hdr                map[string]string
+		status             int
+	}{
+		{"the page", "GET", "/", html, 200},
+		{"an asset", "GET", "/ui/assets/index.js", nil, 200},
+		{"the JSON index", "GET", "/", nil, 401},
+		{"the REST API", "GET", "/api/tools", nil, 401},
+		{"a POST to /", "POST", "/", html, 401},
+		{"the page with a bad token", "GET", "/", map[string]string{"Accept": "text/html", "Authorization": "Bearer nope"}, 401},
+		{"the page with a good token", "GET", "/", map[string]string{"Accept": "text/html", "Authorization": "Bearer good"}, 200},
+	} {
+		resp, body := do(t, ts, tc.method, tc.path, "", tc.hdr)
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s: %d %s, want %d", tc.name, resp.StatusCode, body, tc.status)
+		}
+		if tc.status == 200 && !strings.Contains(body, "Nexus") {
+			t.Errorf("%s: body %s", tc.name, body)
+		}
+	}
+}
+
 // TestTokenRateLimit: an authenticated user over the rate gets 429 with
 // Retry-After; another user and the local user are not affected.
 func TestTokenRateLimit(t *testing.T) {
