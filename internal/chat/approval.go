@@ -48,11 +48,12 @@ const (
 	ApproveWrites = "writes"
 )
 
-// ApprovalModes are the tool approval modes, the default first.
-var ApprovalModes = []string{ApproveNever, ApproveAlways, ApproveWrites}
+// ApprovalModes returns the tool approval modes, the default first (a new
+// slice each time: no package state to change).
+func ApprovalModes() []string { return []string{ApproveNever, ApproveAlways, ApproveWrites} }
 
 // ValidApprovalMode reports whether mode is one of [ApprovalModes].
-func ValidApprovalMode(mode string) bool { return slices.Contains(ApprovalModes, mode) }
+func ValidApprovalMode(mode string) bool { return slices.Contains(ApprovalModes(), mode) }
 
 // DefaultApprovalTimeout is how long a call waits for its approval when
 // Options.ApprovalTimeout is not set.
@@ -156,7 +157,7 @@ func (c *Chat) approvalMode(ctx context.Context, who principal.Principal, approv
 	case mode == "":
 		return ApproveNever, nil
 	case !ValidApprovalMode(mode):
-		return "", fmt.Errorf("the tool approval setting %s is not one of %s", quoted(mode), strings.Join(ApprovalModes, ", "))
+		return "", fmt.Errorf("the tool approval setting %s is not one of %s", quoted(mode), strings.Join(ApprovalModes(), ", "))
 	}
 	return mode, nil
 }
