@@ -30,7 +30,8 @@ var webAnswer = []string{
 // Markdown (a table, highlighted code with a copy button), tool cards
 // naming the tool run (use_tool's too) with their source and state, the
 // conversation's own URL surviving a reload, each section alone on screen
-// and nothing wider than the screen, with no console errors. Screenshots
+// and nothing wider than the screen, with no console errors and no serious
+// or critical axe-core violation in any view. Screenshots
 // of every view go to NEXUS_SCREENSHOTS (or the test's temporary
 // directory).
 func TestWebUIInBrowser(t *testing.T) {

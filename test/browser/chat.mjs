@@ -7,7 +7,8 @@
 // URL surviving a reload, its title in the list, each section shown alone
 // and nothing wider than the screen (scenario.mjs); the sign-in screen on a
 // 401 (signin.mjs); approval, a missing model and a dropped connection over
-// a scripted socket (socket.mjs). Any console error fails.
+// a scripted socket (socket.mjs). Any console error fails, and so does any
+// serious or critical axe-core violation in a view (axe.mjs).
 import { createRequire } from "node:module";
 import { Checks } from "./lib.mjs";
 import { chatScenario } from "./scenario.mjs";
