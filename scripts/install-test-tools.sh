@@ -10,7 +10,7 @@
 #   peers/        npm MCP servers (@modelcontextprotocol/server-memory) that
 #                 internal/workbench tests run as real downstream peers,
 #                 installed with `npm ci` from test/peers/package{,-lock}.json.
-#   browser/      playwright-core, from test/browser/package{,-lock}.json, for
+#   browser/      playwright-core and axe-core, from test/browser/package{,-lock}.json, for
 #                 the web UI's browser test; it drives Debian's Chromium
 #                 (/usr/bin/chromium), which the script installs with apt-get
 #                 when it is missing and it runs as root.
@@ -149,6 +149,10 @@ apt_install() {
 BROWSER_SRC=$REPO/test/browser
 PLAYWRIGHT_PKG=$TOOLS/browser/node_modules/playwright-core
 npm_ci_pinned "$BROWSER_SRC" "$TOOLS/browser" playwright-core
+# axe-core (the accessibility check the browser test runs in each view) is in
+# the same lock file: a new pin changes the lock and npm_ci_pinned reinstalls.
+AXE_JS=$TOOLS/browser/node_modules/axe-core/axe.min.js
+[[ -f $AXE_JS ]] || die "browser install has no $AXE_JS"
 CHROMIUM=/usr/bin/chromium
 apt_install chromium "$CHROMIUM"
 
@@ -173,6 +177,7 @@ cat <<EOF
 NEXUS_TOOLS_DIR=$TOOLS
 nginx=$NGINX ($("$NGINX" -v 2>&1 | head -1))
 playwright-core=$PLAYWRIGHT_PKG ($(pkg_version "$PLAYWRIGHT_PKG"))
+axe-core=$AXE_JS ($(pkg_version "$TOOLS/browser/node_modules/axe-core"))
 vite=$WEB/node_modules/vite ($(pkg_version "$WEB/node_modules/vite"))
 chromium=$CHROMIUM ($("$CHROMIUM" --version 2>/dev/null | head -1))
 node=$NODE_BIN ($("$NODE_BIN" --version))

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +25,46 @@ var webAnswer = []string{
 	"Done.",
 }
 
+// longAnswer is the fake model's answer to a prompt asking for a "long
+// answer" (test/browser/perf.mjs measures the page while it streams): about
+// 10,000 small chunks of Markdown, paragraphs, tables and fenced code
+// repeated, each word or cell a numbered marker "t<n>" so the page can tell
+// which chunk the screen shows.
+func longAnswer() []string {
+	var out []string
+	n := 0
+	mark := func(format string) string {
+		n++
+		return fmt.Sprintf(format, n)
+	}
+	for len(out) < 10000 {
+		for i := 0; i < 12; i++ {
+			out = append(out, mark(" t%d"))
+		}
+		out = append(out, "\n\n", "| Course | Transfers to |\n|---|---|\n")
+		for i := 0; i < 6; i++ {
+			out = append(out, mark("| t%d "), mark("| t%d |\n"))
+		}
+		out = append(out, "\n```go\n")
+		for i := 0; i < 8; i++ {
+			out = append(out, mark("x := t%d\n"))
+		}
+		out = append(out, "```\n\n")
+	}
+	return append(out, "End of the long answer.")
+}
+
+// lastUser is the text of the request's last user message.
+func lastUser(req *llmtest.Request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i]["role"] == "user" {
+			s, _ := req.Messages[i]["content"].(string)
+			return s
+		}
+	}
+	return ""
+}
+
 // TestWebUIInBrowser drives the web UI in Debian's Chromium (playwright-core,
 // test/browser/chat.mjs and the files it imports) against nexus serve and a
 // fake model speaking the OpenAI wire format, at a phone's size (390×844)
@@ -30,12 +72,18 @@ var webAnswer = []string{
 // Markdown (a table, highlighted code with a copy button), tool cards
 // naming the tool run (use_tool's too) with their source and state, the
 // conversation's own URL surviving a reload, each section alone on screen
-// and nothing wider than the screen, with no console errors. Screenshots
+// and nothing wider than the screen, with no console errors and no serious
+// or critical axe-core violation in any view. Screenshots
 // of every view go to NEXUS_SCREENSHOTS (or the test's temporary
-// directory).
+// directory). It prints, measured and not asserted, the first render of /
+// and long tasks and lag while a long answer streams (perf.mjs).
 func TestWebUIInBrowser(t *testing.T) {
 	node, modules, chromium := testtools.Browser(t)
+	long := longAnswer()
 	fake := llmtest.NewOpenAI(t, func(n int, req *llmtest.Request) llmtest.Answer {
+		if strings.Contains(lastUser(req), "long answer") {
+			return llmtest.Answer{Chunks: long, Delay: 250 * time.Microsecond}
+		}
 		if len(req.LastToolResults()) == 0 {
 			return llmtest.Answer{Chunks: []string{"Let me look. "}, Calls: []llmtest.Call{
 				{ID: "c1", Name: "get_tools", Args: `{}`},

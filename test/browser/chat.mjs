@@ -7,11 +7,13 @@
 // URL surviving a reload, its title in the list, each section shown alone
 // and nothing wider than the screen (scenario.mjs); the sign-in screen on a
 // 401 (signin.mjs); approval, a missing model and a dropped connection over
-// a scripted socket (socket.mjs). Any console error fails.
+// a scripted socket (socket.mjs). Any console error fails, and so does any
+// serious or critical axe-core violation in a view (axe.mjs).
 import { createRequire } from "node:module";
 import { Checks } from "./lib.mjs";
 import { chatScenario } from "./scenario.mjs";
 import { signinScenario } from "./signin.mjs";
+import { firstRender, longAnswer } from "./perf.mjs";
 import { socketScenario } from "./socket.mjs";
 
 // playwright-core is installed outside the repository (scripts/install-
@@ -53,6 +55,10 @@ try {
       page(size, name, (t) => t.includes("401")).then((p) => signinScenario(c, p, { base, shots, name })));
     await run(name + " socket", () => page(size, name).then((p) => socketScenario(c, p, { base, shots, name, phone })));
   }
+  // Measured and printed, not asserted (perf.mjs).
+  const desktop = sizes[0];
+  await run("perf first render", () => firstRender(browser, base, desktop.size, "1280×800"));
+  await run("perf long answer", () => longAnswer(c, browser, base, desktop.size, "1280×800"));
 } finally {
   await browser.close();
 }

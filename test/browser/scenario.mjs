@@ -1,5 +1,6 @@
 // scenario.mjs: a conversation against the real server and its fake model
 // (cmd/nexus TestWebUIInBrowser), then each section of the page.
+import { axeCheck } from "./axe.mjs";
 import { expectSeen, expectUnseen, noOverflow, seen, until, waitSeen } from "./lib.mjs";
 
 const question = "What can you do?";
@@ -31,6 +32,7 @@ export async function chatScenario(c, page, o) {
   await expectSeen(c, page, page.getByText("Does MATH 1171 at Langara transfer to UBC?").first(), `${o.name}: the welcome screen's example question`);
   await noOverflow(c, page, `${o.name} welcome`);
   await shot("welcome");
+  await axeCheck(c, page, `${o.name} welcome`);
 
   // Keyboard: the first Tab reaches a visible skip link, which leads to the message box.
   await page.keyboard.press("Tab");
@@ -113,6 +115,7 @@ export async function chatScenario(c, page, o) {
   c.check((await getTools.count()) > 0 && /done/.test(await getTools.innerText()), `${o.name}: get_tools' card is missing or not done`);
   await noOverflow(c, page, `${o.name} chat`);
   await shot("chat");
+  await axeCheck(c, page, `${o.name} chat (answer, tool cards)`);
 
   // The conversation has a URL; a reload stays on it and shows the stored turn.
   const hash = await page.evaluate(() => location.hash);
@@ -150,6 +153,7 @@ export async function chatScenario(c, page, o) {
   }
   if (o.phone) {
     await shot("drawer");
+    await axeCheck(c, page, `${o.name} drawer`);
     await page.getByRole("button", { name: "Close", exact: true }).click({ timeout: 5000 }).catch((e) => c.fail(`${o.name}: no Close button: ${e.message.split("\n")[0]}`));
     await expectUnseen(c, page, entry.first(), `${o.name}: the closed drawer's entry`);
   }
@@ -183,6 +187,7 @@ export async function chatScenario(c, page, o) {
     }
     await noOverflow(c, page, `${o.name} ${v}`);
     await shot("view-" + v.toLowerCase());
+    if (v !== "Chat") await axeCheck(c, page, `${o.name} ${v}`);
   }
   await expectSeen(c, page, page.getByRole("textbox", { name: "Message" }), `${o.name}: the message box back on Chat`);
 
@@ -222,6 +227,7 @@ async function traces(c, page, o) {
   await expectSeen(c, page, page.getByText("Request id"), `${o.name}: the trace's request id`);
   await noOverflow(c, page, `${o.name} trace detail`);
   await page.screenshot({ path: `${o.shots}/${o.name}-trace-detail.png` });
+  await axeCheck(c, page, `${o.name} trace detail`);
   await page.getByRole("button", { name: "Back to traces" }).click();
   await page.getByRole("searchbox", { name: "Tool name contains" }).fill("");
 }

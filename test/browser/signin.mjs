@@ -2,6 +2,7 @@
 // 401 from nexus serve) signs out with "revoked"; a server that wants a
 // token (every /api answer a 401, scripted) shows the screen alone; a wrong
 // token is refused with a message.
+import { axeCheck } from "./axe.mjs";
 import { expectSeen, expectUnseen, noOverflow } from "./lib.mjs";
 
 /** signinScenario runs at one size; o: {base, shots, name}. */
@@ -46,5 +47,6 @@ export async function signinScenario(c, page, o) {
   await expectUnseen(c, page, page.getByText("revoked"), `${o.name}: "revoked" without a kept token`);
   await expectUnseen(c, page, page.getByRole("textbox", { name: "Message" }), `${o.name}: the message box while signed out`);
   await page.screenshot({ path: `${o.shots}/${o.name}-signin.png` });
+  await axeCheck(c, page, `${o.name} sign-in`);
   await page.unroute("**/api/**");
 }

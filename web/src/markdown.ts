@@ -64,11 +64,15 @@ export function renderInto(el: HTMLElement, src: string) {
     btn.className = "copy-code";
     btn.textContent = "Copy code";
     bar.append(label, btn);
+    // Focusable, so a keyboard can scroll a long line into view (axe
+    // scrollable-region-focusable).
+    pre.tabIndex = 0;
     wrap.append(bar, pre);
   }
   for (const table of el.querySelectorAll("table")) {
     const wrap = document.createElement("div");
     wrap.className = "table-wrap";
+    wrap.tabIndex = 0; // scrolls sideways on a phone: reachable by keyboard
     table.replaceWith(wrap);
     wrap.append(table);
   }

@@ -23,9 +23,9 @@ export function ToolCard({ call, onAnswer }: { call: ToolCall; onAnswer: (approv
         </summary>
         <div class="tool-body">
           <h3>Input</h3>
-          <pre class="tool-input">{pretty(call.input) || "(none)"}</pre>
+          <pre class="tool-input" tabIndex={0} aria-label="Input">{pretty(call.input) || "(none)"}</pre>
           <h3>Result</h3>
-          <pre class="tool-result">{call.state === "running" || call.state === "approval" ? "(running)" : pretty(call.result) || "(empty)"}</pre>
+          <pre class="tool-result" tabIndex={0} aria-label="Result">{call.state === "running" || call.state === "approval" ? "(running)" : pretty(call.result) || "(empty)"}</pre>
         </div>
       </details>
       {call.state === "approval" && call.approval && <Approval deadline={call.approval.deadline} tool={n.tool} onAnswer={onAnswer} />}

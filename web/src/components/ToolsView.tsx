@@ -46,7 +46,7 @@ export function ToolsView() {
                 {t.toolbox} / {t.server} / {t.tool}
               </p>
               <h3>Input schema</h3>
-              <pre>{JSON.stringify(t.inputSchema, null, 2)}</pre>
+              <pre tabIndex={0} aria-label="Input schema">{JSON.stringify(t.inputSchema, null, 2)}</pre>
             </details>
           </li>
         ))}
