@@ -32,13 +32,62 @@ export function renderMarkdown(src: string): string {
   return DOMPurify.sanitize(html, purifyConfig);
 }
 
+/** A rendered top-level block of an answer: its Markdown and its element. */
+interface Block {
+  raw: string;
+  node: HTMLElement;
+}
+
+const rendered = new WeakMap<HTMLElement, Block[]>();
+
 /**
  * renderInto renders src into el: sanitized HTML, links opening in a new
  * tab, code blocks highlighted and wrapped with a copy button (the button's
  * click is handled by the message list, see copyCodeFrom).
+ *
+ * An answer streams in: src grows, and renderInto runs again at most once a
+ * frame. The whole text is split into its top-level blocks (marked's lexer,
+ * cheap), and only the blocks whose Markdown changed since the last render
+ * (while streaming, the last one or two) are parsed, sanitized and
+ * highlighted again; the others keep their elements. Rendering everything
+ * at every frame made a long answer hold the main thread for hundreds of
+ * milliseconds at a time (docs/benchmarks.md, "Web UI").
  */
 export function renderInto(el: HTMLElement, src: string) {
-  el.innerHTML = renderMarkdown(src);
+  const tokens = marked.lexer(src);
+  let old = rendered.get(el);
+  if (!old) {
+    el.textContent = "";
+    old = [];
+  }
+  const next: Block[] = [];
+  let before: Node | null = el.firstChild;
+  tokens.forEach((token, i) => {
+    const prev = old[i];
+    if (prev && prev.raw === token.raw && prev.node === before) {
+      next.push(prev);
+      before = prev.node.nextSibling;
+      return;
+    }
+    const node = document.createElement("div");
+    node.className = "md-block";
+    const one = Object.assign([token], { links: tokens.links });
+    node.innerHTML = DOMPurify.sanitize(marked.parser(one) as string, purifyConfig);
+    decorate(node);
+    if (prev && prev.node === before) {
+      before = prev.node.nextSibling;
+      prev.node.replaceWith(node);
+    } else {
+      el.insertBefore(node, before);
+    }
+    next.push({ raw: token.raw, node });
+  });
+  for (const b of old.slice(tokens.length)) b.node.remove();
+  rendered.set(el, next);
+}
+
+/** decorate finishes rendered HTML: links, highlighted code, table wraps. */
+function decorate(el: HTMLElement) {
   for (const a of el.querySelectorAll("a[href]")) {
     a.setAttribute("target", "_blank");
     a.setAttribute("rel", "noopener noreferrer");
