@@ -2,7 +2,6 @@ package substrate
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -84,23 +83,9 @@ func TestScopedCandidatesMatchWalk(t *testing.T) {
 				t.Fatal(err)
 			}
 			query, args := s.candidatesSQL(c.terms, f) // the walk
-			rows, err := st.DB().QueryContext(ctx, query, args...)
+			want, err := s.readCandidates(ctx, st.DB(), query, args, f.cap())
 			if err != nil {
 				t.Fatal(err)
-			}
-			want := &searchResult{}
-			for rows.Next() {
-				var h hit
-				var created int64
-				var validFrom sql.NullInt64
-				if err := rows.Scan(&h.seq, &h.content, &h.overall, &created, &validFrom); err != nil {
-					t.Fatal(err)
-				}
-				want.hits = append(want.hits, h)
-			}
-			rows.Close()
-			if len(want.hits) > f.cap() {
-				want.hits, want.capped = want.hits[:f.cap()], true
 			}
 			if err != nil {
 				t.Fatal(err)

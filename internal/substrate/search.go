@@ -354,10 +354,20 @@ func (s *Server) candidates(ctx context.Context, q querier, terms []string, f se
 	if f.memo != nil && f.window > 0 && len(terms) > 0 && s.st.Dialect() == store.SQLite {
 		return s.windowCandidates(ctx, q, terms, f)
 	}
-	query, args := s.candidatesSQL(terms, f)
+	var query string
+	var args []any
 	if s.fromScope(f) && len(terms) > 0 {
 		query, args = s.scopedCandidatesSQL(terms, f)
+	} else {
+		query, args = s.candidatesSQL(terms, f)
 	}
+	return s.readCandidates(ctx, q, query, args, f.cap())
+}
+
+// readCandidates runs a candidates query (candidatesSQL's or
+// scopedCandidatesSQL's) and keeps at most limit hits, saying whether
+// there were more.
+func (s *Server) readCandidates(ctx context.Context, q querier, query string, args []any, limit int) (*searchResult, error) {
 	rows, err := q.QueryContext(ctx, query, s.st.PlanEach(args)...)
 	if err != nil {
 		return nil, fmt.Errorf("search beliefs: %w", err)
@@ -381,8 +391,8 @@ func (s *Server) candidates(ctx context.Context, q querier, terms []string, f se
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search beliefs: %w", err)
 	}
-	if len(res.hits) > f.cap() {
-		res.hits, res.capped = res.hits[:f.cap()], true
+	if len(res.hits) > limit {
+		res.hits, res.capped = res.hits[:limit], true
 	}
 	res.total = len(res.hits)
 	return res, nil
