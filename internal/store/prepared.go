@@ -24,6 +24,17 @@ type Prepared struct {
 	off   bool
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
+	// later are the queries being prepared in the background for
+	// transactions (see TxPrepared); closing cancels and waits for them.
+	later   map[string]bool
+	pending sync.WaitGroup
+	ctx     context.Context
+	cancel  context.CancelFunc
+}
+
+func newPrepared(db *sql.DB, off bool) *Prepared {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Prepared{db: db, off: off, stmts: map[string]*sql.Stmt{}, later: map[string]bool{}, ctx: ctx, cancel: cancel}
 }
 
 // Prepared returns the store's statement cache.
@@ -88,7 +99,42 @@ func (p *Prepared) ExecContext(ctx context.Context, query string, args ...any) (
 	return st.ExecContext(ctx, args...)
 }
 
+// cached returns query's statement if it is prepared (nil and true past
+// maxPrepared or on PostgreSQL: the query runs unprepared).
+func (p *Prepared) cached(query string) (*sql.Stmt, bool) {
+	if p.off {
+		return nil, true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st, ok := p.stmts[query]
+	return st, ok || len(p.stmts) >= maxPrepared
+}
+
+// prepareLater prepares query on the pool in the background, once at a
+// time. A transaction cannot prepare on the pool itself: it holds a
+// connection, and when every connection is held by a transaction waiting to
+// prepare, none would be free (read transactions run side by side).
+func (p *Prepared) prepareLater(query string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.later[query] || p.ctx.Err() != nil {
+		return
+	}
+	p.later[query] = true
+	p.pending.Add(1)
+	go func() {
+		defer p.pending.Done()
+		_, _ = p.stmt(p.ctx, query) // on failure the query runs unprepared, and is tried again later
+		p.mu.Lock()
+		delete(p.later, query)
+		p.mu.Unlock()
+	}()
+}
+
 func (p *Prepared) close() {
+	p.cancel()
+	p.pending.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, st := range p.stmts {
@@ -99,7 +145,8 @@ func (p *Prepared) close() {
 
 // InTx returns p's statements bound to tx: each runs in the transaction on a
 // statement prepared once per connection (database/sql re-prepares a
-// statement on the transaction's connection only the first time).
+// statement on the transaction's connection only the first time). A query
+// not yet prepared runs unprepared and is prepared in the background.
 func (p *Prepared) InTx(tx *sql.Tx) *TxPrepared { return &TxPrepared{p: p, tx: tx} }
 
 // TxPrepared runs prepared statements in one transaction. It has the
@@ -109,9 +156,16 @@ type TxPrepared struct {
 	tx *sql.Tx
 }
 
+// stmt returns query's statement bound to t's transaction, or nil to run
+// the query unprepared (a statement not yet prepared is prepared in the
+// background, for the next time).
 func (t *TxPrepared) stmt(ctx context.Context, query string) *sql.Stmt {
-	st, err := t.p.stmt(ctx, query)
-	if err != nil || st == nil {
+	st, ok := t.p.cached(query)
+	if !ok {
+		t.p.prepareLater(query)
+		return nil
+	}
+	if st == nil {
 		return nil
 	}
 	return t.tx.StmtContext(ctx, st)

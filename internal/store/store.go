@@ -117,7 +117,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s = &Store{db: db, dialect: SQLite, writer: make(chan struct{}, 1)}
 		sqlitePath = path
 	}
-	s.prepared = &Prepared{db: s.db, stmts: map[string]*sql.Stmt{}, off: s.dialect == Postgres}
+	s.prepared = newPrepared(s.db, s.dialect == Postgres)
 	if err := s.db.PingContext(ctx); err != nil {
 		s.db.Close()
 		if s.dialect == SQLite {

@@ -101,22 +101,42 @@ func (s *Server) createMany(ctx context.Context, workspace string, items []Batch
 		d.nb = nb
 		live = append(live, d)
 	}
-	if err := s.skipExisting(ctx, s.st.Prepared(), workspace, live); err != nil {
-		return nil, err
-	}
-	live = slices.DeleteFunc(live, func(d *draft) bool { return d.existing != "" })
-
-	mark, err := s.mark(ctx)
-	if err != nil {
-		return nil, err
-	}
-	size, err := s.observeSize(ctx, mark, batch)
-	if err != nil {
-		return nil, err
-	}
+	// Step 2 reads in one read transaction on SQLite (see reading); a batch
+	// judged by several workers gives each its own.
+	var (
+		mark string
+		size int
+	)
 	an := newMemo(s.cache)
-	if err := s.judgeInStore(ctx, an, workspace, live); err != nil {
-		return nil, err
+	prepare := func(q querier) error {
+		if err := s.skipExisting(ctx, q, workspace, live); err != nil {
+			return err
+		}
+		live = slices.DeleteFunc(live, func(d *draft) bool { return d.existing != "" })
+		var err error
+		if mark, err = s.mark(ctx, q); err != nil {
+			return err
+		}
+		size, err = s.observeSize(ctx, mark, batch)
+		return err
+	}
+	if judgeWorkers(len(live)) <= 1 {
+		err := s.reading(ctx, func(q querier) error {
+			if err := prepare(q); err != nil {
+				return err
+			}
+			return s.judgeInStore(ctx, q, an, workspace, live)
+		})
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		if err := prepare(s.st.Prepared()); err != nil {
+			return nil, err
+		}
+		if err := s.judgeInStore(ctx, nil, an, workspace, live); err != nil {
+			return nil, err
+		}
 	}
 	judgeInBatch(an, live)
 	if s.judged != nil {
@@ -126,7 +146,7 @@ func (s *Server) createMany(ctx context.Context, workspace string, items []Batch
 	// Every item was validated in step 1, so the store refuses none for its
 	// input; if it does, the whole call fails and writes nothing. (No
 	// savepoint per item: they cost round trips on PostgreSQL.)
-	err = s.st.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.st.Tx(ctx, func(tx *sql.Tx) error {
 		return s.writeDrafts(ctx, tx, an, workspace, live, mark)
 	})
 	if err != nil {
@@ -151,29 +171,61 @@ func (s *Server) cacheStored(an *memo, drafts []*draft) {
 			a = an.of(d.b)
 		}
 		s.cache.putStored(b, a)
+		if s.st.Dialect() == store.SQLite {
+			s.scopes.putStored(b)
+		}
 	}
 }
 
-// mark records what the store holds before the candidates are read.
-func (s *Server) mark(ctx context.Context) (string, error) {
-	var m string
-	q := `SELECT CAST(COALESCE(MAX(seq), 0) AS TEXT) FROM beliefs`
-	if s.st.Dialect() == store.Postgres {
-		q = `SELECT pg_current_snapshot()::text`
+// reading runs fn with a querier for step 2's reads. On SQLite that is a
+// read transaction: outside one, every statement starts its own, and a
+// statement that starts after another connection's commit finds its
+// connection's page cache dropped (SQLite resets the cache of a WAL
+// database that changed) and reads every page it needs again, so that with
+// creates committing hundreds of times a second a create's dozen reads each
+// started cold (issue 23: a quarter of a create's CPU went to reading and
+// decoding pages and the system calls of mapping them again). One read
+// transaction starts cold once. fn must not use the pool while it runs
+// (the transaction holds a connection: waiting for another could wait for
+// ever). On PostgreSQL fn runs on the pool: a transaction would only add
+// round trips.
+func (s *Server) reading(ctx context.Context, fn func(q querier) error) error {
+	if s.st.Dialect() != store.SQLite {
+		return fn(s.st.Prepared())
 	}
-	if err := s.st.Prepared().QueryRowContext(ctx, q).Scan(&m); err != nil {
+	tx, err := s.st.DB().BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("begin read: %w", err)
+	}
+	defer tx.Rollback()
+	return fn(s.st.Prepared().InTx(tx))
+}
+
+// judgeWorkers is how many workers judge n drafts in the store.
+func judgeWorkers(n int) int { return min(n, runtime.GOMAXPROCS(0)) }
+
+// mark records what the store holds before the candidates are read.
+func (s *Server) mark(ctx context.Context, q querier) (string, error) {
+	var m string
+	query := `SELECT CAST(COALESCE(MAX(seq), 0) AS TEXT) FROM beliefs`
+	if s.st.Dialect() == store.Postgres {
+		query = `SELECT pg_current_snapshot()::text`
+	}
+	if err := q.QueryRowContext(ctx, query).Scan(&m); err != nil {
 		return "", fmt.Errorf("belief mark: %w", err)
 	}
 	return m, nil
 }
 
 // judgeInStore resolves each draft's entities, finds its tension candidates
-// in the store and judges them, the drafts in parallel.
-func (s *Server) judgeInStore(ctx context.Context, an *memo, workspace string, drafts []*draft) error {
-	workers := min(len(drafts), runtime.GOMAXPROCS(0))
+// in the store and judges them: with q when one worker does (see
+// judgeWorkers), else the drafts in parallel, each worker in its own read
+// transaction (q is then unused).
+func (s *Server) judgeInStore(ctx context.Context, q querier, an *memo, workspace string, drafts []*draft) error {
+	workers := judgeWorkers(len(drafts))
 	if workers <= 1 {
 		for _, d := range drafts {
-			if err := s.judgeDraft(ctx, an, workspace, d); err != nil {
+			if err := s.judgeDraft(ctx, q, an, workspace, d); err != nil {
 				return err
 			}
 		}
@@ -189,24 +241,28 @@ func (s *Server) judgeInStore(ctx context.Context, an *memo, workspace string, d
 	)
 	for range workers {
 		wg.Go(func() {
-			for {
-				mu.Lock()
-				if next == len(drafts) || fail != nil {
-					mu.Unlock()
-					return
-				}
-				d := drafts[next]
-				next++
-				mu.Unlock()
-				if err := s.judgeDraft(ctx, an, workspace, d); err != nil {
+			err := s.reading(ctx, func(q querier) error {
+				for {
 					mu.Lock()
-					if fail == nil {
-						fail = err
-						cancel()
+					if next == len(drafts) || fail != nil {
+						mu.Unlock()
+						return nil
 					}
+					d := drafts[next]
+					next++
 					mu.Unlock()
-					return
+					if err := s.judgeDraft(ctx, q, an, workspace, d); err != nil {
+						return err
+					}
 				}
+			})
+			if err != nil {
+				mu.Lock()
+				if fail == nil {
+					fail = err
+					cancel()
+				}
+				mu.Unlock()
 			}
 		})
 	}
@@ -216,8 +272,7 @@ func (s *Server) judgeInStore(ctx context.Context, an *memo, workspace string, d
 
 // judgeDraft fills d from the store (read only): the belief it will be, its
 // relation keys and terms, and its findings against the store.
-func (s *Server) judgeDraft(ctx context.Context, an *memo, workspace string, d *draft) error {
-	db := s.st.Prepared()
+func (s *Server) judgeDraft(ctx context.Context, db querier, an *memo, workspace string, d *draft) error {
 	d.dk, _ = domainKey(d.nb.domainPath)
 	d.scoped = d.dk != "" || len(d.nb.entities) > 0
 	if d.dk != "" {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unique"
 
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/textsearch"
@@ -429,6 +430,24 @@ func (s *Server) windowCandidates(ctx context.Context, q querier, terms []string
 	// Newest first, a block at a time, until more than the cap pass the
 	// filters: rows past that are not read (as the query's LIMIT stops
 	// candidatesSQL).
+	// Most matches are in another scope: drop them by their scope rows
+	// (cached for every belief met) before reading any match row.
+	scopes, found, err := s.scopeRows(ctx, q, seqs)
+	if err != nil {
+		return nil, err
+	}
+	ws, dk := unique.Make(f.workspace), unique.Make(f.domainExact)
+	entities := make([]unique.Handle[string], len(f.entityIDs))
+	for i, e := range f.entityIDs {
+		entities[i] = unique.Make(e)
+	}
+	in := seqs[:0]
+	for i, seq := range seqs {
+		if found[i] && f.inScope(scopes[i], ws, dk, entities) {
+			in = append(in, seq)
+		}
+	}
+	seqs = in
 	res := &searchResult{}
 	for len(seqs) > 0 && !res.capped {
 		block := seqs[:min(len(seqs), matchRowBatch)]

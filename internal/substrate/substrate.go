@@ -51,6 +51,9 @@ type Server struct {
 	// cache keeps stored beliefs' rows and analyses across creates
 	// (beliefcache.go).
 	cache *beliefCache
+	// scopes keeps stored beliefs' scopes for tension windows on SQLite
+	// (scopecache.go).
+	scopes *scopeCache
 	// common holds PostgreSQL's statistics of the most common terms
 	// (common_pg.go).
 	common commonTerms
@@ -62,7 +65,7 @@ func New(st *store.Store, log *slog.Logger) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Server{st: st, log: log, now: store.Now, stats: textsearch.NewStats(statsTTL, maxStats, log),
-		cache: newBeliefCache(beliefCacheSize)}
+		cache: newBeliefCache(beliefCacheSize), scopes: newScopeCache(scopeCacheSize)}
 }
 
 // Close ends the server's background work (the refreshes of its search
