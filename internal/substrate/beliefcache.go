@@ -1,6 +1,7 @@
 package substrate
 
 import (
+	"maps"
 	"slices"
 	"sync"
 
@@ -150,5 +151,15 @@ func (c *beliefCache) putStored(stored *Belief, a *tension.Analyzed) {
 	e.match, e.belief = m, b
 	if a != nil {
 		e.analysis = a
+	}
+}
+
+// forgetAfter drops the entries of sequence numbers above top (a rolled
+// back transaction's, which will be used again).
+func (c *beliefCache) forgetAfter(top int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range []map[int64]*cachedBelief{c.cur, c.old} {
+		maps.DeleteFunc(m, func(seq int64, _ *cachedBelief) bool { return seq > top })
 	}
 }

@@ -28,6 +28,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -146,10 +148,7 @@ func (s *Server) createMany(ctx context.Context, workspace string, items []Batch
 	// Every item was validated in step 1, so the store refuses none for its
 	// input; if it does, the whole call fails and writes nothing. (No
 	// savepoint per item: they cost round trips on PostgreSQL.)
-	err := s.st.Tx(ctx, func(tx *sql.Tx) error {
-		return s.writeDrafts(ctx, tx, an, workspace, live, mark)
-	})
-	if err != nil {
+	if err := s.write(ctx, an, workspace, live, mark); err != nil {
 		return nil, err
 	}
 	s.cacheStored(an, live)
@@ -527,7 +526,7 @@ func (ix *memIndex) best(d *draft, pool []int) []*Belief {
 
 // writeDrafts is step 3: in tx, the drafts' scopes, the beliefs committed
 // since mark, the inserts and the tensions.
-func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *memo, workspace string, drafts []*draft, mark string) error {
+func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *memo, workspace string, drafts []*draft, mark string, g *txGroup) error {
 	if len(drafts) == 0 {
 		return nil
 	}
@@ -545,7 +544,7 @@ func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *memo, workspac
 		return err
 	}
 	ptx := s.st.Prepared().InTx(tx)
-	since, err := s.committedSince(ctx, ptx, an, workspace, mark)
+	since, err := s.committedSince(ctx, ptx, an, workspace, mark, g)
 	if err != nil {
 		return err
 	}
@@ -578,6 +577,17 @@ func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *memo, workspac
 			return err
 		}
 	}
+	if g != nil {
+		// The group indexes its beliefs at its end.
+		for _, d := range drafts {
+			if d.stored != nil {
+				g.earlier = append(g.earlier, d.stored)
+			}
+		}
+		g.fts.add(w.fts)
+		w.fts = ftsPending{}
+		return s.flushWrites(ctx, ptx, w)
+	}
 	// Last, so that no later statement flushes part of it (see ftsPending).
 	last := w.fts.last
 	if err := s.flushWrites(ctx, ptx, w); err != nil {
@@ -591,7 +601,8 @@ func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *memo, workspac
 // tensions.
 func (s *Server) finish(ctx context.Context, tx querier, an *memo, d *draft, b *Belief, since *memIndex, gone map[string]bool) error {
 	d.stored = b
-	findings, compared := d.findings, d.compared
+	// Copies: a group written again alone (group.go) finishes again.
+	findings, compared := slices.Clip(d.findings), maps.Clone(d.compared)
 	if !sameEntities(d.b.Entities, b.Entities) {
 		// The store resolved an entity otherwise than step 2 saw it (created
 		// or renamed meanwhile): judge the store's candidates again.
@@ -662,7 +673,7 @@ func (b *Belief) keys() []string {
 // changes); on PostgreSQL the rows whose creating transaction the marked
 // snapshot did not see, read whole (there, reading the sequence numbers
 // first made the bulk import twice as slow: see docs/benchmarks.md).
-func (s *Server) committedSince(ctx context.Context, q querier, an *memo, workspace, mark string) ([]*Belief, error) {
+func (s *Server) committedSince(ctx context.Context, q querier, an *memo, workspace, mark string, g *txGroup) ([]*Belief, error) {
 	if s.st.Dialect() == store.Postgres {
 		rows, err := q.QueryContext(ctx, s.st.Q(sincePostgres), mark, mark, workspace, StatusActive)
 		if err != nil {
@@ -689,7 +700,18 @@ func (s *Server) committedSince(ctx context.Context, q querier, an *memo, worksp
 	if err != nil {
 		return nil, fmt.Errorf("belief mark %q: %w", mark, err)
 	}
-	rows, err := q.QueryContext(ctx, sinceSQLite, n, workspace, StatusActive)
+	top := int64(math.MaxInt64)
+	var earlier []*Belief
+	if g != nil {
+		// The group's own beliefs are known: read only those committed.
+		top = g.top
+		for _, b := range g.earlier {
+			if b.Workspace == workspace && b.Status == StatusActive {
+				earlier = append(earlier, b)
+			}
+		}
+	}
+	rows, err := q.QueryContext(ctx, sinceSQLite, n, top, workspace, StatusActive)
 	if err != nil {
 		return nil, fmt.Errorf("beliefs committed meanwhile: %w", err)
 	}
@@ -707,10 +729,14 @@ func (s *Server) committedSince(ctx context.Context, q querier, an *memo, worksp
 		return nil, fmt.Errorf("beliefs committed meanwhile: %w", err)
 	}
 	if len(seqs) == 0 {
-		return nil, nil
+		return earlier, nil
 	}
 	slices.Sort(seqs) // oldest first
-	return an.loadBeliefsBySeq(ctx, s, q, seqs)
+	out, err := an.loadBeliefsBySeq(ctx, s, q, seqs)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, earlier...), nil
 }
 
 // The beliefs committed since a mark (SQLite: their sequence numbers). On
@@ -720,7 +746,7 @@ func (s *Server) committedSince(ctx context.Context, q querier, an *memo, worksp
 // only rows of recent transactions in range. TestWritePathPlans checks
 // both plans.
 const (
-	sinceSQLite   = `SELECT b.seq FROM beliefs b NOT INDEXED WHERE b.seq > ? AND b.workspace = ? AND b.status = ?`
+	sinceSQLite   = `SELECT b.seq FROM beliefs b NOT INDEXED WHERE b.seq > ? AND b.seq <= ? AND b.workspace = ? AND b.status = ?`
 	sincePostgres = `SELECT ` + beliefCols + ` FROM beliefs b WHERE b.created_xid >= pg_snapshot_xmin(CAST(? AS pg_snapshot))
 		AND NOT pg_visible_in_snapshot(b.created_xid, CAST(? AS pg_snapshot)) AND b.workspace = ? AND b.status = ?`
 )

@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/pipeline/pipelinetest"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -64,7 +66,80 @@ func TestConcurrentCreatesFindEachOther(t *testing.T) {
 		if cross != 0 {
 			t.Fatalf("%d tensions between beliefs of different services", cross)
 		}
+		// On SQLite creates waiting to write are written together (group.go),
+		// and the pairs still find each other within a group.
+		if st.Dialect() == store.SQLite && substrate.LargestWriteGroup(sub) < 2 {
+			t.Fatalf("the %d creates were written one by one", 2*pairs)
+		}
 	})
+}
+
+// TestGroupWriteFailureIsOwn: on SQLite, when one create of a group cannot
+// be written, the group's transaction is rolled back and each create is
+// written alone: the failing one fails, the others are stored, with the
+// tension between them and none with the failed one (whose sequence number
+// the next belief takes: nothing of it stays in the caches).
+func TestGroupWriteFailureIsOwn(t *testing.T) {
+	st := storetest.OpenTestSQLite(t)
+	sub := substrate.New(st, nil)
+	reg := registry.New()
+	if err := sub.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	h := pipelinetest.Valence{T: t, St: st, P: pipeline.New(pipeline.Options{Registry: reg})}
+	if _, err := st.DB().Exec(`CREATE TRIGGER poison BEFORE INSERT ON beliefs WHEN NEW.content LIKE '%poison%'
+		BEGIN SELECT RAISE(ABORT, 'poisoned belief'); END`); err != nil {
+		t.Fatal(err)
+	}
+	contents := []string{"The default port of Service Q is 7777", "The default port of Service Q is 8080 poison",
+		"The default port of Service Q is 9090"}
+	var judged sync.WaitGroup
+	judged.Add(len(contents))
+	substrate.SetJudgedHook(sub, func() { judged.Done(); judged.Wait() })
+	var wg sync.WaitGroup
+	errs := make([]*errs.Error, len(contents))
+	for i, c := range contents {
+		wg.Go(func() {
+			raw, _ := json.Marshal(map[string]any{"content": c,
+				"entities": []map[string]any{{"name": "Service Q", "type": "service"}}})
+			errs[i] = h.P.Call(context.Background(), pipeline.Request{Tool: "belief_create", Args: raw}).Err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if poisoned := strings.Contains(contents[i], "poison"); poisoned != (err != nil) || poisoned && !strings.Contains(err.Error(), "poisoned belief") {
+			t.Fatalf("create %q: err %v", contents[i], err)
+		}
+	}
+	if substrate.LargestWriteGroup(sub) < 2 {
+		t.Skip("the creates were not grouped; nothing to test")
+	}
+	if n := h.Count("beliefs"); n != 2 {
+		t.Fatalf("%d beliefs stored, want 2", n)
+	}
+	var ts []string
+	rows, err := st.DB().Query(`SELECT a.content || ' / ' || b.content FROM tensions t JOIN beliefs a ON a.id = t.belief_a
+		JOIN beliefs b ON b.id = t.belief_b`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		ts = append(ts, s)
+	}
+	rows.Close()
+	if len(ts) != 1 || strings.Contains(ts[0], "poison") {
+		t.Fatalf("tensions %q, want the one between 7777 and 9090", ts)
+	}
+	// A later create takes the failed one's sequence number: it must be
+	// judged as itself, against the two stored.
+	substrate.SetJudgedHook(sub, nil)
+	o := h.Call("belief_create", map[string]any{"content": "The default port of Service Q is 6060",
+		"entities": []map[string]any{{"name": "Service Q", "type": "service"}}})
+	if got := arr(o["tensions"]); len(got) != 2 {
+		t.Fatalf("the next create found %d tensions, want 2: %v", len(got), o)
+	}
 }
 
 // TestFreshTermIsFound: a term that no belief had when it was first searched

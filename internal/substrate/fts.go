@@ -24,6 +24,17 @@ type ftsPending struct {
 	first, last int64
 }
 
+// add widens p to hold o's range too.
+func (p *ftsPending) add(o ftsPending) {
+	if o.first == 0 {
+		return
+	}
+	if p.first == 0 || o.first < p.first {
+		p.first = o.first
+	}
+	p.last = max(p.last, o.last)
+}
+
 // indexBelief notes the belief just inserted (res) in pending, for
 // [Server.indexPending] to index, and returns its sequence number (SQLite;
 // 0 on PostgreSQL, which indexes in the row).

@@ -3,6 +3,7 @@ package substrate
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -46,7 +47,7 @@ func TestWritePathPlans(t *testing.T) {
 		{"tension candidates", tension, targs, "SEARCH b USING INTEGER PRIMARY KEY (rowid=?)"},
 		// One seek per candidate into its links, not one per entity id.
 		{"tension candidates' entity probe", tension, targs, "be USING COVERING INDEX sqlite_autoindex_belief_entities_1 (belief_id=?)"},
-		{"committed since the mark", sinceSQLite, []any{int64(150), ws, StatusActive}, "SEARCH b USING INTEGER PRIMARY KEY (rowid>?)"},
+		{"committed since the mark", sinceSQLite, []any{int64(150), int64(math.MaxInt64), ws, StatusActive}, "SEARCH b USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"},
 		{"re-check candidates", inactiveQuery(3), []any{"a", "b", "c"}, "(id=?)"},
 		{"external ids", externalQuery(2), []any{ws, "x-1", "x-2"}, "(workspace=? AND external_id=?)"},
 		{"entity by name", `SELECT ` + entityCols + ` FROM entities e WHERE e.workspace = ? AND e.name_key = ?`, []any{ws, "sfu"}, "(workspace=? AND name_key=?)"},

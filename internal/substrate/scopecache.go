@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -43,13 +44,13 @@ type scopeCache struct {
 
 func newScopeCache(size int) *scopeCache {
 	gen := max(size/2, 1)
-	return &scopeCache{cur: make(map[int64]scopeRow, gen), old: map[int64]scopeRow{}, gen: gen}
+	return &scopeCache{cur: map[int64]scopeRow{}, old: map[int64]scopeRow{}, gen: gen}
 }
 
 // put caches r as seq's scope; c.mu is held.
 func (c *scopeCache) put(seq int64, r scopeRow) {
 	if len(c.cur) >= c.gen {
-		c.old, c.cur = c.cur, make(map[int64]scopeRow, c.gen)
+		c.old, c.cur = c.cur, make(map[int64]scopeRow, len(c.cur))
 	}
 	c.cur[seq] = r
 }
@@ -168,4 +169,14 @@ func (f *searchFilter) inScope(r scopeRow, ws, dk unique.Handle[string], entitie
 		}
 	}
 	return false
+}
+
+// forgetAfter drops the rows of sequence numbers above top (a rolled back
+// transaction's, which will be used again).
+func (c *scopeCache) forgetAfter(top int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range []map[int64]scopeRow{c.cur, c.old} {
+		maps.DeleteFunc(m, func(seq int64, _ scopeRow) bool { return seq > top })
+	}
 }

@@ -54,6 +54,8 @@ type Server struct {
 	// scopes keeps stored beliefs' scopes for tension windows on SQLite
 	// (scopecache.go).
 	scopes *scopeCache
+	// group queues creates to write together on SQLite (group.go).
+	group writeGroup
 	// common holds PostgreSQL's statistics of the most common terms
 	// (common_pg.go).
 	common commonTerms
