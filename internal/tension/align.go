@@ -32,7 +32,9 @@ type evidence struct {
 // align computes the evidence used by the rules.
 func align(x, y *belief) evidence {
 	var ev evidence
-	var onlyA, onlyB []string
+	onlyA := make([]string, 0, len(x.words))
+	onlyB := make([]string, 0, len(y.words))
+	ev.shared = make([]string, 0, min(len(x.words), len(y.words)))
 	i, j := 0, 0
 	for i < len(x.words) || j < len(y.words) {
 		switch {
@@ -49,14 +51,20 @@ func align(x, y *belief) evidence {
 		}
 	}
 	// Opposed terms: each word used at most once, scanned in sorted order.
+	// (What does not depend on the pair is looked up once: this loop was
+	// a sixth of a bulk load's CPU.)
 	usedB := make([]bool, len(onlyB))
+	for k, wb := range onlyB {
+		usedB[k] = scopeWords[wb] // a scope word is never matched
+	}
 	for _, wa := range onlyA {
 		if scopeWords[wa] {
 			continue
 		}
+		ants := antonyms[wa]
 		matched := false
 		for k, wb := range onlyB {
-			if usedB[k] || scopeWords[wb] || !opposed(wa, wb) || !attached(x, wa, y, wb) {
+			if usedB[k] || !(contains(ants, wb) || prefixed(wa, wb) || prefixed(wb, wa)) || !attached(x, wa, y, wb) {
 				continue
 			}
 			usedB[k] = true
@@ -70,7 +78,7 @@ func align(x, y *belief) evidence {
 		}
 	}
 	for k, wb := range onlyB {
-		if !usedB[k] && !scopeWords[wb] {
+		if !usedB[k] {
 			ev.resB = append(ev.resB, wb)
 		}
 	}

@@ -12,9 +12,11 @@ type Doc struct {
 	n    int // tokens in the text
 }
 
+// docToken is one distinct token of a Doc, with what [matcher.termOf]
+// would compute of it for every query: its key and its stem.
 type docToken struct {
-	raw   string
-	count int
+	raw, key, stem string
+	count          int
 }
 
 // NewDoc tokenizes text as [BM25] does.
@@ -29,9 +31,30 @@ func NewDoc(text string) Doc {
 		}
 		raw := string(tok)
 		at[raw] = len(d.toks)
-		d.toks = append(d.toks, docToken{raw: raw, count: 1})
+		d.toks = append(d.toks, docToken{raw: raw, key: Key(raw), stem: Stem(raw), count: 1})
 	})
 	return d
+}
+
+// termOfToken is [matcher.termOf] on a Doc's token.
+func (m *matcher) termOfToken(t *docToken) (string, bool) {
+	if k, ok := m.key[t.raw]; ok {
+		return k, true
+	}
+	if len(t.key) != len(t.raw) {
+		if k, ok := m.key[t.key]; ok {
+			return k, true
+		}
+	}
+	for _, p := range m.prefixes {
+		if len(t.raw) > len(p) && t.raw[:len(p)] == p {
+			if _, ok := m.idf[t.stem]; ok {
+				return t.stem, true
+			}
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // BM25Docs is [BM25] on texts tokenized by [NewDoc]: the same scores (a
@@ -56,9 +79,9 @@ func BM25Docs(docs []Doc, terms []string, df map[string]int, n int) []float64 {
 	tf := map[string]int{}
 	for i, d := range docs {
 		clear(tf)
-		for _, t := range d.toks {
-			if k, ok := m.termOf([]byte(t.raw)); ok {
-				tf[k] += t.count
+		for i := range d.toks {
+			if k, ok := m.termOfToken(&d.toks[i]); ok {
+				tf[k] += d.toks[i].count
 			}
 		}
 		norm := K1 * (1 - B + B*float64(d.n)/avg)
