@@ -188,6 +188,9 @@ type ToolUse struct {
 	Result  string          `json:"result"`
 	Source  string          `json:"source"`
 	IsError bool            `json:"is_error,omitempty"`
+	// DurationMS is the time from the call's tool_start to its
+	// tool_complete (an approval's wait included), as the live card shows it.
+	DurationMS int64 `json:"duration_ms"`
 }
 
 // Run runs one turn: it emits the turn's events as they happen, one at a
@@ -530,6 +533,7 @@ func (l *loop) call(call llm.ToolCall) llm.Message {
 	// Resolved before it is announced: tool_start and tool_complete carry
 	// the same source, the tool's actually run.
 	source := l.source(flat, args)
+	started := time.Now()
 	l.send(Event{Type: ToolStart, ToolName: call.Name, ToolInput: string(args), Source: source, ToolCallID: call.ID, Timestamp: l.now()})
 	var body []byte
 	var isErr bool
@@ -558,7 +562,8 @@ func (l *loop) call(call llm.ToolCall) llm.Message {
 		IsError: isErr, Timestamp: l.now()})
 	l.mu.Lock()
 	l.res.ToolCalls++
-	l.res.ToolUses = append(l.res.ToolUses, ToolUse{ID: call.ID, Name: call.Name, Tool: flat, Input: args, Result: string(body), Source: source, IsError: isErr})
+	l.res.ToolUses = append(l.res.ToolUses, ToolUse{ID: call.ID, Name: call.Name, Tool: flat, Input: args, Result: string(body), Source: source,
+		IsError: isErr, DurationMS: time.Since(started).Milliseconds()})
 	l.mu.Unlock()
 	return llm.Message{Role: llm.Tool, ToolCallID: call.ID, Content: string(body), IsError: isErr}
 }

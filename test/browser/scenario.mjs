@@ -100,6 +100,7 @@ export async function chatScenario(c, page, o) {
     c.check(/local/i.test(summary), `${o.name}: use_tool's card has no local badge: ${summary}`);
     c.check(/done/.test(summary), `${o.name}: use_tool's card is not done: ${summary}`);
     c.check(summary.includes("nexus / vkb"), `${o.name}: use_tool's card does not say where the tool is: ${summary}`);
+    c.check(/\d(\.\d+)? m?s\b|<1 ms/.test(summary), `${o.name}: use_tool's card shows no duration: ${summary}`);
     await expectUnseen(c, page, card.locator(".tool-result"), `${o.name}: the collapsed card's result`);
     c.check(!(await card.locator("details").evaluate((d) => d.open)), `${o.name}: the tool card is not collapsed`);
     await card.locator("summary").click();
@@ -133,6 +134,11 @@ export async function chatScenario(c, page, o) {
     .catch(() => c.fail(`${o.name}: a reload on ${hash} does not show the stored answer's table`));
   const stored = page.locator(".tool summary", { hasText: "session_list" }).first();
   c.check((await stored.count()) > 0 && /done/.test(await stored.innerText()), `${o.name}: the stored turn's use_tool card does not name session_list as done`);
+  // The stored card keeps the call's duration.
+  if (await stored.count()) {
+    const text = await stored.innerText();
+    c.check(/\d(\.\d+)? m?s\b|<1 ms/.test(text), `${o.name}: the stored turn's tool card shows no duration: ${text}`);
+  }
 
   // The list titles it by its first message.
   if (o.phone) {

@@ -158,6 +158,8 @@ export interface StoredToolUse {
   result: string;
   source: string;
   is_error?: boolean;
+  /** from tool_start to tool_complete (absent in turns stored before it was kept) */
+  duration_ms?: number;
 }
 
 /** Tool is a /api/tools entry. */

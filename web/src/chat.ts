@@ -123,6 +123,7 @@ export class ChatStore extends Observable {
       source: u.source || "local",
       state: u.is_error ? "error" : "done",
       result: u.result,
+      durationMs: u.duration_ms,
     }));
     return {
       key: this.key(),

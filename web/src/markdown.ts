@@ -35,10 +35,52 @@ export function renderMarkdown(src: string): string {
 /** A rendered top-level block of an answer: its Markdown and its element. */
 interface Block {
   raw: string;
+  token: Tokens[number];
   node: HTMLElement;
 }
 
-const rendered = new WeakMap<HTMLElement, Block[]>();
+/** What renderInto last rendered into an element. */
+interface Rendered {
+  src: string;
+  blocks: Block[];
+  links: Tokens["links"];
+}
+
+type Tokens = ReturnType<typeof marked.lexer>;
+
+const rendered = new WeakMap<HTMLElement, Rendered>();
+
+/**
+ * openBlocks is how many of the last blocks of a streaming answer are lexed
+ * again as text arrives: the last block grows, and the one before may still
+ * change with it (a paragraph that becomes a heading, a list that goes on
+ * after a blank line).
+ */
+const openBlocks = 3;
+
+/**
+ * lex splits src into its top-level blocks. While streaming (src extends
+ * what was rendered before), only the text from the start of the last
+ * openBlocks blocks is lexed again: lexing the whole answer at every frame
+ * grew with its length, and a long answer's frames took longer than 50 ms.
+ * A final render (streaming over) lexes the whole text, so that what stays
+ * on screen is exactly marked's rendering of the answer.
+ */
+function lex(prev: Rendered | undefined, src: string, final: boolean): Tokens {
+  if (!final && prev && prev.blocks.length > openBlocks && src.startsWith(prev.src) && !src.includes("\r")) {
+    const stable = prev.blocks.slice(0, prev.blocks.length - openBlocks);
+    const offset = stable.reduce((n, b) => n + b.raw.length, 0);
+    if (stable.map((b) => b.raw).join("") === src.slice(0, offset)) {
+      const tail = marked.lexer(src.slice(offset));
+      const tokens = Object.assign(
+        stable.map((b) => b.token).concat(tail),
+        { links: Object.assign({}, prev.links, tail.links) },
+      ) as Tokens;
+      return tokens;
+    }
+  }
+  return marked.lexer(src);
+}
 
 /**
  * renderInto renders src into el: sanitized HTML, links opening in a new
@@ -46,16 +88,18 @@ const rendered = new WeakMap<HTMLElement, Block[]>();
  * click is handled by the message list, see copyCodeFrom).
  *
  * An answer streams in: src grows, and renderInto runs again at most once a
- * frame. The whole text is split into its top-level blocks (marked's lexer,
- * cheap), and only the blocks whose Markdown changed since the last render
- * (while streaming, the last one or two) are parsed, sanitized and
- * highlighted again; the others keep their elements. Rendering everything
- * at every frame made a long answer hold the main thread for hundreds of
- * milliseconds at a time (docs/benchmarks.md, "Web UI").
+ * frame. The text is split into its top-level blocks (marked's lexer; while
+ * streaming, only its open end: see lex), and only the blocks whose
+ * Markdown changed since the last render (while streaming, the last one or
+ * two) are parsed, sanitized and highlighted again; the others keep their
+ * elements. Rendering everything at every frame made a long answer hold the
+ * main thread for hundreds of milliseconds at a time (docs/benchmarks.md,
+ * "Web UI"). final (the answer is complete) lexes the whole text again.
  */
-export function renderInto(el: HTMLElement, src: string) {
-  const tokens = marked.lexer(src);
-  let old = rendered.get(el);
+export function renderInto(el: HTMLElement, src: string, final = true) {
+  const prev = rendered.get(el);
+  const tokens = lex(prev, src, final);
+  let old = prev?.blocks;
   if (!old) {
     el.textContent = "";
     old = [];
@@ -80,10 +124,10 @@ export function renderInto(el: HTMLElement, src: string) {
     } else {
       el.insertBefore(node, before);
     }
-    next.push({ raw: token.raw, node });
+    next.push({ raw: token.raw, token, node });
   });
   for (const b of old.slice(tokens.length)) b.node.remove();
-  rendered.set(el, next);
+  rendered.set(el, { src, blocks: next, links: tokens.links });
 }
 
 /** decorate finishes rendered HTML: links, highlighted code, table wraps. */

@@ -86,6 +86,8 @@ export function ChatView({ route, hidden }: { route: Route; hidden: boolean }) {
       <Conversations id="convs" open={drawer} onClose={() => setDrawer(false)} current={chat.current} />
       {drawer && <div class="scrim" onClick={() => setDrawer(false)} />}
       <div class="thread">
+        {/* The welcome screen has its own heading; a conversation gets one for screen readers. */}
+        {thread.messages.length > 0 && <h1 class="sr">Chat</h1>}
         <Thread thread={thread} onEdit={edit} onRegenerate={send}>
           <div class="welcome">
             <h1>Ask about BC course transfers</h1>

@@ -128,7 +128,7 @@ function MessageView({ conv, m, onCopyError, onEdit, onRegenerate }: MessageProp
           ))}
         </div>
       )}
-      {m.role === "user" ? <div class="body plain">{m.text}</div> : m.text && <Markdown text={m.text} />}
+      {m.role === "user" ? <div class="body plain">{m.text}</div> : m.text && <Markdown text={m.text} streaming={m.streaming} />}
       {m.error && <ErrorNote message={m.error.message} code={m.error.code} />}
       {m.notice && <p class="notice">{m.notice}</p>}
       {!m.streaming && (
@@ -177,12 +177,15 @@ function ErrorNote({ message, code }: { message: string; code: string }) {
   );
 }
 
-/** Markdown renders text into a div it owns (Preact leaves its content alone). */
-function Markdown({ text }: { text: string }) {
+/**
+ * Markdown renders text into a div it owns (Preact leaves its content
+ * alone); while streaming, only the answer's open end is lexed again.
+ */
+function Markdown({ text, streaming }: { text: string; streaming: boolean }) {
   const ref = useRef<HTMLDivElement>(null);
   useLayoutEffect(() => {
-    if (ref.current) renderInto(ref.current, text);
-  }, [text]);
+    if (ref.current) renderInto(ref.current, text, !streaming);
+  }, [text, streaming]);
   return <div class="body md" ref={ref} />;
 }
 
