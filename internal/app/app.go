@@ -25,6 +25,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/demo"
 	"github.com/nexus-mcp/nexus/internal/embed"
+	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/events"
 	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
@@ -291,12 +292,18 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Chat = chat.New(chat.Options{Pipeline: a.Pipeline, Conversations: conv, Quotas: promptQuotas, Logger: log,
 		Approval: approval, ApprovalTimeout: approvalTimeout,
 		Memory: []string{"exchange_search"}, // the chat and tn_session_ask recall past turns
-		Model: func(ctx context.Context, who principal.Principal) (llm.Provider, bool, error) {
-			// The user's own credentials first (not counted against the
-			// quota), else the server's model.
-			own, err := tut.UserModel(ctx, who.ID)
-			if err != nil || own == nil {
+		Model: func(ctx context.Context, who principal.Principal, choice string) (llm.Provider, bool, error) {
+			// By default the user's own credentials first (not counted
+			// against the quota), else the server's model.
+			if choice == chat.ModelServer {
+				return server, false, nil
+			}
+			own, err := tut.UserModel(ctx, who.ID, choice)
+			if err != nil || own == nil && choice == "" {
 				return server, false, err
+			}
+			if own == nil {
+				return nil, false, errs.Invalid("model", "you have no model key %q: choose one of tn_user_byok_list's ids, or %q", choice, chat.ModelServer)
 			}
 			p, err := userProvider(own, modelClient, cfg.Model)
 			return p, true, err

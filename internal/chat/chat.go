@@ -70,12 +70,20 @@ type Event struct {
 	RetryAfter     int    `json:"retry_after,omitempty"`
 	// TimeoutSeconds is how long an approval_request waits for its answer.
 	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
+	// Model is the model that answered (complete): provider and model
+	// name, "openai gpt-4o-mini"; OwnKey says it ran on the user's own key.
+	Model  string `json:"model,omitempty"`
+	OwnKey bool   `json:"own_key,omitempty"`
 }
 
-// ModelFunc returns the model a user's turn runs on: their own credentials
-// first (byok true: not counted against the quota), else the server's; a
-// nil provider means none is configured.
-type ModelFunc func(ctx context.Context, who principal.Principal) (p llm.Provider, byok bool, err error)
+// ModelFunc returns the model a user's turn runs on, as choice asks
+// ([Turn.Model]): by default their own credentials first (byok true: not
+// counted against the quota), else the server's; a nil provider means none
+// is configured.
+type ModelFunc func(ctx context.Context, who principal.Principal, choice string) (p llm.Provider, byok bool, err error)
+
+// ModelServer is the [Turn.Model] choice of the server's model.
+const ModelServer = "server"
 
 // Options configure a [Chat].
 type Options struct {
@@ -164,6 +172,10 @@ type Turn struct {
 	// may wait for them (Options.Approval); false: no call waits (no one
 	// could answer: tn_session_ask).
 	Approvable bool
+	// Model chooses the model: empty for the default (the user's newest
+	// key, else the server's), ModelServer, or the id of one of the user's
+	// keys (tn_user_byok_list).
+	Model string
 }
 
 // Result is a finished turn.
@@ -239,8 +251,12 @@ func (c *Chat) Run(ctx context.Context, t Turn, emit func(Event)) (*Result, erro
 	if strings.TrimSpace(t.Content) == "" {
 		return fail(string(errs.BadRequest), errs.Invalid("content", "is empty: send the message's text"))
 	}
-	model, byok, err := c.o.Model(ctx, who)
+	model, byok, err := c.o.Model(ctx, who, t.Model)
 	if err != nil {
+		var e *errs.Error
+		if errors.As(err, &e) {
+			return fail(string(e.Code), err)
+		}
 		return fail(ModelError, err)
 	}
 	if model == nil {
@@ -306,7 +322,7 @@ func (c *Chat) Run(ctx context.Context, t Turn, emit func(Event)) (*Result, erro
 	if err != nil {
 		return fail(l.code(ctx, err), l.describe(ctx, err))
 	}
-	send(Event{Type: Complete, MessageID: res.MessageID})
+	send(Event{Type: Complete, MessageID: res.MessageID, Model: model.Name(), OwnKey: byok})
 	return res, nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/app"
 	"github.com/nexus-mcp/nexus/internal/chat"
+	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/llm"
 	"github.com/nexus-mcp/nexus/internal/llm/llmtest"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
@@ -269,5 +270,30 @@ func TestTurnOnAnthropic(t *testing.T) {
 		return out
 	}(), "vkb_session_list") {
 		t.Fatalf("requests: %d; the discovered tool was not offered", n)
+	}
+}
+
+// TestTurnChoosesItsModel: a turn may ask for the server's model or one of
+// the user's keys; the complete event names the model that answered, and a
+// key the user does not have is refused with an error naming the choice.
+func TestTurnChoosesItsModel(t *testing.T) {
+	a, _ := open(t, func(n int, req *llmtest.Request) llmtest.Answer {
+		return llmtest.Answer{Chunks: []string{"Hello."}}
+	})
+	ctx := context.Background()
+	for _, choice := range []string{"", chat.ModelServer} {
+		ev, _, err := collect(t, ctx, a.Chat, chat.Turn{Content: "hi", Model: choice})
+		if err != nil {
+			t.Fatalf("model %q: %v (%v)", choice, err, types(ev))
+		}
+		last := ev[len(ev)-1]
+		if last.Type != chat.Complete || !strings.Contains(last.Model, "fake") || last.OwnKey {
+			t.Fatalf("model %q: last event %+v, want complete naming the server's model", choice, last)
+		}
+	}
+	ev, _, err := collect(t, ctx, a.Chat, chat.Turn{Content: "hi", Model: "cred-nobody"})
+	last := ev[len(ev)-1]
+	if err == nil || last.Type != chat.Error || last.Code != string(errs.BadRequest) || !strings.Contains(last.Message, `"cred-nobody"`) {
+		t.Fatalf("unknown key: err %v, last event %+v, want a bad request naming the key", err, last)
 	}
 }

@@ -15,15 +15,16 @@ type ModelCredential struct {
 	Key                   []byte
 }
 
-// UserModel returns the credential a user's chat turns run on: their most
-// recently added one; nil when they have none (or there is no keyring).
-func (s *Server) UserModel(ctx context.Context, userID string) (*ModelCredential, error) {
+// UserModel returns the credential a user's chat turns run on: the one
+// with id credentialID, or with "" their most recently added one; nil when
+// they have none of that id (or there is no keyring).
+func (s *Server) UserModel(ctx context.Context, userID, credentialID string) (*ModelCredential, error) {
 	if s.keys.Load() == nil {
 		return nil, nil
 	}
 	c := &ModelCredential{}
 	err := s.st.DB().QueryRowContext(ctx, s.st.Q(`SELECT id, provider, base_url FROM tn_credentials WHERE user_id = ?
-		ORDER BY created_at DESC, id DESC LIMIT 1`), userID).Scan(&c.ID, &c.Provider, &c.BaseURL)
+		AND (? = '' OR id = ?) ORDER BY created_at DESC, id DESC LIMIT 1`), userID, credentialID, credentialID).Scan(&c.ID, &c.Provider, &c.BaseURL)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -177,7 +177,9 @@ type inbound struct {
 	Type           string `json:"type"`
 	ConversationID string `json:"conversation_id"`
 	Content        string `json:"content"`
-	Token          string `json:"token"`
+	// Model chooses a message's model ([chat.Turn.Model]).
+	Model string `json:"model"`
+	Token string `json:"token"`
 	// ToolCallID and Approved are an approval's.
 	ToolCallID string          `json:"tool_call_id"`
 	Approved   json.RawMessage `json:"approved"`
@@ -461,7 +463,7 @@ func (s *conn) runTurn(ctx context.Context, in inbound, release func()) {
 	}
 	conv := in.ConversationID
 	pub := &relay{h: s.hub, c: s}
-	s.o.Chat.Run(users.WithUser(ctx, u), chat.Turn{ConversationID: in.ConversationID, Content: in.Content, Approvable: true}, func(e chat.Event) {
+	s.o.Chat.Run(users.WithUser(ctx, u), chat.Turn{ConversationID: in.ConversationID, Content: in.Content, Approvable: true, Model: in.Model}, func(e chat.Event) {
 		if e.ConversationID != "" {
 			conv = e.ConversationID
 		}

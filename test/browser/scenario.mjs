@@ -93,6 +93,18 @@ export async function chatScenario(c, page, o) {
     c.fail(e.message),
   );
 
+  // The answer names the model that gave it; the switch offers the models
+  // the user may use.
+  const used = page.locator(".msg.assistant .model-used").last();
+  await waitSeen(c, used, `${o.name}: the model that answered`, 5000);
+  if (await used.count()) c.check((await used.innerText()).includes("fake-model"), `${o.name}: the answer does not name its model: ${await used.innerText()}`);
+  const pick = page.getByLabel("Model", { exact: true });
+  await expectSeen(c, page, pick, `${o.name}: the model switch`);
+  if (await pick.count()) {
+    const options = await pick.locator("option").allInnerTexts();
+    c.check(options.some((t) => t.includes("server's model")) && options.some((t) => t.startsWith("Default")), `${o.name}: the model switch lacks the default or the server's model: ${options}`);
+  }
+
   // The tool cards name the tool run, with source and state, collapsed.
   const card = page.locator(".tool", { has: page.locator("summary", { hasText: "session_list" }) }).last();
   if (await card.count()) {

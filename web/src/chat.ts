@@ -27,6 +27,11 @@ export class ChatStore extends Observable {
   announceSeq = 0;
   /** notice is a message for the whole page (not tied to a turn). */
   notice = "";
+  /**
+   * model is the model the next messages ask for: "" the default (the
+   * user's newest key, else the server's), "server", or a key's id.
+   */
+  model = "";
 
   private readonly session: Session;
   private readonly socket: ChatSocket;
@@ -142,7 +147,14 @@ export class ChatStore extends Observable {
     t.messages.push({ key: this.key(), role: "user", text: content, at: Date.now(), tools: [], streaming: false });
     t.running = true;
     this.notice = "";
-    t.unstarted = { content, sent: this.socket.send({ type: "message", conversation_id: id, content }) };
+    const model = this.model;
+    t.unstarted = { content, model, sent: this.socket.send({ type: "message", conversation_id: id, content, model }) };
+    this.changed();
+  }
+
+  /** chooseModel sets the model the next messages ask for (see model). */
+  chooseModel(model: string) {
+    this.model = model;
     this.changed();
   }
 
@@ -191,7 +203,7 @@ export class ChatStore extends Observable {
       if (u) {
         // Not started: it goes again once connected; after a 1008 (retryIn
         // -1) only once signed in again (see onPolicyClose).
-        if (u.sent) u.sent = retryIn >= 0 && this.socket.send({ type: "message", conversation_id: t.id, content: u.content });
+        if (u.sent) u.sent = retryIn >= 0 && this.socket.send({ type: "message", conversation_id: t.id, content: u.content, model: u.model });
         continue;
       }
       t.running = false;
@@ -247,7 +259,7 @@ export class ChatStore extends Observable {
     this.socket.start();
     for (const t of this.all()) {
       const u = t.unstarted;
-      if (u && !u.sent) u.sent = this.socket.send({ type: "message", conversation_id: t.id, content: u.content });
+      if (u && !u.sent) u.sent = this.socket.send({ type: "message", conversation_id: t.id, content: u.content, model: u.model });
     }
   }
 
@@ -343,6 +355,7 @@ export class ChatStore extends Observable {
       case "complete": {
         const m = this.assistant(t);
         m.streaming = false;
+        if (f.model) m.model = f.model.replace(/^\S+ /, "") + (f.own_key ? " (your key)" : "");
         t.running = false;
         this.announce(m.text);
         this.onFinished(t.id);

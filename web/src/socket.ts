@@ -21,6 +21,9 @@ export interface ServerFrame {
   code?: string;
   retry_after?: number;
   timeout_seconds?: number;
+  /** complete: the model that answered ("openai gpt-4o-mini"), and whether on the user's own key */
+  model?: string;
+  own_key?: boolean;
 }
 
 /** SocketEvents are what the socket tells its owner. */

@@ -64,6 +64,8 @@ export interface Message {
   streaming: boolean;
   error?: ChatError;
   notice?: string;
+  /** the model that answered (live turns; stored ones do not keep it) */
+  model?: string;
 }
 
 /** Thread is a conversation's messages as this page knows them. */
@@ -80,7 +82,7 @@ export interface Thread {
    * yet: sent again if the connection drops first (sent says whether it
    * left, or waits in the socket's queue).
    */
-  unstarted?: { content: string; sent: boolean };
+  unstarted?: { content: string; sent: boolean; model: string };
 }
 
 /** newThread is an empty thread. */

@@ -1,6 +1,7 @@
 // ChatView.tsx: the chat: the conversation list (a drawer on phones), the
 // thread and the composer.
 import { useEffect, useRef, useState } from "preact/hooks";
+import type { Credential, Page } from "../api";
 import { useServices } from "../context";
 import { href, type Route } from "../router";
 import { useObservable } from "../store";
@@ -17,9 +18,19 @@ const examples = [
 
 /** ChatView is the chat section; it stays mounted (hidden) while another section shows. */
 export function ChatView({ route, hidden }: { route: Route; hidden: boolean }) {
-  const { chat, titles } = useServices();
+  const { chat, titles, session } = useServices();
   useObservable(chat);
   const [drawer, setDrawer] = useState(false);
+  const [keys, setKeys] = useState<Credential[]>([]);
+
+  // The models the user may choose: the default, the server's, their keys.
+  useEffect(() => {
+    if (hidden) return;
+    session
+      .call<Page<Credential>>("tn_user_byok_list", {})
+      .then((p) => setKeys(p.items ?? []))
+      .catch(() => setKeys([]));
+  }, [hidden, session]);
   const [draft, setDraft] = useState("");
   const input = useRef<HTMLTextAreaElement>(null);
 
@@ -137,6 +148,22 @@ export function ChatView({ route, hidden }: { route: Route; hidden: boolean }) {
             </button>
           )}
         </form>
+        <div class="model-line">
+          <label for="model">Model</label>
+          <select
+            id="model"
+            value={chat.model}
+            onChange={(e) => chat.chooseModel((e.target as HTMLSelectElement).value)}
+          >
+            <option value="">Default (your newest key, else the server's)</option>
+            <option value="server">The server's model</option>
+            {keys.map((k) => (
+              <option key={k.id} value={k.id}>
+                Your key: {k.label || k.provider} ({k.provider})
+              </option>
+            ))}
+          </select>
+        </div>
       </div>
     </section>
   );

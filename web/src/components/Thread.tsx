@@ -120,6 +120,7 @@ function MessageView({ conv, m, onCopyError, onEdit, onRegenerate }: MessageProp
           {time(m.at)}
         </time>
         {m.streaming && <span class="muted">answering…</span>}
+        {m.model && <span class="muted model-used">{m.model}</span>}
       </header>
       {m.tools.length > 0 && (
         <div class="tools">
