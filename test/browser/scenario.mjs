@@ -320,11 +320,21 @@ async function preferences(c, page, o) {
   await saved.scrollIntoViewIfNeeded().catch(() => {});
   await expectSeen(c, page, saved, `${o.name}: "Saved"`);
   await page.screenshot({ path: `${o.shots}/${o.name}-settings-saved.png` });
-  await page.reload({ waitUntil: "domcontentloaded" });
-  await radio(choice).waitFor({ timeout: 10000 });
-  c.check(await radio(choice).isChecked(), `${o.name}: after a reload the saved tool approval "${choice}" is not checked`);
-  await radio(choice).scrollIntoViewIfNeeded().catch(() => {});
-  await expectSeen(c, page, radio(choice), `${o.name}: the saved choice after a reload`);
+  // Loaded anew (a second tab of the same browser: reloading this one would
+  // lose the open conversation the later Back/Forward check returns to).
+  const fresh = await page.context().newPage();
+  try {
+    await fresh.setViewportSize(page.viewportSize());
+    await fresh.goto(o.base + "/#/settings", { waitUntil: "domcontentloaded" });
+    const again = fresh.locator(`#prefs input[name="toolApproval"][value="${choice}"]`);
+    await again.waitFor({ timeout: 10000 });
+    c.check(await again.isChecked(), `${o.name}: the page loaded anew does not check the saved tool approval "${choice}"`);
+    await again.scrollIntoViewIfNeeded().catch(() => {});
+    await expectSeen(c, fresh, again, `${o.name}: the saved choice on the page loaded anew`);
+    await fresh.screenshot({ path: `${o.shots}/${o.name}-settings-reloaded.png` });
+  } finally {
+    await fresh.close();
+  }
   await radio(before).check();
   await save.click();
   await waitSeen(c, saved, `${o.name}: "Saved" after restoring the preferences`, 5000);
