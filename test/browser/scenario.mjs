@@ -194,6 +194,7 @@ export async function chatScenario(c, page, o) {
       if (v === "Tools") {
         await page.getByRole("searchbox", { name: "Search tools" }).fill("belief_query", { timeout: 5000 });
         await page.locator("#tool-list li", { hasText: "belief_query" }).first().waitFor({ timeout: 5000 });
+        await toolParams(c, page, o);
       }
       if (v === "Traces") await traces(c, page, o);
       if (v === "Settings") {
@@ -256,6 +257,8 @@ async function traces(c, page, o) {
  * check: the next chats would run on it instead of the fake model.
  */
 async function settings(c, page, o) {
+  await quotaBar(c, page, o);
+  await preferences(c, page, o);
   const form = region(page, "Settings");
   await form.getByLabel("Provider").selectOption("ollama");
   await form.getByLabel("Label").fill("Local");
@@ -279,4 +282,102 @@ async function settings(c, page, o) {
     await confirm.getByRole("button", { name: "Delete", exact: true }).click();
   }
   await item.waitFor({ state: "detached", timeout: 5000 }).catch(() => c.fail(`${o.name}: the confirmed delete left the key`));
+}
+
+/** callTool calls a tool through the REST API as the page's user (its token, if any). */
+function callTool(page, tool, args = {}) {
+  return page.evaluate(
+    async ([tool, args]) => {
+      const headers = { Accept: "application/json", "Content-Type": "application/json" };
+      const token = localStorage.getItem("nexus.token");
+      if (token) headers.Authorization = "Bearer " + token;
+      const resp = await fetch("/api/tools/" + encodeURIComponent(tool) + ":call", { method: "POST", headers, body: JSON.stringify(args) });
+      if (!resp.ok) throw new Error(tool + ": HTTP " + resp.status + " " + (await resp.text()));
+      return resp.json();
+    },
+    [tool, args],
+  );
+}
+
+/** quotaBar checks the quota as a bar: visible, inside the viewport, labelled, with the server's numbers. */
+async function quotaBar(c, page, o) {
+  const q = await callTool(page, "tn_user_quota");
+  const bar = region(page, "Settings").getByRole("progressbar", { name: "prompts used today" });
+  await waitSeen(c, bar, `${o.name}: the quota bar`, 5000);
+  await expectSeen(c, page, bar, `${o.name}: the quota bar`);
+  const box = await bar.boundingBox();
+  const vp = page.viewportSize();
+  c.check(box && box.x >= 0 && box.x + box.width <= vp.width && box.y >= 0 && box.y + box.height <= vp.height && box.width >= 100, `${o.name}: the quota bar is not wholly inside the viewport: ${JSON.stringify(box)} in ${JSON.stringify(vp)}`);
+  const aria = await bar.evaluate((el) => [el.getAttribute("aria-valuenow"), el.getAttribute("aria-valuemin"), el.getAttribute("aria-valuemax"), el.value]);
+  c.check(aria[0] === String(q.current) && aria[1] === "0" && aria[2] === String(q.max), `${o.name}: the quota bar says now/min/max ${aria.slice(0, 3).join("/")}, the server ${q.current}/0/${q.max}`);
+  c.check(aria[3] === Math.min(q.current, Math.max(q.max, 1)), `${o.name}: the quota bar is filled to ${aria[3]}, not ${q.current}`);
+  const label = region(page, "Settings").getByText(`${q.current} of ${q.max} prompts used today`);
+  await expectSeen(c, page, label, `${o.name}: the quota's "${q.current} of ${q.max} prompts used today"`);
+  await expectSeen(c, page, region(page, "Settings").getByText(/^Resets /), `${o.name}: the quota's reset time`);
+}
+
+/**
+ * preferences checks the tool approval preference: it shows the stored
+ * value, a change is saved ("Saved") and shown again after a reload; then
+ * the stored value is put back (the later chats must not wait for approval).
+ */
+async function preferences(c, page, o) {
+  const before = (await callTool(page, "tn_user_preferences_get")).preferences?.toolApproval ?? "";
+  const radio = (v) => page.locator(`#prefs input[name="toolApproval"][value="${v}"]`);
+  const group = page.getByRole("group", { name: "Ask me before the chat runs a tool" });
+  await waitSeen(c, group, `${o.name}: the tool approval preference`, 5000);
+  await group.scrollIntoViewIfNeeded().catch(() => {});
+  await expectSeen(c, page, group.getByText("Ask before tools that may change something"), `${o.name}: the "writes" choice explained`);
+  c.check(await radio(before).isChecked(), `${o.name}: the stored tool approval "${before}" is not the checked choice`);
+  const choice = before === "writes" ? "always" : "writes";
+  const save = page.getByRole("button", { name: "Save preferences" });
+  const saved = region(page, "Settings").getByRole("status").filter({ hasText: "Saved" });
+  await radio(choice).check();
+  await save.click();
+  await waitSeen(c, saved, `${o.name}: "Saved" after saving the preferences`, 5000);
+  await saved.scrollIntoViewIfNeeded().catch(() => {});
+  await expectSeen(c, page, saved, `${o.name}: "Saved"`);
+  await page.screenshot({ path: `${o.shots}/${o.name}-settings-saved.png` });
+  // Loaded anew (a second tab of the same browser: reloading this one would
+  // lose the open conversation the later Back/Forward check returns to).
+  const fresh = await page.context().newPage();
+  try {
+    await fresh.setViewportSize(page.viewportSize());
+    await fresh.goto(o.base + "/#/settings", { waitUntil: "domcontentloaded" });
+    const again = fresh.locator(`#prefs input[name="toolApproval"][value="${choice}"]`);
+    await again.waitFor({ timeout: 10000 });
+    c.check(await again.isChecked(), `${o.name}: the page loaded anew does not check the saved tool approval "${choice}"`);
+    await again.scrollIntoViewIfNeeded().catch(() => {});
+    await expectSeen(c, fresh, again, `${o.name}: the saved choice on the page loaded anew`);
+    await fresh.screenshot({ path: `${o.shots}/${o.name}-settings-reloaded.png` });
+  } finally {
+    await fresh.close();
+  }
+  await radio(before).check();
+  await save.click();
+  await waitSeen(c, saved, `${o.name}: "Saved" after restoring the preferences`, 5000);
+  const after = (await callTool(page, "tn_user_preferences_get")).preferences?.toolApproval ?? "";
+  c.check(after === before, `${o.name}: the tool approval was not restored to "${before}" (it is "${after}")`);
+}
+
+/** toolParams opens belief_query and checks its parameters read as text, the raw schema behind "Raw schema". */
+async function toolParams(c, page, o) {
+  const item = page.locator("#tool-list li", { hasText: "belief_query" }).first();
+  await item.locator("summary").first().click();
+  const param = item.locator(".params li", { has: page.locator(".param-name", { hasText: /^query$/ }) }).first();
+  await param.scrollIntoViewIfNeeded().catch(() => {});
+  await expectSeen(c, page, param.locator(".param-name"), `${o.name}: belief_query's parameter "query"`);
+  await expectSeen(c, page, param.getByText("required", { exact: true }), `${o.name}: "required" by belief_query's query`);
+  await expectSeen(c, page, param.getByText("Natural language search query", { exact: false }), `${o.name}: the description of belief_query's query`);
+  c.check((await param.locator("pre").count()) === 0 && !(await param.evaluate((el) => !!el.closest("pre"))), `${o.name}: the parameter list is inside raw JSON`);
+  const optional = item.locator(".params li", { has: page.locator(".param-name", { hasText: /^limit$/ }) }).first();
+  await optional.scrollIntoViewIfNeeded().catch(() => {});
+  await expectSeen(c, page, optional.getByText("optional", { exact: true }), `${o.name}: "optional" by belief_query's limit`);
+  const raw = item.getByLabel("Input schema");
+  await expectUnseen(c, page, raw, `${o.name}: the raw schema before "Raw schema" is opened`);
+  await item.getByText("Raw schema", { exact: true }).click();
+  await raw.scrollIntoViewIfNeeded().catch(() => {});
+  await expectSeen(c, page, raw, `${o.name}: the raw schema after "Raw schema" is opened`);
+  await noOverflow(c, page, `${o.name} Tools (parameters)`);
+  await page.screenshot({ path: `${o.shots}/${o.name}-tool-params.png` });
 }

@@ -1,8 +1,10 @@
-// SettingsView.tsx: the user's quota and model keys (BYOK): add, and delete
-// after a confirmation; every error shows the server's message.
+// SettingsView.tsx: the user's quota (a bar), preferences and model keys
+// (BYOK): add, and delete after a confirmation; every error shows the
+// server's message.
 import { useEffect, useState } from "preact/hooks";
 import { errorText, type Credential, type Page, type Quota } from "../api";
 import { useServices } from "../context";
+import { Preferences } from "./Preferences";
 
 /** SettingsView is the Settings section. */
 export function SettingsView({ onSignOut }: { onSignOut: () => void }) {
@@ -80,16 +82,30 @@ export function SettingsView({ onSignOut }: { onSignOut: () => void }) {
       <h1 id="settings-h">Settings</h1>
       <h2>Daily prompts</h2>
       {quota && (
-        <p id="quota">
-          {quota.current} of {quota.max} prompts used today{quota.tier ? ` (${quota.tier})` : ""}; resets {new Date(quota.resetAt).toLocaleString()}.
-          {quota.user && <span class="muted"> Signed in as {quota.user}.</span>}
-        </p>
+        <div id="quota" class="quota">
+          <p id="quota-label">
+            {quota.current} of {quota.max} prompts used today{quota.tier ? ` (${quota.tier} tier)` : ""}
+          </p>
+          <progress
+            class="quota-bar"
+            max={Math.max(quota.max, 1)}
+            value={Math.min(quota.current, Math.max(quota.max, 1))}
+            aria-labelledby="quota-label"
+            aria-valuemin={0}
+            aria-valuemax={quota.max}
+            aria-valuenow={quota.current}
+          />
+          <p class="muted small">
+            Resets {new Date(quota.resetAt).toLocaleString()}.{quota.user && <> Signed in as {quota.user}.</>}
+          </p>
+        </div>
       )}
       {quotaError && (
         <p class="error" role="alert">
           {quotaError}
         </p>
       )}
+      <Preferences />
       <h2>Your model keys</h2>
       <p class="muted">Your own key runs your chats; prompts on it are not counted. Keys are stored encrypted and never shown again.</p>
       {credError && (

@@ -1,8 +1,10 @@
 // ToolsView.tsx: the tool browser: every tool of /api/tools, searchable by
-// name and description.
+// name and description, its parameters as a list (the raw schema behind
+// a disclosure).
 import { useEffect, useState } from "preact/hooks";
 import { errorText, type Tool } from "../api";
 import { useServices } from "../context";
+import { Params } from "./Params";
 
 /** ToolsView is the Tools section. */
 export function ToolsView() {
@@ -45,8 +47,12 @@ export function ToolsView() {
               <p class="muted">
                 {t.toolbox} / {t.server} / {t.tool}
               </p>
-              <h3>Input schema</h3>
-              <pre tabIndex={0} aria-label="Input schema">{JSON.stringify(t.inputSchema, null, 2)}</pre>
+              <h3>Parameters</h3>
+              <Params schema={t.inputSchema} />
+              <details class="raw-schema">
+                <summary>Raw schema</summary>
+                <pre tabIndex={0} aria-label="Input schema">{JSON.stringify(t.inputSchema, null, 2)}</pre>
+              </details>
             </details>
           </li>
         ))}
