@@ -112,11 +112,11 @@ interface LinkProps {
   onPick: () => void;
 }
 
-function ConvLink({ c, title, current, onPick }: LinkProps) {
+function ConvLink({ c, title, current, onPick, noTime }: LinkProps & { noTime?: boolean }) {
   return (
     <a href={href("chat", c.id)} aria-current={c.id === current ? "page" : undefined} onClick={onPick} title={c.id}>
       <span class="conv-title">{title}</span>
-      <span class="conv-when muted">{time(c.updated_at || c.created_at)}</span>
+      {!noTime && <span class="conv-when muted">{time(c.updated_at || c.created_at)}</span>}
     </a>
   );
 }
@@ -205,7 +205,8 @@ function ConvItem({ c, list, title, current, onPick }: LinkProps & { list: List 
         </form>
       ) : (
         <>
-          <ConvLink c={c} title={title} current={current} onPick={onPick} />
+          <ConvLink c={c} title={title} current={current} onPick={onPick} noTime />
+          <span class="conv-when muted">{time(c.updated_at || c.created_at)}</span>
           {mode === "confirm" ? (
             <span class="confirm conv-confirm" role="group" aria-label={"Delete “" + title + "”?"}>
               Delete this conversation and its messages?
