@@ -161,6 +161,16 @@ func TestSessionDelete(t *testing.T) {
 		if n := exchangesOf(kept); n != 3 {
 			t.Fatalf("the other session has %d exchanges, want 3", n)
 		}
+		// The search index followed: only the other session's turns are found.
+		hits := arr(h.Call("exchange_search", map[string]any{"query": "turn"})["hits"])
+		if len(hits) == 0 {
+			t.Fatal("exchange_search finds nothing of the kept session")
+		}
+		for _, x := range hits {
+			if sid := obj(obj(x)["exchange"])["session_id"]; sid != kept {
+				t.Fatalf("exchange_search finds an exchange of %v after its session was deleted", sid)
+			}
+		}
 		if _, err := h.Try("session_delete", map[string]any{"session_id": gone}); err == nil || err.Code != errs.NotFound {
 			t.Fatalf("deleting twice: %v", err)
 		}
