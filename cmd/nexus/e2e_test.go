@@ -18,7 +18,7 @@ import (
 )
 
 var localTools = []string{"belief_create", "belief_create_batch", "belief_get", "belief_query", "belief_supersede", "entity_get", "entity_search", "tension_list", "tension_resolve",
-	"session_start", "session_end", "session_get", "session_list", "session_find_by_room", "exchange_add", "exchange_list", "exchange_search",
+	"session_start", "session_end", "session_get", "session_list", "session_rename", "session_delete", "session_find_by_room", "exchange_add", "exchange_list", "exchange_search",
 	"pattern_record", "pattern_reinforce", "pattern_list", "pattern_search", "insight_extract", "insight_list",
 	"tn_session_start", "tn_session_ask", "tn_session_end", "tn_session_history", "tn_session_resume", "tn_session_export",
 	"tn_session_sync_status", "tn_session_cancel_pending",

@@ -36,9 +36,12 @@ const DefaultPlatform = "api"
 
 // Conversation is a conversation in full.
 type Conversation struct {
-	ID             string         `json:"id"`
-	Workspace      string         `json:"workspace"`
-	Platform       string         `json:"platform"`
+	ID        string `json:"id"`
+	Workspace string `json:"workspace"`
+	Platform  string `json:"platform"`
+	// Title is the conversation's own title (session_rename); empty until
+	// it is named, when clients derive one.
+	Title          string         `json:"title,omitempty"`
 	ProjectContext string         `json:"project_context,omitempty"`
 	ExternalRoomID string         `json:"external_room_id,omitempty"`
 	Metadata       map[string]any `json:"metadata"`
@@ -242,21 +245,21 @@ func (s *Store) Forget(ids ...string) {
 }
 
 const cols = `c.id, c.workspace, c.platform, c.project_context, c.external_room_id, c.metadata, c.status, c.summary,
-	c.themes, c.exchange_count, c.created_at, c.updated_at, c.ended_at`
+	c.themes, c.exchange_count, c.created_at, c.updated_at, c.ended_at, c.title`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
 func scan(r rowScanner) (*Conversation, error) {
 	var c Conversation
-	var project, room, summary sql.NullString
+	var project, room, summary, title sql.NullString
 	var meta, themes string
 	var created, updated int64
 	var ended sql.NullInt64
 	if err := r.Scan(&c.ID, &c.Workspace, &c.Platform, &project, &room, &meta, &c.Status, &summary, &themes,
-		&c.ExchangeCount, &created, &updated, &ended); err != nil {
+		&c.ExchangeCount, &created, &updated, &ended, &title); err != nil {
 		return nil, err
 	}
-	c.ProjectContext, c.ExternalRoomID, c.Summary = project.String, room.String, summary.String
+	c.ProjectContext, c.ExternalRoomID, c.Summary, c.Title = project.String, room.String, summary.String, title.String
 	if err := json.Unmarshal([]byte(meta), &c.Metadata); err != nil {
 		return nil, fmt.Errorf("conversation %s metadata: %w", c.ID, err)
 	}

@@ -121,3 +121,39 @@ func (s *Server) sessionFindByRoom(ctx context.Context, c *registry.Call, in ses
 	}
 	return &sessionResult{Success: true, Session: list[0]}, nil
 }
+
+type sessionRenameIn struct {
+	SessionID string `json:"session_id"`
+	Title     string `json:"title"`
+}
+
+// sessionRename sets a session's title. The pipeline has already refused a
+// session_id the caller may not use (its owner and admins).
+func (s *Server) sessionRename(ctx context.Context, c *registry.Call, in sessionRenameIn) (*sessionResult, error) {
+	conv, err := s.conv.Rename(ctx, c.Workspace, in.SessionID, in.Title)
+	if err != nil {
+		return nil, err
+	}
+	return &sessionResult{Success: true, Session: conv}, nil
+}
+
+type sessionDeleteIn struct {
+	SessionID string `json:"session_id"`
+}
+
+type sessionDeleteResult struct {
+	Success          bool   `json:"success"`
+	SessionID        string `json:"session_id"`
+	DeletedExchanges int    `json:"deleted_exchanges"`
+}
+
+// sessionDelete deletes a session with its exchanges. The pipeline has
+// already refused a session_id the caller may not use (its owner and
+// admins).
+func (s *Server) sessionDelete(ctx context.Context, c *registry.Call, in sessionDeleteIn) (*sessionDeleteResult, error) {
+	n, err := s.conv.Delete(ctx, c.Workspace, in.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return &sessionDeleteResult{Success: true, SessionID: in.SessionID, DeletedExchanges: n}, nil
+}

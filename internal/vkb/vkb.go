@@ -4,7 +4,7 @@
 // substrate beliefs.
 //
 // Tools by file: session.go (session_start, session_end, session_get,
-// session_list, session_find_by_room), exchange.go (exchange_add,
+// session_list, session_rename, session_delete, session_find_by_room), exchange.go (exchange_add,
 // exchange_list), search.go (exchange_search), pattern.go (pattern_record, pattern_reinforce,
 // pattern_list, pattern_search), insight.go (insight_extract, insight_list).
 package vkb
@@ -14,6 +14,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -52,6 +54,7 @@ func (s *Server) Register(reg *registry.Registry) error {
 
 // tools are the vkb's tools, in the order they are documented.
 func (s *Server) tools() []registry.Def {
+	destructive := true
 	return []registry.Def{
 		{Name: "session_start", Description: "Begin a new conversation session.",
 			Family: registry.Valence, Schema: schema("session_start"), Handler: registry.Handle(s.sessionStart)},
@@ -61,6 +64,12 @@ func (s *Server) tools() []registry.Def {
 			ReadOnly: true, Family: registry.Valence, Schema: schema("session_get"), Handler: registry.Handle(s.sessionGet)},
 		{Name: "session_list", Description: "List sessions with filters, newest first.",
 			ReadOnly: true, Family: registry.Valence, Schema: schema("session_list"), Handler: registry.Handle(s.sessionList)},
+		{Name: "session_rename", Description: "Set a session's title (trimmed, 1-200 characters). Only the session's owner (or an admin) may rename it.",
+			Annotations: &mcp.ToolAnnotations{IdempotentHint: true},
+			Family:      registry.Valence, Schema: schema("session_rename"), Handler: registry.Handle(s.sessionRename)},
+		{Name: "session_delete", Description: "Delete a session with its exchanges, for good. Only the session's owner (or an admin) may delete it.",
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: &destructive},
+			Family:      registry.Valence, Schema: schema("session_delete"), Handler: registry.Handle(s.sessionDelete)},
 		{Name: "session_find_by_room", Description: "Find a session by external room ID (for chat platform integrations); the newest match, active sessions first.",
 			ReadOnly: true, Family: registry.Valence, Schema: schema("session_find_by_room"), Handler: registry.Handle(s.sessionFindByRoom)},
 		{Name: "exchange_add", Description: "Record a conversation turn.",

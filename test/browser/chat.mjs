@@ -4,7 +4,8 @@
 // At a desktop's size (1280×800) and a phone's (390×844) it checks the
 // welcome screen, a streamed answer rendered from Markdown (a table,
 // highlighted code with a copy button), the tool cards, the conversation's
-// URL surviving a reload, its title in the list, each section shown alone
+// URL surviving a reload, its title in the list, renaming and deleting
+// conversations (conversations.mjs), each section shown alone
 // and nothing wider than the screen (scenario.mjs); the sign-in screen on a
 // 401 (signin.mjs); approval, a missing model and a dropped connection over
 // a scripted socket (socket.mjs). Any console error fails, and so does any
@@ -12,6 +13,7 @@
 import { createRequire } from "node:module";
 import { Checks } from "./lib.mjs";
 import { chatScenario } from "./scenario.mjs";
+import { conversationsScenario } from "./conversations.mjs";
 import { signinScenario } from "./signin.mjs";
 import { firstRender, longAnswer } from "./perf.mjs";
 import { socketScenario } from "./socket.mjs";
@@ -51,6 +53,8 @@ try {
     // Chromium logs the response as a console error.
     const refusedKey = (t) => t.includes("status of 400");
     await run(name + " chat", () => page(size, name, refusedKey).then((p) => chatScenario(c, p, { base, shots, name, phone })));
+    // It renames to a blank title, which the server refuses (400), on purpose.
+    await run(name + " conversations", () => page(size, name, refusedKey).then((p) => conversationsScenario(c, p, { base, shots, name, phone })));
     await run(name + " sign-in", () =>
       page(size, name, (t) => t.includes("401")).then((p) => signinScenario(c, p, { base, shots, name })));
     await run(name + " socket", () => page(size, name).then((p) => socketScenario(c, p, { base, shots, name, phone })));

@@ -132,6 +132,8 @@ export interface Conversation {
   id: string;
   platform: string;
   status: string;
+  /** title is the stored title (session_rename); absent until it is named. */
+  title?: string;
   summary?: string;
   metadata?: Record<string, unknown> | null;
   exchange_count: number;

@@ -1,6 +1,7 @@
 // conversations.ts: the list of conversations (session_list), paged, with a
-// title for each: the conversation's own (metadata.title or its summary),
-// else its first user message, read lazily with exchange_list.
+// title for each: the conversation's own (its stored title, metadata.title
+// or its summary), else its first user message, read lazily with
+// exchange_list; renaming (session_rename) and deleting (session_delete).
 import { errorText, type Conversation, type Exchange, type Session } from "./api";
 import { Observable } from "./store";
 import { time, truncate } from "./format";
@@ -55,6 +56,22 @@ export class List extends Observable {
       this.changed();
     }
   }
+
+  /** rename stores conversation id's new title; it rejects with the server's error. */
+  async rename(id: string, title: string): Promise<void> {
+    const res = await this.session.call<{ session: Conversation }>("session_rename", { session_id: id, title });
+    this.items = this.items.map((c) => (c.id === id ? { ...c, title: res.session.title } : c));
+    this.changed();
+  }
+
+  /** remove deletes conversation id with its exchanges; it rejects with the server's error. */
+  async remove(id: string): Promise<void> {
+    await this.session.call("session_delete", { session_id: id });
+    const before = this.items.length;
+    this.items = this.items.filter((c) => c.id !== id);
+    if (this.items.length < before) this.offset = Math.max(0, this.offset - 1);
+    this.changed();
+  }
 }
 
 /** Titles finds and keeps conversations' titles. */
@@ -79,6 +96,7 @@ export class Titles extends Observable {
 
   /** of returns c's title, asking for its first message if nothing else names it. */
   of(c: Conversation): string {
+    if (c.title?.trim()) return c.title;
     const meta = c.metadata?.title;
     if (typeof meta === "string" && meta.trim()) return truncate(meta, 80);
     if (c.summary?.trim()) return truncate(c.summary, 80);

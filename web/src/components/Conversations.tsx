@@ -1,8 +1,9 @@
 // Conversations.tsx: the conversation list: titles, a search box over the
-// loaded conversations, "Load more", and the other clients' sessions under
-// their own collapsed heading.
-import { useState } from "preact/hooks";
-import type { Conversation } from "../api";
+// loaded conversations, "Load more", Rename (inline) and Delete (after a
+// confirmation) for the chat's own conversations, and the other clients'
+// sessions under their own collapsed heading.
+import { useEffect, useRef, useState } from "preact/hooks";
+import { errorText, type Conversation } from "../api";
 import { useServices } from "../context";
 import type { List, Titles } from "../conversations";
 import { time } from "../format";
@@ -41,7 +42,7 @@ export function Conversations({ id, open, current, onClose }: Props) {
       </label>
       <input id="conv-search" type="search" placeholder="Search conversations" value={q} onInput={(e) => setQ((e.target as HTMLInputElement).value)} />
       {q && <p class="muted small">Searching the titles of the conversations loaded below.</p>}
-      <ConvList list={chats} titles={titles} current={current} match={match} label="Your conversations" onPick={onClose} />
+      <ConvList list={chats} titles={titles} current={current} match={match} label="Your conversations" onPick={onClose} manage />
       <details
         class="others"
         open={othersOpen}
@@ -66,21 +67,24 @@ interface ListProps {
   match: (c: Conversation) => boolean;
   label: string;
   onPick: () => void;
+  /** manage offers Rename and Delete on each entry. */
+  manage?: boolean;
 }
 
-function ConvList({ list, titles, current, match, label, onPick }: ListProps) {
+function ConvList({ list, titles, current, match, label, onPick, manage }: ListProps) {
   const shown = list.items.filter(match);
   return (
     <>
       <ul class="conv-list" aria-label={label}>
-        {shown.map((c) => (
-          <li key={c.id}>
-            <a href={href("chat", c.id)} aria-current={c.id === current ? "page" : undefined} onClick={onPick} title={c.id}>
-              <span class="conv-title">{titles.of(c)}</span>
-              <span class="conv-when muted">{time(c.updated_at || c.created_at)}</span>
-            </a>
-          </li>
-        ))}
+        {shown.map((c) =>
+          manage ? (
+            <ConvItem key={c.id} c={c} list={list} title={titles.of(c)} current={current} onPick={onPick} />
+          ) : (
+            <li key={c.id}>
+              <ConvLink c={c} title={titles.of(c)} current={current} onPick={onPick} />
+            </li>
+          ),
+        )}
       </ul>
       {list.loaded && !list.items.length && !list.error && <p class="muted small">None yet.</p>}
       {list.loaded && list.items.length > 0 && !shown.length && <p class="muted small">No title matches.</p>}
@@ -98,5 +102,157 @@ function ConvList({ list, titles, current, match, label, onPick }: ListProps) {
         </button>
       )}
     </>
+  );
+}
+
+interface LinkProps {
+  c: Conversation;
+  title: string;
+  current: string;
+  onPick: () => void;
+}
+
+function ConvLink({ c, title, current, onPick, noTime }: LinkProps & { noTime?: boolean }) {
+  return (
+    <a href={href("chat", c.id)} aria-current={c.id === current ? "page" : undefined} onClick={onPick} title={c.id}>
+      <span class="conv-title">{title}</span>
+      {!noTime && <span class="conv-when muted">{time(c.updated_at || c.created_at)}</span>}
+    </a>
+  );
+}
+
+/**
+ * ConvItem is one of the chat's conversations: its link, Rename (an inline
+ * field: Enter saves, Escape cancels) and Delete (a confirmation that takes
+ * focus on Cancel). Deleting the conversation on screen opens a new one.
+ */
+function ConvItem({ c, list, title, current, onPick }: LinkProps & { list: List }) {
+  const [mode, setMode] = useState<"" | "rename" | "confirm">("");
+  const [draft, setDraft] = useState("");
+  const [error, setError] = useState("");
+  const [busy, setBusy] = useState(false);
+  const field = useRef<HTMLInputElement>(null);
+  const cancelButton = useRef<HTMLButtonElement>(null);
+  const renameButton = useRef<HTMLButtonElement>(null);
+  const deleteButton = useRef<HTMLButtonElement>(null);
+  const previous = useRef(mode);
+  useEffect(() => {
+    if (mode === "rename") field.current?.select();
+    if (mode === "confirm") cancelButton.current?.focus();
+    // Focus returns to the button that opened the field or the confirmation.
+    if (mode === "" && previous.current === "rename") renameButton.current?.focus();
+    if (mode === "" && previous.current === "confirm") deleteButton.current?.focus();
+    previous.current = mode;
+  }, [mode]);
+
+  const close = () => {
+    setMode("");
+    setError("");
+  };
+  const save = (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    list
+      .rename(c.id, draft)
+      .then(close)
+      .catch((err: unknown) => setError(errorText(err)))
+      .finally(() => setBusy(false));
+  };
+  const remove = () => {
+    setBusy(true);
+    list
+      .remove(c.id)
+      .then(() => {
+        if (c.id === current) location.hash = href("chat");
+      })
+      .catch((err: unknown) => {
+        setError(errorText(err));
+        setBusy(false);
+      });
+  };
+
+  return (
+    <li class="conv-item">
+      {mode === "rename" ? (
+        <form class="conv-rename" onSubmit={save}>
+          <label for={"rename-" + c.id} class="sr">
+            New title for “{title}”
+          </label>
+          <input
+            id={"rename-" + c.id}
+            ref={field}
+            value={draft}
+            maxLength={200}
+            disabled={busy}
+            onInput={(e) => setDraft((e.target as HTMLInputElement).value)}
+            onKeyDown={(e) => {
+              if (e.key === "Escape") {
+                // Escape cancels the edit only (not the drawer, not a turn).
+                e.preventDefault();
+                e.stopPropagation();
+                close();
+              }
+            }}
+          />
+          <span class="conv-actions">
+            <button type="submit" class="small primary" disabled={busy}>
+              Save
+            </button>
+            <button type="button" class="small quiet" onClick={close}>
+              Cancel
+            </button>
+          </span>
+        </form>
+      ) : (
+        <>
+          <ConvLink c={c} title={title} current={current} onPick={onPick} noTime />
+          <span class="conv-when muted">{time(c.updated_at || c.created_at)}</span>
+          {mode === "confirm" ? (
+            <span class="confirm conv-confirm" role="group" aria-label={"Delete “" + title + "”?"}>
+              Delete this conversation and its messages?
+              <button type="button" class="small danger" disabled={busy} onClick={remove}>
+                Delete
+              </button>
+              <button type="button" class="small cancel" ref={cancelButton} onClick={close}>
+                Cancel
+              </button>
+            </span>
+          ) : (
+            <span class="conv-actions">
+              <button
+                type="button"
+                class="small quiet"
+                ref={renameButton}
+                aria-label={"Rename “" + title + "”"}
+                onClick={() => {
+                  setDraft(title);
+                  setError("");
+                  setMode("rename");
+                }}
+              >
+                Rename
+              </button>
+              <button
+                type="button"
+                class="small quiet"
+                ref={deleteButton}
+                aria-label={"Delete “" + title + "”"}
+                onClick={() => {
+                  setError("");
+                  setMode("confirm");
+                }}
+              >
+                Delete…
+              </button>
+            </span>
+          )}
+        </>
+      )}
+      {error && (
+        <p class="error small" role="alert">
+          {error}
+        </p>
+      )}
+    </li>
   );
 }
