@@ -130,11 +130,13 @@ export async function longAnswer(c, browser, base, size, name) {
       longCount: long.length,
       longest: long.reduce((a, e) => Math.max(a, e.dur), 0),
       longTotal: long.reduce((a, e) => a + e.dur, 0),
+      // When each long task began, from the first token received (ms).
+      longAt: long.map((e) => Math.round(e.start - first) + "+" + Math.round(e.dur)),
     };
   }, start);
   c.check(r.tokens > 5000, `${name} long answer: only ${r.tokens} token frames with markers were received`);
   console.log(
-    `perf: long streamed answer at ${name}: ${r.tokens} token frames, ${r.chars} characters over ${ms(r.stream)}; long tasks over 50 ms: ${r.longCount} (longest ${ms(r.longest)}, together ${ms(r.longTotal)}); max frames behind the last token received: ${r.behind} (at most ${ms(r.behindMs)}; ${r.frames} frames in ${ms(r.stream)})`,
+    `perf: long streamed answer at ${name}: ${r.tokens} token frames, ${r.chars} characters over ${ms(r.stream)}; long tasks over 50 ms: ${r.longCount} (longest ${ms(r.longest)}, together ${ms(r.longTotal)}; at ${r.longAt.join(", ") || "-"} ms from the first token); max frames behind the last token received: ${r.behind} (at most ${ms(r.behindMs)}; ${r.frames} frames in ${ms(r.stream)})`,
   );
   await ctx.close();
 }
