@@ -130,14 +130,6 @@ func around(x *belief, p int) (before, after []string) {
 	return before, after
 }
 
-// opposed reports whether two word keys are opposed terms.
-func opposed(a, b string) bool {
-	if contains(antonyms[a], b) {
-		return true
-	}
-	return prefixed(a, b) || prefixed(b, a)
-}
-
 // prefixed reports whether neg is base with a negating prefix
 // ("unstable"/"stable", "invalid"/"valid").
 func prefixed(neg, base string) bool {
