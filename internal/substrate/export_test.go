@@ -11,3 +11,14 @@ func LargestWriteGroup(s *Server) int {
 	defer s.group.mu.Unlock()
 	return s.group.largest
 }
+
+// SetGroupWriteHook makes s call f on SQLite before it takes the queue of
+// creates waiting to write (group.go).
+func SetGroupWriteHook(s *Server, f func()) { s.groupWrite = f }
+
+// QueuedWrites returns how many creates wait to write on SQLite.
+func QueuedWrites(s *Server) int {
+	s.group.mu.Lock()
+	defer s.group.mu.Unlock()
+	return len(s.group.queue)
+}

@@ -118,6 +118,9 @@ func (g *writeGroup) handOff() {
 
 // writeQueue writes the queued calls in one transaction, then hands off.
 func (s *Server) writeQueue() {
+	if s.groupWrite != nil {
+		s.groupWrite()
+	}
 	g := &s.group
 	g.mu.Lock()
 	batch := g.queue

@@ -38,7 +38,7 @@ func newMemIndex(beliefs []*Belief, keys [][]string) *memIndex {
 // related to d (whose relation keys are keys) and share one of its
 // selective terms.
 func (ix *memIndex) candidates(d *draft, keys []string, end int) []int {
-	seen := map[int]bool{}
+	seen := make([]bool, min(end, len(ix.beliefs)))
 	var pool []int
 	for _, t := range selective(d) {
 		for _, j := range ix.postings[textsearch.Key(t)] {

@@ -45,6 +45,9 @@ type Server struct {
 	// judged, when set (tests), runs after a create has judged its
 	// candidates and before its write transaction.
 	judged func()
+	// groupWrite, when set (tests), runs on SQLite when a group of
+	// creates is about to be written, before the queue is taken.
+	groupWrite func()
 	// judge, when set (UseJudge), asks a chat model about the tensions
 	// the rules flag (judge.go).
 	judge *modelJudge

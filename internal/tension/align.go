@@ -29,12 +29,31 @@ type evidence struct {
 	subjectNarrow bool      // one leading noun phrase refines the other by inserted words
 }
 
-// align computes the evidence used by the rules.
-func align(x, y *belief) evidence {
-	var ev evidence
-	onlyA := make([]string, 0, len(x.words))
-	onlyB := make([]string, 0, len(y.words))
-	ev.shared = make([]string, 0, min(len(x.words), len(y.words)))
+// align computes the evidence used by the rules into p.ev, its slices cut
+// from p's buffers.
+func (p *pair) align() {
+	x, y := p.x, p.y
+	p.evs = evidence{}
+	ev := &p.evs
+	p.ev = ev
+	// onlyA and resA hold at most len(x.words) words, onlyB and resB
+	// len(y.words), antA and antB and shared at most the fewer.
+	nx, ny, nm := len(x.words), len(y.words), min(len(x.words), len(y.words))
+	words := grow(p.words, 2*nx+2*ny+3*nm)
+	p.words = words
+	cut := func(n int) []string {
+		s := words[:0:n]
+		words = words[n:]
+		return s
+	}
+	onlyA, onlyB := cut(nx), cut(ny)
+	ev.shared = cut(nm)
+	ev.resA, ev.resB, ev.antA, ev.antB = cut(nx), cut(ny), cut(nm), cut(nm)
+	flags := grow(p.flags, ny+len(x.seq)+len(y.seq))
+	p.flags = flags
+	clear(flags)
+	usedB, flags := flags[:ny:ny], flags[ny:]
+	ev.matchedA, ev.matchedB = flags[:len(x.seq):len(x.seq)], flags[len(x.seq):]
 	i, j := 0, 0
 	for i < len(x.words) || j < len(y.words) {
 		switch {
@@ -53,7 +72,6 @@ func align(x, y *belief) evidence {
 	// Opposed terms: each word used at most once, scanned in sorted order.
 	// (What does not depend on the pair is looked up once: this loop was
 	// a sixth of a bulk load's CPU.)
-	usedB := make([]bool, len(onlyB))
 	for k, wb := range onlyB {
 		usedB[k] = scopeWords[wb] // a scope word is never matched
 	}
@@ -85,8 +103,6 @@ func align(x, y *belief) evidence {
 	ev.scopeDiff = !equalStrings(x.scopes, y.scopes) || (x.top != "" && y.top != "" && x.top != y.top)
 
 	// Values: greedy matching in text order.
-	ev.matchedA = make([]bool, len(x.seq))
-	ev.matchedB = make([]bool, len(y.seq))
 	for _, ia := range x.core {
 		ta := &x.seq[ia]
 		if ta.kind != valueTerm {
@@ -151,14 +167,22 @@ func align(x, y *belief) evidence {
 				sameFrame(x, y, ev.slotA, ev.slotB, ev.shared)
 		}
 	}
-	ev.subjectDiff = subjectDiff(x, y, &ev)
+	ev.subjectDiff = subjectDiff(x, y, ev)
 	if !ev.subjectDiff {
-		ev.subjectNarrow = subjectNarrow(x, y, &ev)
+		ev.subjectNarrow = subjectNarrow(x, y, ev)
 	}
 	if len(ev.resA) == 0 && len(ev.resB) == 0 && len(ev.antA) == 0 && len(ev.conflicts) == 0 && !ev.flip {
 		ev.directional = reversed(x, y)
 	}
-	return ev
+}
+
+// grow returns s resliced to n elements, allocated afresh when s is too
+// small.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // subject returns the seq indices of x's leading content run: the content
