@@ -55,7 +55,8 @@ type draft struct {
 	scoped bool     // has a domain path or entities: candidates must share one
 	keys   []string // relation keys: "d:" domain, "e:" entity id, "n:" name or alias key
 	terms  []string
-	keyset map[string]bool // textsearch.Key of each token of the content
+	keyset map[string]bool   // textsearch.Key of each token of the content
+	q      *textsearch.Query // terms prepared for scoring, made by query
 	df     map[string]int
 	n      int
 	// cands are the store's candidates judged in step 2 (kept to judge
@@ -68,6 +69,15 @@ type draft struct {
 	existing string      // the belief already holding the item's external_id
 	stored   *Belief
 	tensions []Tension
+}
+
+// query returns d's terms prepared for scoring. Not safe for concurrent
+// use: one goroutine judges a draft at a time.
+func (d *draft) query() *textsearch.Query {
+	if d.q == nil {
+		d.q = textsearch.NewQuery(d.terms)
+	}
+	return d.q
 }
 
 type finding struct {
@@ -455,16 +465,28 @@ func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *memo, workspac
 			gone[d.nb.id] = true
 		}
 	}
+	// The rows first, in one multi-row insert per chunk (raw tx: its text
+	// varies with the count, not worth preparing), then each item's
+	// tensions, whose other belief may be an earlier item.
 	w := newTxWrites()
+	var rows []beliefRow
+	var written []*draft
 	for _, d := range drafts {
 		if d.existing != "" {
 			continue
 		}
-		b, err := s.insertBelief(ctx, ptx, workspace, d.nb, w)
+		r, err := s.beliefRow(ctx, ptx, workspace, d.nb, w)
 		if err != nil {
 			return err
 		}
-		if err := s.finish(ctx, ptx, an, d, b, sinceIx, gone); err != nil {
+		rows = append(rows, r)
+		written = append(written, d)
+	}
+	if err := s.insertBeliefs(ctx, tx, rows, w); err != nil {
+		return err
+	}
+	for i, d := range written {
+		if err := s.finish(ctx, ptx, an, d, rows[i].b, sinceIx, gone); err != nil {
 			return err
 		}
 	}

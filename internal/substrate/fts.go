@@ -2,7 +2,6 @@ package substrate
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 
@@ -35,22 +34,13 @@ func (p *ftsPending) add(o ftsPending) {
 	p.last = max(p.last, o.last)
 }
 
-// indexBelief notes the belief just inserted (res) in pending, for
-// [Server.indexPending] to index, and returns its sequence number (SQLite;
-// 0 on PostgreSQL, which indexes in the row).
-func (s *Server) indexBelief(res sql.Result, pending *ftsPending) (int64, error) {
-	if s.st.Dialect() != store.SQLite {
-		return 0, nil
+// note records a belief inserted with sequence number seq, for
+// indexPending.
+func (p *ftsPending) note(seq int64) {
+	if p.first == 0 || seq < p.first {
+		p.first = seq
 	}
-	seq, err := res.LastInsertId()
-	if err != nil {
-		return 0, fmt.Errorf("index belief: %w", err)
-	}
-	if pending.first == 0 || seq < pending.first {
-		pending.first = seq
-	}
-	pending.last = max(pending.last, seq)
-	return seq, nil
+	p.last = max(p.last, seq)
 }
 
 // indexPending indexes the beliefs in pending; it must be the transaction's

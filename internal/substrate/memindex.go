@@ -24,13 +24,15 @@ type memIndex struct {
 }
 
 func newMemIndex(beliefs []*Belief, keys [][]string) *memIndex {
-	ix := &memIndex{beliefs: beliefs, keys: keys, postings: map[string][]int{}, docs: make([]textsearch.Doc, len(beliefs))}
+	ix := &memIndex{beliefs: beliefs, keys: keys, postings: map[string][]int{}}
+	texts := make([]string, len(beliefs))
 	for i, b := range beliefs {
 		for k := range keySet(b.Content) {
 			ix.postings[k] = append(ix.postings[k], i)
 		}
-		ix.docs[i] = textsearch.NewDoc(b.Content)
+		texts[i] = b.Content
 	}
+	ix.docs = textsearch.NewDocs(texts)
 	return ix
 }
 
@@ -103,7 +105,7 @@ func (ix *memIndex) best(d *draft, pool []int) []*Belief {
 	for i, j := range pool {
 		docs[i] = ix.docs[j]
 	}
-	scores := textsearch.BM25Docs(docs, d.terms, d.df, max(d.n, len(pool)))
+	scores := d.query().BM25Docs(docs, d.df, max(d.n, len(pool)))
 	idx := make([]int, 0, len(pool))
 	for i, sc := range scores {
 		if sc > 0 {

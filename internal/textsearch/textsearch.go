@@ -163,12 +163,14 @@ type matcher struct {
 	idf      map[string]float64 // key -> IDF
 	prefixes []string           // what a token starts with to be stemmed
 	stems    map[string]string  // token -> stem, for the tokens stemmed
+	isStem   map[string]bool    // the terms' stems (the keys of idf)
 }
 
 func newMatcher(terms []string) *matcher {
-	m := &matcher{key: map[string]string{}, idf: map[string]float64{}, stems: map[string]string{}}
+	m := &matcher{key: map[string]string{}, idf: map[string]float64{}, stems: map[string]string{}, isStem: map[string]bool{}}
 	for _, t := range terms {
 		st := Stem(t)
+		m.isStem[st] = true
 		m.key[t], m.key[st] = st, st
 		if _, ok := m.key[Key(t)]; !ok {
 			m.key[Key(t)] = st
