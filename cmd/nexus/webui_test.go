@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,4 +114,46 @@ func TestWebUIInBrowser(t *testing.T) {
 		t.Fatalf("the browser test failed: %v\n%s", err, out)
 	}
 	t.Logf("browser: %s (screenshots in %s)", out, shots)
+}
+
+// TestWebUISignInBeyondLoopback drives the web UI in Chromium
+// (test/browser/remote.mjs) against nexus serve listening on 0.0.0.0,
+// where a request without a token is anyone's: at both sizes the page
+// shows the sign-in screen alone, refuses a wrong token, signs in with a
+// token from nexus users add, chats, stays signed in across a reload and
+// signs out. Nothing between the browser and the server is scripted.
+func TestWebUISignInBeyondLoopback(t *testing.T) {
+	node, modules, chromium := testtools.Browser(t)
+	t.Setenv("NEXUS_DB", "")
+	fake := llmtest.NewOpenAI(t, func(n int, req *llmtest.Request) llmtest.Answer {
+		return llmtest.Answer{Chunks: []string{"Signed in ", "and answering."}}
+	})
+	t.Setenv("NEXUS_LLM_PROVIDER", "openai")
+	t.Setenv("NEXUS_LLM_BASE_URL", fake.URL)
+	t.Setenv("NEXUS_LLM_MODEL", "fake-model")
+	t.Setenv("NEXUS_LLM_API_KEY", "sk-fake")
+	dir := t.TempDir()
+	out, _, code := runNexus(t, "", "users", "add", "alice", "--data-dir", dir)
+	if code != 0 || !strings.Contains(out, "nxs_") {
+		t.Fatalf("users add: %d %s", code, out)
+	}
+	token := strings.TrimSpace(out[strings.Index(out, "nxs_"):])
+	_, port, _ := net.SplitHostPort(testtools.FreeAddr(t))
+	base := startServeAt(t, dir, "0.0.0.0:"+port, "--allow-hosts", "nexus.test")
+	shots := os.Getenv("NEXUS_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(testtools.RepoRoot(t), "test", "browser", "remote.mjs"), base, shots, chromium, token)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
+	cmd.Dir = filepath.Dir(modules)
+	testtools.OwnGroup(cmd)
+	out2, err := cmd.CombinedOutput()
+	testtools.EndGroup(t, cmd)
+	if err != nil {
+		t.Fatalf("the browser test failed: %v\n%s", err, out2)
+	}
+	t.Logf("browser: %s (screenshots in %s)", out2, shots)
 }

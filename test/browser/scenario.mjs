@@ -317,12 +317,20 @@ async function quotaBar(c, page, o) {
 }
 
 /**
- * preferences checks the tool approval preference: it shows the stored
- * value, a change is saved ("Saved") and shown again after a reload; then
- * the stored value is put back (the later chats must not wait for approval).
+ * preferences checks the tool approval and theme preferences: the stored
+ * value is shown, a change is saved ("Saved"), the Dark theme turns the page
+ * dark at once and on a page loaded anew; then the stored values are put
+ * back (the later chats must not wait for approval) and the page is light.
  */
 async function preferences(c, page, o) {
-  const before = (await callTool(page, "tn_user_preferences_get")).preferences?.toolApproval ?? "";
+  const stored = (await callTool(page, "tn_user_preferences_get")).preferences ?? {};
+  const before = stored.toolApproval ?? "";
+  const beforeTheme = stored.theme ?? "";
+  const theme = page.locator("#pref-theme");
+  const background = (p) => p.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  // The browser's system theme is light (Playwright's default).
+  const dark = "rgb(21, 23, 27)";
+  const light = "rgb(246, 247, 249)";
   const radio = (v) => page.locator(`#prefs input[name="toolApproval"][value="${v}"]`);
   const group = page.getByRole("group", { name: "Ask me before the chat runs a tool" });
   await waitSeen(c, group, `${o.name}: the tool approval preference`, 5000);
@@ -333,8 +341,10 @@ async function preferences(c, page, o) {
   const save = page.getByRole("button", { name: "Save preferences" });
   const saved = region(page, "Settings").getByRole("status").filter({ hasText: "Saved" });
   await radio(choice).check();
+  await theme.selectOption("dark");
   await save.click();
   await waitSeen(c, saved, `${o.name}: "Saved" after saving the preferences`, 5000);
+  c.check((await background(page)) === dark, `${o.name}: the page is not dark after saving the Dark theme (background ${await background(page)})`);
   await saved.scrollIntoViewIfNeeded().catch(() => {});
   await expectSeen(c, page, saved, `${o.name}: "Saved"`);
   await page.screenshot({ path: `${o.shots}/${o.name}-settings-saved.png` });
@@ -349,13 +359,19 @@ async function preferences(c, page, o) {
     c.check(await again.isChecked(), `${o.name}: the page loaded anew does not check the saved tool approval "${choice}"`);
     await again.scrollIntoViewIfNeeded().catch(() => {});
     await expectSeen(c, fresh, again, `${o.name}: the saved choice on the page loaded anew`);
+    c.check((await background(fresh)) === dark, `${o.name}: the page loaded anew is not dark (background ${await background(fresh)})`);
+    c.check((await fresh.locator("#pref-theme").inputValue()) === "dark", `${o.name}: the page loaded anew does not select the saved Dark theme`);
     await fresh.screenshot({ path: `${o.shots}/${o.name}-settings-reloaded.png` });
   } finally {
     await fresh.close();
   }
   await radio(before).check();
+  await theme.selectOption(beforeTheme);
   await save.click();
   await waitSeen(c, saved, `${o.name}: "Saved" after restoring the preferences`, 5000);
+  if (beforeTheme !== "dark") {
+    c.check((await background(page)) === light, `${o.name}: the page is not light again after restoring the theme "${beforeTheme}" (background ${await background(page)})`);
+  }
   const after = (await callTool(page, "tn_user_preferences_get")).preferences?.toolApproval ?? "";
   c.check(after === before, `${o.name}: the tool approval was not restored to "${before}" (it is "${after}")`);
 }

@@ -36,7 +36,8 @@ export class Session {
   /** revoked: a signed-in token stopped working. */
   revoked = false;
   private listeners = new Set<Listener>();
-  private storage: Storage | null;
+  /** storage keeps the token (and theme.ts the theme); null when disabled. */
+  readonly storage: Storage | null;
 
   constructor(storage: Storage | null) {
     this.storage = storage;

@@ -5,6 +5,7 @@ import { Session } from "./api";
 import { ChatStore } from "./chat";
 import { List, Titles } from "./conversations";
 import type { Services } from "./context";
+import { restoreTheme } from "./theme";
 import "./style.css";
 
 function storage(): Storage | null {
@@ -15,6 +16,7 @@ function storage(): Storage | null {
   }
 }
 
+restoreTheme(storage());
 const session = new Session(storage());
 const services: Services = {
   session,

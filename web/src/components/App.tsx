@@ -5,6 +5,7 @@ import { errorText } from "../api";
 import { ServicesContext, type Services } from "../context";
 import { href, useRoute, type View } from "../router";
 import { useObservable } from "../store";
+import { applyTheme } from "../theme";
 import { ChatView } from "./ChatView";
 import { SettingsView } from "./SettingsView";
 import { SignIn } from "./SignIn";
@@ -41,7 +42,12 @@ export function App({ services }: { services: Services }) {
     if (!ready || session.signedOut) return;
     chat.start();
     void chats.reload();
-  }, [ready, session.signedOut, chat, chats]);
+    // The theme preference; if it cannot be read, the remembered one stays.
+    session
+      .call<{ preferences?: { theme?: string } }>("tn_user_preferences_get")
+      .then((r) => applyTheme(r.preferences?.theme, session.storage))
+      .catch(() => undefined);
+  }, [ready, session.signedOut, chat, chats, session]);
 
   useEffect(() => {
     chat.onAdopt = (id) => {

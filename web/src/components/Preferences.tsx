@@ -4,6 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { errorText } from "../api";
 import { useServices } from "../context";
+import { applyTheme } from "../theme";
 
 /** Prefs are the fields of tn_user_preferences_get this section edits. */
 interface Prefs {
@@ -56,6 +57,7 @@ export function Preferences() {
       .call<{ preferences?: Prefs }>("tn_user_preferences_set", { toolApproval: form.toolApproval ?? "", theme: form.theme ?? "" })
       .then((r) => {
         setSaved(r.preferences ?? {});
+        applyTheme(r.preferences?.theme, session.storage);
         setError("");
         setStatus("Saved");
       })
