@@ -120,13 +120,14 @@ func TestWebUIInBrowser(t *testing.T) {
 // (test/browser/remote.mjs) against nexus serve listening on 0.0.0.0,
 // where a request without a token is anyone's: at both sizes the page
 // shows the sign-in screen alone, refuses a wrong token, signs in with a
-// token from nexus users add, chats, stays signed in across a reload and
+// token from nexus users add, chats, stays signed in across a reload,
+// replaces its last turn with Edit and resend and with Regenerate, and
 // signs out. Nothing between the browser and the server is scripted.
 func TestWebUISignInBeyondLoopback(t *testing.T) {
 	node, modules, chromium := testtools.Browser(t)
 	t.Setenv("NEXUS_DB", "")
 	fake := llmtest.NewOpenAI(t, func(n int, req *llmtest.Request) llmtest.Answer {
-		return llmtest.Answer{Chunks: []string{"Signed in ", "and answering."}}
+		return llmtest.Answer{Chunks: []string{"You said: ", lastUser(req)}}
 	})
 	t.Setenv("NEXUS_LLM_PROVIDER", "openai")
 	t.Setenv("NEXUS_LLM_BASE_URL", fake.URL)

@@ -176,6 +176,10 @@ type Turn struct {
 	// key, else the server's), ModelServer, or the id of one of the user's
 	// keys (tn_user_byok_list).
 	Model string
+	// ReplaceLast makes the turn replace the conversation's last user
+	// message and what followed it (Regenerate, Edit and resend): they are
+	// deleted once the turn is accepted, before the model sees the history.
+	ReplaceLast bool
 }
 
 // Result is a finished turn.
@@ -267,6 +271,9 @@ func (c *Chat) Run(ctx context.Context, t Turn, emit func(Event)) (*Result, erro
 	if err != nil {
 		return failErr(err)
 	}
+	if t.ReplaceLast && !target.stored {
+		return failErr(errs.Invalid("replace_last", "conversation %q has no message of yours to replace", target.id))
+	}
 	mode, err := c.approvalMode(ctx, who, t.Approvable)
 	if err != nil {
 		return fail(string(errs.Internal), err)
@@ -278,6 +285,11 @@ func (c *Chat) Run(ctx context.Context, t Turn, emit func(Event)) (*Result, erro
 		}
 	}
 	// Accepted: from here on the turn is stored.
+	if t.ReplaceLast {
+		if _, err := c.o.Conversations.RewindLastUser(context.WithoutCancel(ctx), target.ws, target.id); err != nil {
+			return failErr(err)
+		}
+	}
 	var history []llm.Message
 	if target.stored {
 		if history, err = c.history(ctx, target.ws, target.id); err != nil {

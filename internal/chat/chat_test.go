@@ -3,6 +3,7 @@ package chat_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -295,5 +296,71 @@ func TestTurnChoosesItsModel(t *testing.T) {
 	last := ev[len(ev)-1]
 	if err == nil || last.Type != chat.Error || last.Code != string(errs.BadRequest) || !strings.Contains(last.Message, `"cred-nobody"`) {
 		t.Fatalf("unknown key: err %v, last event %+v, want a bad request naming the key", err, last)
+	}
+}
+
+// TestTurnReplacesTheLast: a turn with ReplaceLast (Regenerate, Edit and
+// resend) replaces the conversation's last user message and its answer:
+// the model sees the history without them, and the conversation keeps the
+// new turn in their place. Without a stored conversation it is refused,
+// naming replace_last, and stores nothing.
+func TestTurnReplacesTheLast(t *testing.T) {
+	var mu sync.Mutex
+	var seen [][]string
+	a, _ := open(t, func(n int, req *llmtest.Request) llmtest.Answer {
+		var contents []string
+		for _, m := range req.Messages {
+			if s, ok := m["content"].(string); ok && m["role"] != "system" {
+				contents = append(contents, s)
+			}
+		}
+		mu.Lock()
+		seen = append(seen, contents)
+		mu.Unlock()
+		return llmtest.Answer{Chunks: []string{fmt.Sprintf("answer %d", n)}}
+	})
+	ctx := context.Background()
+	_, first, err := collect(t, ctx, a.Chat, chat.Turn{Content: "first question"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := first.ConversationID
+	for _, turn := range []chat.Turn{
+		{ConversationID: conv, Content: "second question"},
+		{ConversationID: conv, Content: "second question, edited", ReplaceLast: true},
+	} {
+		if _, _, err := collect(t, ctx, a.Chat, turn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	last := seen[len(seen)-1]
+	mu.Unlock()
+	if want := []string{"first question", "answer 1", "second question, edited"}; !slices.Equal(last, want) {
+		t.Fatalf("the replacing turn's model saw %q, want %q", last, want)
+	}
+	ws, _, _, err := a.Conversations.Lookup(ctx, conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, total, err := a.Conversations.Exchanges(ctx, ws, conv, 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range ex {
+		got = append(got, e.Content)
+	}
+	if want := []string{"first question", "answer 1", "second question, edited", "answer 3"}; total != 4 || !slices.Equal(got, want) {
+		t.Fatalf("stored %d exchanges %q, want %q", total, got, want)
+	}
+
+	ev, res, err := collect(t, ctx, a.Chat, chat.Turn{Content: "nothing to replace", ReplaceLast: true})
+	end := ev[len(ev)-1]
+	if err == nil || end.Type != chat.Error || end.Code != string(errs.BadRequest) || !strings.Contains(end.Message, "replace_last") {
+		t.Fatalf("replacing in a new conversation: err %v, last event %+v, want a bad request naming replace_last", err, end)
+	}
+	if _, _, ok, _ := a.Conversations.Lookup(ctx, res.ConversationID); ok {
+		t.Fatalf("a refused turn stored its conversation %s", res.ConversationID)
 	}
 }

@@ -92,3 +92,46 @@ func (s *Store) Delete(ctx context.Context, workspace, id string) (exchanges int
 	s.Forget(id)
 	return exchanges, nil
 }
+
+// RewindLastUser deletes the last user message of conversation id of the
+// workspace and every exchange after it (the answer to it, or what a failed
+// turn left), in one transaction, and returns how many exchanges went; the
+// next exchange appended takes the user message's place. It serves the
+// chat's Regenerate and Edit and resend, which replace the last turn. A
+// conversation without a user message is a BAD_REQUEST naming
+// replace_last.
+func (s *Store) RewindLastUser(ctx context.Context, workspace, id string) (exchanges int, err error) {
+	err = s.st.Tx(ctx, func(tx *sql.Tx) error {
+		// Writing the row first holds it against concurrent appends.
+		r, err := tx.ExecContext(ctx, s.st.Q(`UPDATE conversations SET exchange_count = exchange_count WHERE id = ? AND workspace = ?`), id, workspace)
+		if err != nil {
+			return fmt.Errorf("rewind conversation: %w", err)
+		}
+		if n, _ := r.RowsAffected(); n != 1 {
+			return errs.Missing("session", id)
+		}
+		var seq sql.NullInt64
+		if err := tx.QueryRowContext(ctx, s.st.Q(`SELECT MAX(seq) FROM exchanges WHERE conversation_id = ? AND role = ?`), id, "user").Scan(&seq); err != nil {
+			return fmt.Errorf("rewind conversation: %w", err)
+		}
+		if !seq.Valid {
+			return errs.Invalid("replace_last", "conversation %q has no message of yours to replace", id)
+		}
+		if _, err := tx.ExecContext(ctx, s.st.Q(`DELETE FROM embeddings WHERE kind = 'exchange'
+			AND id IN (SELECT id FROM exchanges WHERE conversation_id = ? AND seq >= ?)`), id, seq.Int64); err != nil {
+			return fmt.Errorf("rewind conversation: %w", err)
+		}
+		r, err = tx.ExecContext(ctx, s.st.Q(`DELETE FROM exchanges WHERE conversation_id = ? AND seq >= ?`), id, seq.Int64)
+		if err != nil {
+			return fmt.Errorf("rewind conversation: %w", err)
+		}
+		n, _ := r.RowsAffected()
+		exchanges = int(n)
+		if _, err := tx.ExecContext(ctx, s.st.Q(`UPDATE conversations SET exchange_count = ?, updated_at = ? WHERE id = ? AND workspace = ?`),
+			seq.Int64-1, store.Micros(s.now()), id, workspace); err != nil {
+			return fmt.Errorf("rewind conversation: %w", err)
+		}
+		return nil
+	})
+	return exchanges, err
+}

@@ -179,7 +179,9 @@ type inbound struct {
 	Content        string `json:"content"`
 	// Model chooses a message's model ([chat.Turn.Model]).
 	Model string `json:"model"`
-	Token string `json:"token"`
+	// ReplaceLast makes a message replace the last one ([chat.Turn.ReplaceLast]).
+	ReplaceLast bool   `json:"replace_last"`
+	Token       string `json:"token"`
 	// ToolCallID and Approved are an approval's.
 	ToolCallID string          `json:"tool_call_id"`
 	Approved   json.RawMessage `json:"approved"`
@@ -463,7 +465,7 @@ func (s *conn) runTurn(ctx context.Context, in inbound, release func()) {
 	}
 	conv := in.ConversationID
 	pub := &relay{h: s.hub, c: s}
-	s.o.Chat.Run(users.WithUser(ctx, u), chat.Turn{ConversationID: in.ConversationID, Content: in.Content, Approvable: true, Model: in.Model}, func(e chat.Event) {
+	s.o.Chat.Run(users.WithUser(ctx, u), chat.Turn{ConversationID: in.ConversationID, Content: in.Content, Approvable: true, Model: in.Model, ReplaceLast: in.ReplaceLast}, func(e chat.Event) {
 		if e.ConversationID != "" {
 			conv = e.ConversationID
 		}

@@ -4,12 +4,14 @@
 // nexus serve listens on 0.0.0.0, so nothing is trusted for being local: at
 // a desktop's size and a phone's, the page loads and shows the sign-in
 // screen alone; a wrong token is refused with a message; the real token
-// signs in, the chat answers, a reload stays signed in, and Sign out comes
-// back to the sign-in screen with the token forgotten. Nothing is scripted
-// between the browser and the server.
+// signs in, the chat answers, a reload stays signed in, Edit and resend and
+// Regenerate replace the turn (replace.mjs), and Sign out comes back to the
+// sign-in screen with the token forgotten. Nothing is scripted between the
+// browser and the server.
 import { createRequire } from "node:module";
 import { Checks, expectSeen, expectUnseen, noOverflow, waitSeen } from "./lib.mjs";
 import { axeCheck } from "./axe.mjs";
+import { replaceScenario } from "./replace.mjs";
 
 const require = createRequire((process.env.NODE_PATH || ".") + "/");
 const { chromium } = require("playwright-core");
@@ -69,7 +71,7 @@ async function scenario(page, name) {
 
   await message.fill("Hello from beyond loopback");
   await page.keyboard.press("Enter");
-  await waitSeen(c, page.locator(".msg.assistant", { hasText: "Signed in and answering." }).last(), `${name}: the model's answer to the signed-in user`, 20000);
+  await waitSeen(c, page.locator(".msg.assistant", { hasText: "You said: Hello from beyond loopback" }).last(), `${name}: the model's answer to the signed-in user`, 20000);
   await noOverflow(c, page, `${name} signed in`);
   await axeCheck(c, page, `${name} signed in beyond loopback`);
   await page.screenshot({ path: `${shots}/${name}-remote-chat.png` });
@@ -78,6 +80,10 @@ async function scenario(page, name) {
   await waitSeen(c, message, `${name}: the message box after a reload`);
   await expectUnseen(c, page, heading, `${name}: the sign-in screen after a reload`);
   await waitSeen(c, page.locator(".msg.user", { hasText: "Hello from beyond loopback" }).first(), `${name}: the conversation after a reload`);
+
+  // Edit and resend, Regenerate (replace.mjs).
+  await page.getByRole("button", { name: "Send", exact: true }).waitFor({ timeout: 10000 });
+  await replaceScenario(c, page, { name, shots }, "Hello from beyond loopback");
 
   await page.getByRole("button", { name: "Sign out" }).click();
   await waitSeen(c, heading, `${name}: the sign-in screen after Sign out`);

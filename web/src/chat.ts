@@ -140,16 +140,29 @@ export class ChatStore extends Observable {
     };
   }
 
-  /** send sends content as the user's message in the current conversation. */
-  send(content: string) {
+  /**
+   * send sends content as the user's message in the current conversation;
+   * with replaceLast (Regenerate, Edit and resend) it replaces the last
+   * message the user sent and what followed it, here and on the server.
+   */
+  send(content: string, replaceLast = false) {
     const id = this.current;
     const t = this.thread(id);
+    if (replaceLast) {
+      const i = t.messages.map((m) => m.role).lastIndexOf("user");
+      if (i >= 0) t.messages.splice(i);
+    }
     t.messages.push({ key: this.key(), role: "user", text: content, at: Date.now(), tools: [], streaming: false });
     t.running = true;
     this.notice = "";
-    const model = this.model;
-    t.unstarted = { content, model, sent: this.socket.send({ type: "message", conversation_id: id, content, model }) };
+    t.unstarted = { content, model: this.model, replaceLast, sent: false };
+    t.unstarted.sent = this.sendMessage(id, t.unstarted);
     this.changed();
+  }
+
+  /** sendMessage sends the message frame of u in conversation id; false when the socket is not open. */
+  private sendMessage(id: string, u: { content: string; model: string; replaceLast: boolean }): boolean {
+    return this.socket.send({ type: "message", conversation_id: id, content: u.content, model: u.model, ...(u.replaceLast ? { replace_last: true } : {}) });
   }
 
   /** chooseModel sets the model the next messages ask for (see model). */
@@ -203,7 +216,7 @@ export class ChatStore extends Observable {
       if (u) {
         // Not started: it goes again once connected; after a 1008 (retryIn
         // -1) only once signed in again (see onPolicyClose).
-        if (u.sent) u.sent = retryIn >= 0 && this.socket.send({ type: "message", conversation_id: t.id, content: u.content, model: u.model });
+        if (u.sent) u.sent = retryIn >= 0 && this.sendMessage(t.id, u);
         continue;
       }
       t.running = false;
@@ -259,7 +272,7 @@ export class ChatStore extends Observable {
     this.socket.start();
     for (const t of this.all()) {
       const u = t.unstarted;
-      if (u && !u.sent) u.sent = this.socket.send({ type: "message", conversation_id: t.id, content: u.content, model: u.model });
+      if (u && !u.sent) u.sent = this.sendMessage(t.id, u);
     }
   }
 

@@ -82,7 +82,7 @@ export interface Thread {
    * yet: sent again if the connection drops first (sent says whether it
    * left, or waits in the socket's queue).
    */
-  unstarted?: { content: string; sent: boolean; model: string };
+  unstarted?: { content: string; sent: boolean; model: string; replaceLast: boolean };
 }
 
 /** newThread is an empty thread. */

@@ -71,16 +71,28 @@ export function ChatView({ route, hidden }: { route: Route; hidden: boolean }) {
     return () => document.removeEventListener("keydown", onKey);
   }, [hidden, thread.running, drawer, chat]);
 
-  const send = (text: string) => {
+  // editing: the composer holds the last message, to be sent in its place.
+  const [editing, setEditing] = useState(false);
+  useEffect(() => setEditing(false), [chat.current]);
+
+  const send = (text: string, replaceLast = false) => {
     const t = text.trim();
     if (!t || thread.running) return;
     if (!thread.messages.length && chat.current) titles.set(chat.current, t);
-    chat.send(t);
+    chat.send(t, replaceLast);
     setDraft("");
+    setEditing(false);
   };
 
   const edit = (text: string) => {
     setDraft(text);
+    setEditing(true);
+    input.current?.focus();
+  };
+
+  const cancelEdit = () => {
+    setDraft("");
+    setEditing(false);
     input.current?.focus();
   };
 
@@ -99,7 +111,7 @@ export function ChatView({ route, hidden }: { route: Route; hidden: boolean }) {
       <div class="thread">
         {/* The welcome screen has its own heading; a conversation gets one for screen readers. */}
         {thread.messages.length > 0 && <h1 class="sr">Chat</h1>}
-        <Thread thread={thread} onEdit={edit} onRegenerate={send}>
+        <Thread thread={thread} onEdit={edit} onRegenerate={(text) => send(text, true)}>
           <div class="welcome">
             <h1>Ask about BC course transfers</h1>
             <p class="muted">Nexus answers with the tools it has: course equivalencies, institutions, and what you tell it.</p>
@@ -114,11 +126,19 @@ export function ChatView({ route, hidden }: { route: Route; hidden: boolean }) {
             </ul>
           </div>
         </Thread>
+        {editing && (
+          <p class="editing" role="status">
+            Editing your last message: sending replaces it and its answer.{" "}
+            <button type="button" class="quiet small" onClick={cancelEdit}>
+              Cancel editing
+            </button>
+          </p>
+        )}
         <form
           class="composer"
           onSubmit={(e) => {
             e.preventDefault();
-            send(draft);
+            send(draft, editing);
           }}
         >
           <label for="input" class="sr">
@@ -134,7 +154,7 @@ export function ChatView({ route, hidden }: { route: Route; hidden: boolean }) {
             onKeyDown={(e) => {
               if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
                 e.preventDefault();
-                send(draft);
+                send(draft, editing);
               }
             }}
           />
