@@ -22,9 +22,9 @@ export function ToolCard({ call, onAnswer }: { call: ToolCall; onAnswer: (approv
           {n.via && <span class="muted small">via {n.via}</span>}
         </summary>
         <div class="tool-body">
-          <h3>Input</h3>
+          <h2>Input</h2>
           <pre class="tool-input" tabIndex={0} aria-label="Input">{pretty(call.input) || "(none)"}</pre>
-          <h3>Result</h3>
+          <h2>Result</h2>
           <pre class="tool-result" tabIndex={0} aria-label="Result">{call.state === "running" || call.state === "approval" ? "(running)" : pretty(call.result) || "(empty)"}</pre>
         </div>
       </details>

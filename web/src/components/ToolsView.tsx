@@ -47,7 +47,7 @@ export function ToolsView() {
               <p class="muted">
                 {t.toolbox} / {t.server} / {t.tool}
               </p>
-              <h3>Parameters</h3>
+              <h2 class="params-h">Parameters</h2>
               <Params schema={t.inputSchema} />
               <details class="raw-schema">
                 <summary>Raw schema</summary>
