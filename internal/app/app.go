@@ -244,6 +244,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return askLoop(ctx, loop, id, message, system, tools)
 	},
 		Keyring: keys, AllowLoopbackModelURLs: os.Getenv("NEXUS_ALLOW_LOOPBACK_MODEL_URLS") == "1"}
+	if conf != nil && conf.Chat != nil {
+		tutOpts.ToolApproval = conf.Chat.ToolApproval
+	}
 	if keysPath != "" { // nexus keys rotate rewrites the file while Nexus runs
 		tutOpts.ReloadKeyring = func() (*secrets.Keyring, error) { return secrets.Load(keysPath) }
 	}

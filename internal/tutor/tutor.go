@@ -11,6 +11,7 @@
 package tutor
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
@@ -48,12 +49,14 @@ func schema(name string) json.RawMessage {
 
 // Server holds the tutor's dependencies.
 type Server struct {
-	st     *store.Store
-	conv   *conversation.Store
-	log    *slog.Logger
-	now    func() time.Time
-	dir    *catalog.Directory
-	cursor cursor.Signer
+	// defaults are the server's values of unset preferences.
+	defaults PreferenceDefaults
+	st       *store.Store
+	conv     *conversation.Store
+	log      *slog.Logger
+	now      func() time.Time
+	dir      *catalog.Directory
+	cursor   cursor.Signer
 
 	// courses is the in-memory search index of the catalog, rebuilt when an
 	// import changes the catalog (see courseIndex).
@@ -102,6 +105,11 @@ type Options struct {
 	// the answer's text and the events the turn emitted. Nil: no loop, every
 	// ask is UNPROCESSABLE_ENTITY.
 	Ask AskFunc
+	// ToolApproval is the chat's tool approval for users who set none
+	// (the configuration's chat.toolApproval), which
+	// tn_user_preferences_get reports beside the user's own; empty means
+	// never.
+	ToolApproval string
 }
 
 // AskFunc runs the chat loop for tn_session_ask (see Options.Ask).
@@ -116,7 +124,8 @@ func New(st *store.Store, conv *conversation.Store, o Options) *Server {
 	}
 	s := &Server{st: st, conv: conv, log: log, now: store.Now, dir: catalog.NewDirectory(),
 		cursor:        cursor.Signer{Key: o.CursorKey, Label: "nexus/tutor-cursor"},
-		allowLoopback: o.AllowLoopbackModelURLs, reloadKeys: o.ReloadKeyring, askFn: o.Ask}
+		allowLoopback: o.AllowLoopbackModelURLs, reloadKeys: o.ReloadKeyring, askFn: o.Ask,
+		defaults: PreferenceDefaults{ToolApproval: cmp.Or(o.ToolApproval, "never")}}
 	s.keys.Store(o.Keyring)
 	// The default limits are valid, so New cannot fail on them.
 	s.quotas, _ = quota.New(st, quota.DefaultLimits())

@@ -111,6 +111,16 @@ type preferencesOut struct {
 	User        string      `json:"user"`
 	Preferences Preferences `json:"preferences"`
 	UpdatedAt   *time.Time  `json:"updatedAt,omitempty"`
+	// Defaults are what applies where a preference is unset.
+	Defaults PreferenceDefaults `json:"defaults"`
+}
+
+// PreferenceDefaults are the server's values of the preferences a user
+// has not set.
+type PreferenceDefaults struct {
+	// ToolApproval is the chat's tool approval configured for the server
+	// (chat.toolApproval): never, always or writes.
+	ToolApproval string `json:"toolApproval"`
 }
 
 func (s *Server) preferences(ctx context.Context, q interface {
@@ -138,7 +148,7 @@ func (s *Server) userPreferencesGet(ctx context.Context, c *registry.Call, _ noA
 	if err != nil {
 		return preferencesOut{}, err
 	}
-	return preferencesOut{User: c.User.Name, Preferences: p, UpdatedAt: at}, nil
+	return preferencesOut{User: c.User.Name, Preferences: p, UpdatedAt: at, Defaults: s.defaults}, nil
 }
 
 // preferencesIn is a partial update: a field given replaces the stored
@@ -198,7 +208,7 @@ func (s *Server) userPreferencesSet(ctx context.Context, c *registry.Call, in pr
 			c.User.ID, string(b), store.Micros(now)); err != nil {
 			return fmt.Errorf("write preferences: %w", err)
 		}
-		out = preferencesOut{User: c.User.Name, Preferences: p, UpdatedAt: &now}
+		out = preferencesOut{User: c.User.Name, Preferences: p, UpdatedAt: &now, Defaults: s.defaults}
 		return nil
 	})
 	return out, err

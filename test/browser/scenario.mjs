@@ -336,6 +336,8 @@ async function preferences(c, page, o) {
   await waitSeen(c, group, `${o.name}: the tool approval preference`, 5000);
   await group.scrollIntoViewIfNeeded().catch(() => {});
   await expectSeen(c, page, group.getByText("Ask before tools that may change something"), `${o.name}: the "writes" choice explained`);
+  // This server has no chat.toolApproval: its default is never to ask.
+  await expectSeen(c, page, group.getByText("This server's setting, now: never ask."), `${o.name}: what the server's default is`);
   c.check(await radio(before).isChecked(), `${o.name}: the stored tool approval "${before}" is not the checked choice`);
   const choice = before === "writes" ? "always" : "writes";
   const save = page.getByRole("button", { name: "Save preferences" });

@@ -12,9 +12,9 @@ interface Prefs {
   theme?: string;
 }
 
-/** approvals are the toolApproval choices, "" being the server's default. */
+/** approvals are the toolApproval choices, "" being the server's default (its help names it). */
 const approvals: { value: string; label: string; help: string }[] = [
-  { value: "", label: "Server's default", help: "Use what this server is configured to do (unless it was changed, never ask)." },
+  { value: "", label: "Server's default", help: "" },
   { value: "never", label: "Never ask", help: "Tools run without asking you." },
   { value: "always", label: "Ask before every tool", help: "The chat waits for your Approve or Deny before any tool runs." },
   { value: "writes", label: "Ask before tools that may change something", help: "Tools that only read (annotated read-only) run at once; the others wait for your Approve or Deny." },
@@ -32,6 +32,8 @@ const themes: { value: string; label: string }[] = [
 export function Preferences() {
   const { session } = useServices();
   const [saved, setSaved] = useState<Prefs | null>(null);
+  // The server's tool approval for users who set none (tn_user_preferences_get's defaults).
+  const [serverApproval, setServerApproval] = useState("");
   const [form, setForm] = useState<Prefs>({});
   const [error, setError] = useState("");
   const [status, setStatus] = useState("");
@@ -39,9 +41,10 @@ export function Preferences() {
 
   useEffect(() => {
     session
-      .call<{ preferences?: Prefs }>("tn_user_preferences_get")
+      .call<{ preferences?: Prefs; defaults?: { toolApproval?: string } }>("tn_user_preferences_get")
       .then((r) => {
         const p = r.preferences ?? {};
+        setServerApproval(r.defaults?.toolApproval ?? "");
         setSaved(p);
         setForm({ toolApproval: p.toolApproval ?? "", theme: p.theme ?? "" });
         setError("");
@@ -84,7 +87,7 @@ export function Preferences() {
                   <strong>{a.label}</strong>
                   {(saved.toolApproval ?? "") === a.value && <span class="muted"> (current)</span>}
                   <br />
-                  <span class="muted small">{a.help}</span>
+                  <span class="muted small">{a.value === "" ? defaultHelp(serverApproval) : a.help}</span>
                 </span>
               </label>
             ))}
@@ -117,4 +120,10 @@ export function Preferences() {
       )}
     </>
   );
+}
+
+/** defaultHelp says what the server's default tool approval, mode, does. */
+function defaultHelp(mode: string): string {
+  const chosen = approvals.find((a) => a.value !== "" && a.value === mode);
+  return chosen ? `This server's setting, now: ${chosen.label.toLowerCase()}.` : "This server's setting.";
 }
