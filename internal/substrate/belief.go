@@ -269,11 +269,16 @@ func (s *Server) insertBeliefs(ctx context.Context, tx querier, rows []beliefRow
 			cols += ", scope"
 		}
 		q := s.st.Q(`INSERT INTO beliefs (` + cols + `) VALUES ` + strings.TrimSuffix(strings.Repeat(row+",", len(chunk)), ","))
+		// Both read the sequence numbers back: SQLite's full-text index is
+		// keyed by them, and the server's cache of stored beliefs
+		// (beliefcache.go) by them on both (on PostgreSQL, without them,
+		// every later create read this server's new beliefs back from the
+		// store as candidates: rows and entity links).
+		pending := &w.fts
 		if pg {
-			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-				return fmt.Errorf("insert beliefs: %w", err)
-			}
-		} else if err := s.insertReturning(ctx, tx, q, args, chunk, &w.fts); err != nil {
+			pending = nil
+		}
+		if err := s.insertReturning(ctx, tx, q, args, chunk, pending); err != nil {
 			return err
 		}
 		for _, r := range chunk {
@@ -286,9 +291,9 @@ func (s *Server) insertBeliefs(ctx context.Context, tx querier, rows []beliefRow
 	return nil
 }
 
-// insertReturning runs SQLite's insert q of chunk, reading each row's
-// sequence number back (its rowid, which the full-text index is keyed by)
-// and noting it in pending.
+// insertReturning runs the insert q of chunk, reading each row's sequence
+// number back (on SQLite its rowid, which the full-text index is keyed by)
+// and noting it in pending, if not nil.
 func (s *Server) insertReturning(ctx context.Context, tx querier, q string, args []any, chunk []beliefRow, pending *ftsPending) error {
 	res, err := tx.QueryContext(ctx, q+` RETURNING id, seq`, args...)
 	if err != nil {
@@ -313,7 +318,9 @@ func (s *Server) insertReturning(ctx context.Context, tx querier, q string, args
 			return fmt.Errorf("insert beliefs: unexpected row %q returned", id)
 		}
 		b.seq = seq
-		pending.note(seq)
+		if pending != nil {
+			pending.note(seq)
+		}
 		n++
 	}
 	if err := res.Err(); err != nil {
