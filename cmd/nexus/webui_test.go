@@ -121,12 +121,31 @@ func TestWebUIInBrowser(t *testing.T) {
 // where a request without a token is anyone's: at both sizes the page
 // shows the sign-in screen alone, refuses a wrong token, signs in with a
 // token from nexus users add, chats, stays signed in across a reload,
-// replaces its last turn with Edit and resend and with Regenerate, and
+// replaces its last turn with Edit and resend and with Regenerate, asks
+// before tools once the preference says so (one approved, one denied), and
 // signs out. Nothing between the browser and the server is scripted.
 func TestWebUISignInBeyondLoopback(t *testing.T) {
 	node, modules, chromium := testtools.Browser(t)
 	t.Setenv("NEXUS_DB", "")
 	fake := llmtest.NewOpenAI(t, func(n int, req *llmtest.Request) llmtest.Answer {
+		// "use two tools": two calls (approve.mjs approves one and denies
+		// the other), then an answer saying what came back.
+		if strings.Contains(lastUser(req), "use two tools") {
+			results := req.LastToolResults()
+			if len(results) == 0 {
+				return llmtest.Answer{Calls: []llmtest.Call{
+					{ID: "c1", Name: "get_tools", Args: `{}`},
+					{ID: "c2", Name: "use_tool", Args: `{"tool":{"toolbox":"nexus","server":"vkb","tool":"session_list"},"arguments":{"limit":5}}`},
+				}}
+			}
+			verdict := func(id string) string {
+				if strings.Contains(results[id], "denied") {
+					return "denied"
+				}
+				return "ran"
+			}
+			return llmtest.Answer{Chunks: []string{fmt.Sprintf("get_tools %s, session_list %s.", verdict("c1"), verdict("c2"))}}
+		}
 		return llmtest.Answer{Chunks: []string{"You said: ", lastUser(req)}}
 	})
 	t.Setenv("NEXUS_LLM_PROVIDER", "openai")

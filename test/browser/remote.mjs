@@ -5,13 +5,15 @@
 // a desktop's size and a phone's, the page loads and shows the sign-in
 // screen alone; a wrong token is refused with a message; the real token
 // signs in, the chat answers, a reload stays signed in, Edit and resend and
-// Regenerate replace the turn (replace.mjs), and Sign out comes back to the
+// Regenerate replace the turn (replace.mjs), tools wait for Approve / Deny
+// once the preference asks (approve.mjs), and Sign out comes back to the
 // sign-in screen with the token forgotten. Nothing is scripted between the
 // browser and the server.
 import { createRequire } from "node:module";
 import { Checks, expectSeen, expectUnseen, noOverflow, waitSeen } from "./lib.mjs";
 import { axeCheck } from "./axe.mjs";
 import { replaceScenario } from "./replace.mjs";
+import { approveScenario } from "./approve.mjs";
 
 const require = createRequire((process.env.NODE_PATH || ".") + "/");
 const { chromium } = require("playwright-core");
@@ -84,6 +86,8 @@ async function scenario(page, name) {
   // Edit and resend, Regenerate (replace.mjs).
   await page.getByRole("button", { name: "Send", exact: true }).waitFor({ timeout: 10000 });
   await replaceScenario(c, page, { name, shots }, "Hello from beyond loopback");
+  // Tool approval with the real server (approve.mjs).
+  await approveScenario(c, page, { name, shots });
 
   await page.getByRole("button", { name: "Sign out" }).click();
   await waitSeen(c, heading, `${name}: the sign-in screen after Sign out`);
