@@ -401,3 +401,32 @@ func TestSocketsPerUser(t *testing.T) {
 	// Another user is not affected.
 	dialAs(t, ctx, url, addUser(t, a, "other"), false)
 }
+
+// TestBadFrameNamesItsField: a frame with a field of the wrong type is a
+// BAD_REQUEST naming that field and what it must be; one that is not a
+// JSON object says what a frame is.
+func TestBadFrameNamesItsField(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	url, _, a := serveUsers(t, func(n int, req *llmtest.Request) llmtest.Answer { return llmtest.Answer{Chunks: []string{"ok"}} }, nil, false)
+	c := dialAs(t, ctx, url, addUser(t, a, "ann"), true)
+	for _, tc := range []struct {
+		frame string
+		want  []string
+	}{
+		{`{"type":"message","content":"x","replace_last":"yes"}`, []string{`"replace_last"`, "true or false", "string"}},
+		{`{"type":"message","content":"x","model":5}`, []string{`"model"`, "a string", "number"}},
+		{`[1,2]`, []string{"a frame must be a JSON object with a type"}},
+	} {
+		if err := c.Write(ctx, websocket.MessageText, []byte(tc.frame)); err != nil {
+			t.Fatal(err)
+		}
+		e := next(t, ctx, c)
+		msg, _ := e["message"].(string)
+		for _, w := range tc.want {
+			if e["code"] != "BAD_REQUEST" || !strings.Contains(msg, w) {
+				t.Errorf("frame %s: %v, want a BAD_REQUEST saying %q", tc.frame, e, w)
+			}
+		}
+	}
+}

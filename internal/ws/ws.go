@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -287,7 +288,8 @@ func (s *conn) serve(reqCtx context.Context, r *http.Request) {
 			return // the client went away, or closed, or was refused
 		}
 		s.touch()
-		bad := json.Unmarshal(data, &in) != nil
+		decodeErr := json.Unmarshal(data, &in)
+		bad := decodeErr != nil
 		if bad {
 			in = inbound{}
 		}
@@ -301,7 +303,7 @@ func (s *conn) serve(reqCtx context.Context, r *http.Request) {
 			continue
 		}
 		if bad {
-			s.push(chat.Event{Type: chat.Error, Code: string(errs.BadRequest), Message: "a frame must be a JSON object with a type: message, cancel, watch, approval or auth"})
+			s.push(chat.Event{Type: chat.Error, Code: string(errs.BadRequest), Message: frameError(decodeErr)})
 			continue
 		}
 		switch in.Type {
@@ -591,4 +593,27 @@ func (s *conn) writer(ctx context.Context) {
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// frameError says what is wrong with a frame that did not decode: the
+// field of the wrong type, when that is it.
+func frameError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Sprintf("frame field %q must be %s, not %s", te.Field, jsonKind(te.Type.Kind()), te.Value)
+	}
+	return "a frame must be a JSON object with a type: message, cancel, watch, approval or auth"
+}
+
+// jsonKind names the JSON a Go kind decodes from.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		return "a number"
+	}
+	return "JSON of another kind"
 }
