@@ -30,11 +30,14 @@ export async function replaceScenario(c, page, o, ask) {
   c.check((await users.first().innerText()).includes(edited), `${o.name}: the edited question is not the one on screen`);
   await page.screenshot({ path: `${o.shots}/${o.name}-edited.png` });
 
-  // Regenerate.
+  // Regenerate. The answer's text is the same: the old element is marked,
+  // to wait for the new one (a keyed, new element) rather than the old.
+  await answers.last().evaluate((el) => el.setAttribute("data-old", ""));
   await answers.last().getByRole("button", { name: "Regenerate" }).click();
-  await page.getByRole("button", { name: "Stop" }).waitFor({ state: "detached", timeout: 20000 }).catch(() => {});
+  const fresh = page.locator(".msg.assistant:not([data-old])", { hasText: "You said: " + edited });
+  await waitSeen(c, fresh.first(), `${o.name}: the regenerated answer`, 20000);
   await waitSeen(c, page.getByRole("button", { name: "Send", exact: true }), `${o.name}: the Send button after Regenerate`, 20000);
-  await waitSeen(c, answers.filter({ hasText: "You said: " + edited }).first(), `${o.name}: the regenerated answer`, 20000);
+  c.check((await page.locator(".msg.assistant[data-old]").count()) === 0, `${o.name}: the answer Regenerate replaced is still on screen`);
   await one("after Regenerate");
 
   // The server replaced the stored turn too.
