@@ -372,7 +372,9 @@ async function preferences(c, page, o) {
   await save.click();
   await waitSeen(c, saved, `${o.name}: "Saved" after restoring the preferences`, 5000);
   if (beforeTheme !== "dark") {
-    c.check((await background(page)) === light, `${o.name}: the page is not light again after restoring the theme "${beforeTheme}" (background ${await background(page)})`);
+    await until(async () => (await background(page)) === light, "the page to be light again").catch(async () =>
+      c.fail(`${o.name}: the page is not light again after restoring the theme "${beforeTheme}" (background ${await background(page)})`),
+    );
   }
   const after = (await callTool(page, "tn_user_preferences_get")).preferences?.toolApproval ?? "";
   c.check(after === before, `${o.name}: the tool approval was not restored to "${before}" (it is "${after}")`);
