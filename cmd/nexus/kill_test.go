@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -94,14 +95,17 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 	localTally := &chatTally{name: "local", user: "local"}
 
 	var (
-		acked    sync.Map // belief id -> content
-		ackedN   atomic.Int64
-		calls    atomic.Int64
-		retries  atomic.Int64
-		gaveUp   atomic.Int64
-		stop     = make(chan struct{})
-		wg       sync.WaitGroup
-		firstErr sync.Once
+		acked   sync.Map // belief id -> content
+		ackedN  atomic.Int64
+		calls   atomic.Int64
+		retries atomic.Int64
+		// reconnects counts MCP clients that connected again after the
+		// SDK closed their session.
+		reconnects atomic.Int64
+		gaveUp     atomic.Int64
+		stop       = make(chan struct{})
+		wg         sync.WaitGroup
+		firstErr   sync.Once
 	)
 	fail := func(format string, args ...any) {
 		gaveUp.Add(1)
@@ -191,6 +195,7 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 		surface := []string{"flat", "agents", "bounded", "rest", "exchanges", "chat", "sessionless"}[k%7]
 		var cs *mcp.ClientSession
 		tool := "belief_create"
+		mcpCall := func(call func() (string, error)) func() (string, error) { return call }
 		switch surface {
 		case "chat":
 			c := &chatClient{base: front, tally: localTally}
@@ -211,34 +216,65 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 			if surface == "sessionless" { // the flat surface without a session: protocol 2026-07-28
 				opts = testtools.Sessionless()
 			}
-			var err error
-			if _, ok := retry(surface+" connect", func() (string, error) {
-				cs, err = mcp.NewClient(&mcp.Implementation{Name: "kill", Version: "1"}, nil).Connect(context.Background(),
-					&mcp.StreamableClientTransport{Endpoint: front + path}, opts)
-				return "", err
-			}); !ok {
-				return
-			}
-			defer cs.Close()
-			if surface == "sessionless" && cs.ID() != "" {
-				fail("the sessionless client got session %s", cs.ID())
-				return
-			}
 			if surface == "agents" {
 				tool = "substrate"
 			}
 			if surface == "bounded" {
 				tool = "substrate_belief_create"
-				if _, ok := retry("get_tools", func() (string, error) {
-					res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_tools", Arguments: map[string]any{"tools": map[string]any{"substrate": []string{"belief_create"}}}})
-					if err == nil && res.IsError {
-						err = fmt.Errorf("%v", res.Content)
+			}
+			// connect opens the client's session (on the bounded surface,
+			// discovering belief_create too).
+			connect := func() (*mcp.ClientSession, error) {
+				c, err := mcp.NewClient(&mcp.Implementation{Name: "kill", Version: "1"}, nil).Connect(context.Background(),
+					&mcp.StreamableClientTransport{Endpoint: front + path}, opts)
+				if err != nil || surface != "bounded" {
+					return c, err
+				}
+				res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_tools", Arguments: map[string]any{"tools": map[string]any{"substrate": []string{"belief_create"}}}})
+				if err == nil && res.IsError {
+					err = fmt.Errorf("%v", res.Content)
+				}
+				if err != nil {
+					c.Close()
+					return nil, err
+				}
+				return c, nil
+			}
+			if _, ok := retry(surface+" connect", func() (string, error) {
+				var err error
+				cs, err = connect()
+				return "", err
+			}); !ok {
+				return
+			}
+			defer func() { cs.Close() }()
+			if surface == "sessionless" && cs.ID() != "" {
+				fail("the sessionless client got session %s", cs.ID())
+				return
+			}
+			// The SDK's client (v1.8) closes its session for good when a
+			// response stream breaks off mid-event (the replica was killed
+			// while writing it): it decodes the incomplete event, which the
+			// SSE specification says to discard at the end of the stream,
+			// fails ("failed to decode event: ... unexpected EOF", seen once
+			// in CI), and every later call fails with ErrConnectionClosed. A
+			// real client connects again, and so does this one. Otherwise
+			// the session survives the kill (the other clients' calls on
+			// sessions the dead replica served go on).
+			reconnecting := func(call func() (string, error)) func() (string, error) {
+				return func() (string, error) {
+					id, err := call()
+					if errors.Is(err, mcp.ErrConnectionClosed) {
+						cs.Close()
+						if c, cerr := connect(); cerr == nil {
+							cs = c
+							reconnects.Add(1)
+						}
 					}
-					return "", err
-				}); !ok {
-					return
+					return id, err
 				}
 			}
+			mcpCall = reconnecting
 		}
 		for n := 0; ; n++ {
 			select {
@@ -251,7 +287,7 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 			var id string
 			var ok bool
 			if surface == "exchanges" {
-				_, ok = retry("exchange_add", func() (string, error) {
+				_, ok = retry("exchange_add", mcpCall(func() (string, error) {
 					res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "exchange_add",
 						Arguments: map[string]any{"session_id": conversation, "role": "user", "content": content}})
 					if err != nil {
@@ -269,7 +305,7 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 					}
 					exchanges.Store(id, int(seq))
 					return id, nil
-				})
+				}))
 				if !ok {
 					return
 				}
@@ -294,7 +330,7 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 					return created(m)
 				})
 			} else {
-				id, ok = retry(surface+" "+tool, func() (string, error) { return mcpCreate(cs, tool, content, ext) })
+				id, ok = retry(surface+" "+tool, mcpCall(func() (string, error) { return mcpCreate(cs, tool, content, ext) }))
 			}
 			if !ok {
 				return
@@ -373,8 +409,8 @@ func TestKillOneReplicaUnderLoad(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	<-runnerDone
-	t.Logf("%d clients, %v: %d calls acknowledged (%d writes), %d retries; replica 1 killed at %v and restarted; requests per replica %d/%d/%d",
-		clients, time.Since(start).Round(time.Millisecond), calls.Load(), ackedN.Load(), retries.Load(), killedAt.Round(time.Millisecond),
+	t.Logf("%d clients, %v: %d calls acknowledged (%d writes), %d retries, %d MCP sessions opened again; replica 1 killed at %v and restarted; requests per replica %d/%d/%d",
+		clients, time.Since(start).Round(time.Millisecond), calls.Load(), ackedN.Load(), retries.Load(), reconnects.Load(), killedAt.Round(time.Millisecond),
 		counts[0].Load(), counts[1].Load(), counts[2].Load())
 	if gaveUp.Load() > 0 {
 		t.Fatalf("%d clients gave up", gaveUp.Load())
