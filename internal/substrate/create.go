@@ -445,7 +445,28 @@ func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *memo, workspac
 		return err
 	}
 	ptx := s.st.Prepared().InTx(tx)
-	since, err := s.committedSince(ctx, ptx, an, workspace, mark, g)
+	// The rows first (entities found or created), which complete each
+	// item's relation keys; then the beliefs committed since the mark that
+	// could be a candidate of one of the items.
+	w := newTxWrites()
+	var (
+		rows    []beliefRow
+		written []*draft
+		keys    [][]string
+	)
+	for _, d := range drafts {
+		if d.existing != "" {
+			continue
+		}
+		r, err := s.beliefRow(ctx, ptx, workspace, d.nb, w)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r)
+		written = append(written, d)
+		keys = append(keys, storedKeys(d, r.b))
+	}
+	since, err := s.committedSince(ctx, ptx, an, workspace, mark, g, sinceScope(written, keys))
 	if err != nil {
 		return err
 	}
@@ -465,28 +486,14 @@ func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *memo, workspac
 			gone[d.nb.id] = true
 		}
 	}
-	// The rows first, in one multi-row insert per chunk (raw tx: its text
-	// varies with the count, not worth preparing), then each item's
-	// tensions, whose other belief may be an earlier item.
-	w := newTxWrites()
-	var rows []beliefRow
-	var written []*draft
-	for _, d := range drafts {
-		if d.existing != "" {
-			continue
-		}
-		r, err := s.beliefRow(ctx, ptx, workspace, d.nb, w)
-		if err != nil {
-			return err
-		}
-		rows = append(rows, r)
-		written = append(written, d)
-	}
+	// The rows in one multi-row insert per chunk (raw tx: its text varies
+	// with the count, not worth preparing), then each item's tensions,
+	// whose other belief may be an earlier item.
 	if err := s.insertBeliefs(ctx, tx, rows, w); err != nil {
 		return err
 	}
 	for i, d := range written {
-		if err := s.finish(ctx, ptx, an, d, rows[i].b, sinceIx, gone); err != nil {
+		if err := s.finish(ctx, ptx, an, d, rows[i].b, keys[i], sinceIx, gone); err != nil {
 			return err
 		}
 	}
@@ -509,10 +516,60 @@ func (s *Server) writeDrafts(ctx context.Context, tx *sql.Tx, an *memo, workspac
 	return s.compactIndex(ctx, ptx, last)
 }
 
+// storedKeys are the relation keys of d stored as b: the draft's and the
+// ids of the entities b links (found or created in the write), sorted.
+func storedKeys(d *draft, b *Belief) []string {
+	keys := slices.Clone(d.keys)
+	for _, e := range b.Entities {
+		keys = append(keys, "e:"+e.ID)
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// relevance says which beliefs committed since a mark can be a candidate
+// of the items being written: those related to one of them (see related),
+// or any when one of the items has neither domain nor entities.
+type relevance struct {
+	any  bool
+	keys []string // the items' relation keys, sorted
+}
+
+// sinceScope is the relevance of the drafts written, whose relation keys
+// as stored are keys.
+func sinceScope(written []*draft, keys [][]string) relevance {
+	var r relevance
+	for i, d := range written {
+		r.any = r.any || !d.scoped
+		r.keys = append(r.keys, keys[i]...)
+	}
+	slices.Sort(r.keys)
+	r.keys = slices.Compact(r.keys)
+	return r
+}
+
+// holds reports whether b could be a candidate of one of the items.
+func (r relevance) holds(b *Belief) bool { return r.any || related(true, b.keys(), r.keys) }
+
+// scopeKeys are r's keys as PostgreSQL's scope column holds them (scope_pg.go)
+// for workspace: a stored belief's relation keys are domains and entities.
+func (r relevance) scopeKeys(workspace string) []string {
+	var out []string
+	for _, k := range r.keys {
+		switch {
+		case strings.HasPrefix(k, "d:"):
+			out = append(out, scopeKeys(workspace, k[2:], nil)...)
+		case strings.HasPrefix(k, "e:"):
+			out = append(out, scopeKeys(workspace, "", []string{k[2:]})...)
+		}
+	}
+	return out
+}
+
 // finish judges the stored belief b against the beliefs committed since the
 // mark, keeps the findings whose candidate is still there, and stores the
 // tensions.
-func (s *Server) finish(ctx context.Context, tx querier, an *memo, d *draft, b *Belief, since *memIndex, gone map[string]bool) error {
+func (s *Server) finish(ctx context.Context, tx querier, an *memo, d *draft, b *Belief, keys []string, since *memIndex, gone map[string]bool) error {
 	d.stored = b
 	// Copies: a group written again alone (group.go) finishes again.
 	findings, compared := slices.Clip(d.findings), maps.Clone(d.compared)
@@ -529,12 +586,6 @@ func (s *Server) finish(ctx context.Context, tx querier, an *memo, d *draft, b *
 		in := tension.Analyze(tensionInput(b))
 		findings = append(judge(an, in, d.cands, compared, false), judge(an, in, batchCands, compared, true)...)
 	}
-	keys := slices.Clone(d.keys)
-	for _, e := range b.Entities {
-		keys = append(keys, "e:"+e.ID)
-	}
-	slices.Sort(keys)
-	keys = slices.Compact(keys)
 	pool := slices.DeleteFunc(since.candidates(d, keys, len(since.beliefs)), func(j int) bool { return compared[since.beliefs[j].ID] })
 	findings = append(findings, judge(an, an.of(d.b), since.best(d, pool), compared, false)...)
 	d.tensions = []Tension{}
@@ -585,10 +636,19 @@ func (b *Belief) keys() []string {
 // the query keeps only active ones, the one field of a cached belief that
 // changes); on PostgreSQL the rows whose creating transaction the marked
 // snapshot did not see, read whole (there, reading the sequence numbers
-// first made the bulk import twice as slow: see docs/benchmarks.md).
-func (s *Server) committedSince(ctx context.Context, q querier, an *memo, workspace, mark string, g *txGroup) ([]*Belief, error) {
+// first made the bulk import twice as slow: see docs/benchmarks.md). Only
+// the beliefs rel holds are returned: with creates committing hundreds of
+// times a second, most of those committed meanwhile are in other scopes,
+// and reading and indexing them was a tenth of a create's CPU on
+// PostgreSQL (issue 23).
+func (s *Server) committedSince(ctx context.Context, q querier, an *memo, workspace, mark string, g *txGroup, rel relevance) ([]*Belief, error) {
 	if s.st.Dialect() == store.Postgres {
-		rows, err := q.QueryContext(ctx, s.st.Q(sincePostgres), mark, mark, workspace, StatusActive)
+		query, args := sincePostgres, []any{mark, mark, workspace, StatusActive}
+		if !rel.any {
+			query += ` AND b.scope && ?::text[]`
+			args = append(args, rel.scopeKeys(workspace))
+		}
+		rows, err := q.QueryContext(ctx, s.st.Q(query), args...)
 		if err != nil {
 			return nil, fmt.Errorf("beliefs committed meanwhile: %w", err)
 		}
@@ -619,7 +679,7 @@ func (s *Server) committedSince(ctx context.Context, q querier, an *memo, worksp
 		// The group's own beliefs are known: read only those committed.
 		top = g.top
 		for _, b := range g.earlier {
-			if b.Workspace == workspace && b.Status == StatusActive {
+			if b.Workspace == workspace && b.Status == StatusActive && rel.holds(b) {
 				earlier = append(earlier, b)
 			}
 		}
@@ -649,6 +709,7 @@ func (s *Server) committedSince(ctx context.Context, q querier, an *memo, worksp
 	if err != nil {
 		return nil, err
 	}
+	out = slices.DeleteFunc(out, func(b *Belief) bool { return !rel.holds(b) })
 	return append(out, earlier...), nil
 }
 

@@ -72,38 +72,72 @@ func TestScopedCandidatesMatchWalk(t *testing.T) {
 		{"excluded", []string{"1001"}, searchFilter{entityIDs: []string{cpsc}, excludeIDs: []string{first}}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			f := c.f
-			f.workspace, f.requireTerms, f.maxCandidates, f.window = ws, true, 30, tensionWindow
-			if !s.fromScope(f) {
-				t.Fatal("a tension search is not read through its scope")
-			}
-			got, err := s.candidates(ctx, st.DB(), c.terms, f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			query, args := s.candidatesSQL(c.terms, f) // the walk
-			want, err := s.readCandidates(ctx, st.DB(), query, args, f.cap())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if capped := strings.Contains(c.name, "capped"); want.capped != capped {
-				t.Fatalf("walk: capped %v, want %v (%d hits)", want.capped, capped, len(want.hits))
-			}
-			seqs := func(r *searchResult) []int64 {
-				var out []int64
-				for _, h := range r.hits {
-					out = append(out, h.seq)
+		// Both shapes of the query (scopedCandidatesSQL): few matches by
+		// their document frequencies, and many.
+		for _, shape := range []string{"few", "many"} {
+			t.Run(c.name+"/"+shape, func(t *testing.T) {
+				f := c.f
+				f.workspace, f.requireTerms, f.maxCandidates, f.window = ws, true, 30, tensionWindow
+				if shape == "few" {
+					f.known = map[string]int{}
+					for _, term := range c.terms {
+						f.known[term] = 1
+					}
 				}
-				return out
-			}
-			if len(want.hits) == 0 || got.capped != want.capped || !slices.Equal(seqs(got), seqs(want)) {
-				t.Fatalf("from the scope: %v (capped %v); walking: %v (capped %v)", seqs(got), got.capped, seqs(want), want.capped)
-			}
-		})
+				if !s.fromScope(f) {
+					t.Fatal("a tension search is not read through its scope")
+				}
+				if _, _, planEach := s.scopedCandidatesSQL(c.terms, f); planEach != (shape == "many") {
+					t.Fatalf("planned with the values: %v, want %v", planEach, shape == "many")
+				}
+				got, err := s.candidates(ctx, st.DB(), c.terms, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				query, args := s.candidatesSQL(c.terms, f) // the walk
+				want, err := s.readCandidates(ctx, st.DB(), query, st.PlanEach(args), f.cap())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if capped := strings.Contains(c.name, "capped"); want.capped != capped {
+					t.Fatalf("walk: capped %v, want %v (%d hits)", want.capped, capped, len(want.hits))
+				}
+				seqs := func(r *searchResult) []int64 {
+					var out []int64
+					for _, h := range r.hits {
+						out = append(out, h.seq)
+					}
+					return out
+				}
+				if len(want.hits) == 0 || got.capped != want.capped || !slices.Equal(seqs(got), seqs(want)) {
+					t.Fatalf("from the scope: %v (capped %v); walking: %v (capped %v)", seqs(got), got.capped, seqs(want), want.capped)
+				}
+			})
+		}
+	}
+	// The few-matches shape has one plan whatever the values: the
+	// full-text index alone drives it, scope, workspace and status tested
+	// in the rows.
+	f := searchFilter{workspace: ws, requireTerms: true, maxCandidates: 30, window: tensionWindow,
+		domainExact: "transfer/dest1/", entityIDs: []string{cpsc}, known: map[string]int{"1001": 1}}
+	query, args, _ := s.scopedCandidatesSQL([]string{"1001"}, f)
+	rows, err := st.DB().QueryContext(ctx, "EXPLAIN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	rows.Close()
+	text := strings.Join(plan, "\n")
+	if strings.Count(text, "Index") == 0 || !strings.Contains(text, "on beliefs_tsv") || strings.Contains(text, "beliefs_scope") ||
+		strings.Contains(text, "beliefs_ws_") || strings.Contains(text, "beliefs_pkey") {
+		t.Fatalf("few matches: want the full-text index alone, got\n%s", text)
 	}
 }
 

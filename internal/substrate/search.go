@@ -65,8 +65,11 @@ func (s *Server) docFreq(ctx context.Context, q querier, term string) (int, erro
 			} else {
 				query, arg = `SELECT COUNT(*) FROM beliefs_fts WHERE beliefs_fts MATCH ?`, textsearch.FTS5Match([]string{term})
 			}
+			// One plan for every term (not PlanEach): the full-text index's,
+			// the only index the query can use, and the right one for the
+			// terms that reach it (common terms come from the statistics).
 			var n int
-			if err := q.QueryRowContext(ctx, query, s.st.PlanEach([]any{arg})...).Scan(&n); err != nil {
+			if err := q.QueryRowContext(ctx, query, arg).Scan(&n); err != nil {
 				return 0, fmt.Errorf("term statistics: %w", err)
 			}
 			return n, nil
@@ -355,21 +358,22 @@ func (s *Server) candidates(ctx context.Context, q querier, terms []string, f se
 	if f.memo != nil && f.window > 0 && len(terms) > 0 && s.st.Dialect() == store.SQLite {
 		return s.windowCandidates(ctx, q, terms, f)
 	}
-	var query string
-	var args []any
 	if s.fromScope(f) && len(terms) > 0 {
-		query, args = s.scopedCandidatesSQL(terms, f)
-	} else {
-		query, args = s.candidatesSQL(terms, f)
+		query, args, planEach := s.scopedCandidatesSQL(terms, f)
+		if planEach {
+			args = s.st.PlanEach(args)
+		}
+		return s.readCandidates(ctx, q, query, args, f.cap())
 	}
-	return s.readCandidates(ctx, q, query, args, f.cap())
+	query, args := s.candidatesSQL(terms, f)
+	return s.readCandidates(ctx, q, query, s.st.PlanEach(args), f.cap())
 }
 
 // readCandidates runs a candidates query (candidatesSQL's or
-// scopedCandidatesSQL's) and keeps at most limit hits, saying whether
-// there were more.
+// scopedCandidatesSQL's; args marked by PlanEach where the query needs it)
+// and keeps at most limit hits, saying whether there were more.
 func (s *Server) readCandidates(ctx context.Context, q querier, query string, args []any, limit int) (*searchResult, error) {
-	rows, err := q.QueryContext(ctx, query, s.st.PlanEach(args)...)
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search beliefs: %w", err)
 	}
