@@ -57,7 +57,8 @@ const scopeFilterMatches = 250
 //
 // Few matches (scopeFilterMatches): only the full-text index may drive the
 // query, the scope, workspace and status written so that no index serves
-// them ("(...) IS TRUE", "|| ”"), so that the plan is the same for every
+// them ("IS TRUE" on the overlap, the columns concatenated with an empty
+// string), so that the plan is the same for every
 // value and PostgreSQL can keep one generic plan instead of planning each
 // search (a quarter of a millisecond, as long as the search itself when it
 // matches few). Many: both indexes, intersected, planned with the values.
