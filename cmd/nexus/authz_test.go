@@ -450,7 +450,34 @@ func TestAuthorizationMatrix(t *testing.T) {
 		if err != nil {
 			t.Fatalf("alice through the proxy: %v", err)
 		}
-		cs.Close()
+		defer cs.Close()
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "ada"}}); err != nil || res.IsError {
+			t.Fatalf("alice's greet through the proxy: %v %+v", err, res)
+		}
+		// The proxied call is recorded as every call is (SPEC section 5):
+		// traced as alice's, and counted.
+		testtools.EventuallyErr(t, 10*time.Second, "the proxied call to be traced", func() error {
+			code, body := restDo(t, "GET", base+"/api/traces", tokens["alice"], "")
+			var page struct {
+				Items []struct {
+					Surface, Toolbox, Server, Tool, Outcome, UserID string
+					ArgsBytes                                       int `json:"argsBytes"`
+				} `json:"items"`
+			}
+			if err := json.Unmarshal([]byte(body), &page); err != nil || code != http.StatusOK {
+				return fmt.Errorf("GET /api/traces: %d %s", code, body)
+			}
+			for _, it := range page.Items {
+				if it.Surface == "proxy" && it.Toolbox == "ext" && it.Server == "hello" && it.Tool == "greet" && it.Outcome == "ok" && it.UserID != "" && it.ArgsBytes > 0 {
+					return nil
+				}
+			}
+			return fmt.Errorf("no trace of the proxied greet in %s", body)
+		})
+		if code, body := restDo(t, "GET", base+"/metrics", tokens["root"], ""); code != http.StatusOK ||
+			!strings.Contains(body, `surface="proxy",tool="ext__hello__greet"`) && !strings.Contains(body, `tool="ext__hello__greet",surface="proxy"`) {
+			t.Errorf("the metrics do not count the proxied call: %d %.300s", code, body)
+		}
 	})
 
 	t.Run("metrics", func(t *testing.T) {

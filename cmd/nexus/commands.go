@@ -324,7 +324,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		conf = &config.Config{}
 	}
 	// The transparent per-server endpoint: /mcp/servers/{toolbox}/{server}.
-	px := proxy.New(conf, proxy.Options{Logger: log, Stderr: os.Stderr, Allow: func(r *http.Request, toolbox, server string) bool {
+	px := proxy.New(conf, proxy.Options{Logger: log, Stderr: os.Stderr, Record: a.Pipeline.RecordPassthrough, Allow: func(r *http.Request, toolbox, server string) bool {
 		return a.Access.Server(a.Pipeline.Principal(r.Context()), toolbox, server)
 	}})
 	defer px.Close()

@@ -80,7 +80,7 @@ func New(o Options) *Metrics {
 	}
 	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "nexus_tool_calls_total",
-		Help: `Tool calls through the pipeline, by tool ("(unknown)" for a name the registry does not know), surface and outcome ("ok", the error code, or TOOL_ERROR for a downstream result marked isError).`,
+		Help: `Tool calls, through the pipeline or forwarded by the per-server passthrough (surface "proxy"), by tool ("(unknown)" for a name the registry does not know), surface and outcome ("ok", the error code, or TOOL_ERROR for a downstream result marked isError).`,
 	}, []string{"tool", "surface", "outcome"})
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "nexus_tool_call_duration_seconds",

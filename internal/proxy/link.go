@@ -195,6 +195,19 @@ func (l *link) abort() bool {
 // forward sends an upstream request downstream and returns the downstream
 // result as the server wrote it.
 func (l *link) forward(ctx context.Context, method string, params mcp.Params) (mcp.Result, error) {
+	if method == "tools/call" {
+		if p, ok := params.(*mcp.CallToolParamsRaw); ok {
+			call := l.ep.beginCall(ctx, p.Name, len(p.Arguments))
+			res, err := l.forwardCall(ctx, method, p)
+			call.result(res, err)
+			return res, err
+		}
+	}
+	return l.forwardCall(ctx, method, params)
+}
+
+// forwardCall is forward, the call recorded or not.
+func (l *link) forwardCall(ctx context.Context, method string, params mcp.Params) (mcp.Result, error) {
 	cfg := l.ep.cfg
 	if method == "tools/call" {
 		if p, ok := params.(*mcp.CallToolParamsRaw); ok && !cfg.Serves(p.Name) {

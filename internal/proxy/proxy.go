@@ -104,6 +104,16 @@
 // (-32602), without reaching the server. A configured Timeout bounds each
 // tools/call.
 //
+// # Records
+//
+// Every tools/call forwarded, on either path, is recorded as the pipeline
+// records the calls it runs (Options.Record, the pipeline's
+// RecordPassthrough; record.go): a trace on surface "proxy" with the tool,
+// its server, the caller, the duration, the sizes of the arguments and of
+// the answer and the outcome (never the arguments), and the call metrics.
+// Only the envelope the proxy already reads and the answer's error code or
+// isError are decoded for it.
+//
 // # Errors: the one exception to the pipeline's renderers
 //
 // The proxy is the only surface whose calls do not pass through the
@@ -167,6 +177,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/downstream"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
 
@@ -195,6 +206,10 @@ type Options struct {
 	// unchanged, so it cannot hide single tools); a refused request gets
 	// 403.
 	Allow func(r *http.Request, toolbox, server string) bool
+	// Record, when set, records each tools/call forwarded (the pipeline's
+	// RecordPassthrough: a trace and the call metrics); ctx is the
+	// caller's.
+	Record func(ctx context.Context, c pipeline.Passthrough)
 }
 
 // Proxy serves MCP Streamable HTTP at /mcp/servers/{toolbox}/{server}.
@@ -204,6 +219,7 @@ type Proxy struct {
 	stderr         *os.File
 	sessionTimeout time.Duration
 	allow          func(r *http.Request, toolbox, server string) bool
+	record         func(ctx context.Context, c pipeline.Passthrough)
 
 	mu        sync.Mutex
 	closed    bool
@@ -219,6 +235,7 @@ func New(cfg *config.Config, o Options) *Proxy {
 		stderr:         o.Stderr,
 		sessionTimeout: o.SessionTimeout,
 		allow:          o.Allow,
+		record:         o.Record,
 		endpoints:      map[string]*endpoint{},
 	}
 	if p.log == nil {

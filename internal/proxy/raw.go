@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/downstream"
+	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/jsondepth"
 	"github.com/nexus-mcp/nexus/internal/jsonrpcmsg"
 )
@@ -390,15 +391,22 @@ func (s *rawSession) servePOST(w http.ResponseWriter, r *http.Request) {
 	ctx, stop := mergeCancel(r.Context(), s.ctx)
 	defer stop()
 	filter := false
+	var call *toolCall // recorded (record.go)
 	if request {
 		switch m.Method {
 		case "tools/call":
 			var p struct {
-				Name string `json:"name"`
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
 			}
 			json.Unmarshal(m.Params, &p)
+			call = ep.beginCall(r.Context(), p.Name, len(p.Arguments))
 			if !cfg.Serves(p.Name) {
-				writeRPCError(w, http.StatusOK, m.ID, codeInvalidParams, fmt.Sprintf("unknown tool %q", p.Name))
+				msg := fmt.Sprintf("unknown tool %q", p.Name)
+				writeRPCError(w, http.StatusOK, m.ID, codeInvalidParams, msg)
+				if call != nil {
+					call.finish(len(msg), errs.BadRequest, false)
+				}
 				return
 			}
 			if cfg.Timeout > 0 {
@@ -419,6 +427,7 @@ func (s *rawSession) servePOST(w http.ResponseWriter, r *http.Request) {
 	resp, err := ep.hc.Do(req)
 	if err != nil {
 		s.failed(w, r, ctx, &m, err, false)
+		call.failed(0)
 		return
 	}
 	defer resp.Body.Close()
@@ -434,11 +443,13 @@ func (s *rawSession) servePOST(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", l)
 		}
 		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, resp.Body)
+		n, _ := io.Copy(w, resp.Body)
+		call.failed(int(n))
 	case mt == "application/json":
 		data, err := io.ReadAll(resp.Body)
 		if err != nil {
 			s.failed(w, r, ctx, &m, err, false)
+			call.failed(0)
 			return
 		}
 		if filter {
@@ -446,17 +457,19 @@ func (s *rawSession) servePOST(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(resp.StatusCode)
 		w.Write(data)
+		call.answered(data)
 	default:
 		w.WriteHeader(resp.StatusCode)
-		s.relaySSE(w, r, ctx, &m, resp.Body, filter)
+		s.relaySSE(w, r, ctx, &m, resp.Body, filter, call)
 	}
 }
 
 // relaySSE copies the SSE stream of a forwarded request event by event,
-// flushing each; with filter, the request's tools/list result is filtered.
-// If the stream ends before the request's response (the call's Timeout, the
-// session's end, the server), the client gets an error response.
-func (s *rawSession) relaySSE(w http.ResponseWriter, r *http.Request, ctx context.Context, m *envelope, body io.Reader, filter bool) {
+// flushing each; with filter, the request's tools/list result is filtered;
+// call, when not nil, is recorded with the response. If the stream ends
+// before the request's response (the call's Timeout, the session's end, the
+// server), the client gets an error response.
+func (s *rawSession) relaySSE(w http.ResponseWriter, r *http.Request, ctx context.Context, m *envelope, body io.Reader, filter bool, call *toolCall) {
 	rc := http.NewResponseController(w)
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
@@ -478,10 +491,12 @@ func (s *rawSession) relaySSE(w http.ResponseWriter, r *http.Request, ctx contex
 					if filter {
 						ev = rewriteEvent(lines, filterResponse(data, s.ep.cfg.ToolFilters))
 					}
+					call.answered(data)
 				}
 			}
 			if _, werr := w.Write(ev); werr != nil {
 				s.cancelDown(m, "the client is gone")
+				call.failed(0)
 				return
 			}
 			wrote = true
@@ -496,6 +511,7 @@ func (s *rawSession) relaySSE(w http.ResponseWriter, r *http.Request, ctx contex
 					err = io.ErrUnexpectedEOF
 				}
 				s.failed(w, r, ctx, m, err, true)
+				call.failed(0)
 			}
 			return
 		}
