@@ -24,6 +24,7 @@ var layers = map[string]int{
 	"internal/telemetry": 0, "internal/config": 0, "internal/registry": 0, "internal/store": 0,
 	"internal/tension": 0, "internal/cursor": 0, "internal/tutor/catalog": 0, "internal/tutor/transfer": 0,
 	"internal/secrets":          0,
+	"internal/mcpwire":          0, // the Streamable HTTP wire Nexus reads and writes itself: protocol versions, headers, SSE events, JSON-RPC errors
 	"internal/access/principal": 0, // who a call acts as: roles, the admin, who may use a conversation
 	"internal/llm":              0, // language models that stream and call tools (OpenAI-compatible, Anthropic)
 	"internal/embed":            0, // embedding models, the vectors of beliefs and exchanges, exact cosine, rank fusion (issue 23)

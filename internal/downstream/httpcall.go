@@ -1,6 +1,7 @@
 package downstream
 
 import (
+	"github.com/nexus-mcp/nexus/internal/mcpwire"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,21 +17,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// LegacyProtocol is the newest protocol version with the initialize
-// handshake and stateful sessions (the Mcp-Session-Id header). A session of
-// this protocol (or an older one) on a Streamable HTTP server can take raw
-// requests ([HTTPSession.CallTool]); one of the sessionless protocol
-// (2026-07-28, SEP-2575) would need the SDK's per-request _meta and
-// headers, so it cannot.
-const LegacyProtocol = "2025-11-25"
-
-// newProtocol is the first protocol version without the initialize
-// handshake.
-const newProtocol = "2026-07-28"
-
 // RawOK reports whether a session that negotiated protocol version can take
-// raw requests ([HTTPSession.CallTool]).
-func RawOK(version string) bool { return version != "" && version < newProtocol }
+// raw requests ([HTTPSession.CallTool]): a session with the initialize
+// handshake (before [mcpwire.Sessionless]); one of the sessionless protocol
+// would need the SDK's per-request _meta and headers.
+func RawOK(version string) bool { return version != "" && version < mcpwire.Sessionless }
 
 // ErrSessionGone is the error of a raw request the server answered with
 // HTTP 404: it no longer knows the session. The request did not run.
@@ -103,10 +94,10 @@ func (s *HTTPSession) post(ctx context.Context, body []byte) (*http.Response, er
 	h["Content-Type"] = []string{"application/json"}
 	h["Accept"] = []string{"application/json, text/event-stream"}
 	if s.ID != "" {
-		h[SessionHeader] = []string{s.ID}
+		h[mcpwire.SessionHeader] = []string{s.ID}
 	}
 	if s.Version != "" {
-		h[VersionHeader] = []string{s.Version}
+		h[mcpwire.VersionHeader] = []string{s.Version}
 	}
 	return s.Client.Do(req)
 }
@@ -125,7 +116,7 @@ func (s *HTTPSession) roundTrip(ctx context.Context, id string, body []byte) (js
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return nil, fmt.Errorf("HTTP %s: %s", resp.Status, bytes.TrimSpace(msg))
 	}
-	switch mt := MediaType(resp.Header.Get("Content-Type")); mt {
+	switch mt := mcpwire.MediaType(resp.Header.Get("Content-Type")); mt {
 	case "application/json":
 		data, err := io.ReadAll(resp.Body)
 		if err != nil {
@@ -154,11 +145,11 @@ func (s *HTTPSession) readSSE(ctx context.Context, id string, body io.Reader) (j
 		n, rerr := body.Read(*bp)
 		in = append(in, (*bp)[:n]...)
 		for {
-			end, lines, ok := NextEvent(in, rerr != nil)
+			end, lines, ok := mcpwire.NextEvent(in, rerr != nil)
 			if !ok {
 				break
 			}
-			if data := EventData(lines); data != nil {
+			if data := mcpwire.EventData(lines); data != nil {
 				if res, done, err := s.message(ctx, id, data); done || err != nil {
 					return res, err
 				}

@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/nexus-mcp/nexus/internal/downstream"
+	"github.com/nexus-mcp/nexus/internal/mcpwire"
 )
 
 // ToolCalls is an MCP surface's tools/call, for the front to serve without
@@ -98,15 +98,9 @@ func (f *fastCalls) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // The headers of a Streamable HTTP request that fastCalls reads.
 const (
-	sessionHeader  = "Mcp-Session-Id"
-	protocolHeader = "Mcp-Protocol-Version"
+	sessionHeader  = mcpwire.SessionHeader
+	protocolHeader = mcpwire.VersionHeader
 )
-
-// fastVersions are the protocol versions (Mcp-Protocol-Version) of the
-// handshake that a stateful SDK server accepts and fastCalls serves: ""
-// (2025-03-26, which had no header) and the handshake versions the SDK
-// negotiates. Any other value is the SDK's to accept or refuse.
-var fastVersions = map[string]bool{"": true, "2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
 
 // learn starts serving session id if the SDK made and initialized it.
 func (f *fastCalls) learn(id string) {
@@ -168,7 +162,7 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request, id string) boo
 		return false
 	}
 	h := r.Header
-	if !fastVersions[h.Get(protocolHeader)] || len(h.Values("Last-Event-ID")) > 0 || downstream.MediaType(h.Get("Content-Type")) != "application/json" || !acceptsBoth(h.Values("Accept")) {
+	if !mcpwire.IsHandshake(h.Get(protocolHeader)) || len(h.Values("Last-Event-ID")) > 0 || mcpwire.MediaType(h.Get("Content-Type")) != "application/json" || !acceptsBoth(h.Values("Accept")) {
 		return false
 	}
 	s := f.session(id)
@@ -181,7 +175,7 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request, id string) boo
 			return false
 		}
 	}
-	if ip := s.ss.InitializeParams(); ip == nil || !fastVersions[ip.ProtocolVersion] {
+	if ip := s.ss.InitializeParams(); ip == nil || !mcpwire.IsHandshake(ip.ProtocolVersion) {
 		return false
 	}
 	rid, name, args, meta, ok := readCall(b.data)
@@ -218,9 +212,7 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request, id string) boo
 	hdr.Set("Cache-Control", "no-cache, no-transform")
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Connection", "keep-alive")
-	event := make([]byte, 0, len("event: message\ndata: \n\n")+len(data))
-	event = append(append(append(event, "event: message\ndata: "...), data...), "\n\n"...)
-	w.Write(event)
+	w.Write(mcpwire.AppendEvent(make([]byte, 0, len(data)+32), data))
 	if fl, ok := w.(http.Flusher); ok {
 		fl.Flush()
 	}
@@ -338,6 +330,6 @@ func writeRPCResponse(w http.ResponseWriter, status int, resp *jsonrpc.Response)
 // acceptsBoth reports whether Accept values take both JSON and an event
 // stream, the SDK's rule for a POST.
 func acceptsBoth(values []string) bool {
-	jsonOK, streamOK := downstream.Accepts(values)
+	jsonOK, streamOK := mcpwire.Accepts(values)
 	return jsonOK && streamOK
 }

@@ -3,13 +3,13 @@ package httpapi
 import (
 	"net/http"
 	"sync"
+
+	"github.com/nexus-mcp/nexus/internal/mcpwire"
 )
 
 // SessionlessVersion is the first MCP protocol version of the sessionless
-// direction of MCP (SEP-2567, SEP-2575): no initialize and no session; a
-// client learns the server with server/discover, and every request carries
-// its protocol version in the Mcp-Protocol-Version header and in its _meta.
-const SessionlessVersion = "2026-07-28"
+// direction of MCP ([mcpwire.Sessionless]).
+const SessionlessVersion = mcpwire.Sessionless
 
 // sessionless sends each request of an MCP endpoint either to the SDK's
 // stateful Streamable HTTP handler (through the session limiter and, on the

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/nexus-mcp/nexus/internal/downstream"
+	"github.com/nexus-mcp/nexus/internal/mcpwire"
 )
 
 // The SDK's Streamable HTTP client connection cannot be wrapped like the
@@ -119,7 +119,7 @@ func (s *sseTap) Read(p []byte) (int, error) {
 // filter moves the complete events of s.in to s.out, filtered.
 func (s *sseTap) filter() {
 	for {
-		end, lines, ok := downstream.NextEvent(s.in, s.err != nil)
+		end, lines, ok := mcpwire.NextEvent(s.in, s.err != nil)
 		if !ok {
 			return
 		}

@@ -14,13 +14,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/downstream"
+	"github.com/nexus-mcp/nexus/internal/mcpwire"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
 
-// newProtocol is the first protocol version without the initialize
-// handshake (SEP-2575); the proxy's sessions are stateful, so they speak the
-// versions before it.
-const newProtocol = "2026-07-28"
 
 // link pairs one upstream server session with its downstream client session.
 type link struct {
@@ -129,26 +126,16 @@ func (ep *endpoint) dial(ctx context.Context, ss *mcp.ServerSession, params *mcp
 	return l, nil
 }
 
-// handshakeVersions are the protocol versions of the SDK that begin with
-// initialize.
-func handshakeVersions() []string {
-	return slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= newProtocol })
-}
-
 // legacyVersion is the protocol version to ask of the downstream server for
 // an upstream client that asked for v: v when the SDK speaks it with the
-// initialize handshake, else the newest version the SDK does.
+// initialize handshake, else the newest version the SDK does. (The proxy's
+// sessions are stateful, so they speak the versions before
+// [mcpwire.Sessionless].)
 func legacyVersion(v string) string {
-	supported := mcp.SupportedProtocolVersions()
-	if v < newProtocol && slices.Contains(supported, v) {
+	if v != "" && mcpwire.IsHandshake(v) {
 		return v
 	}
-	for _, s := range supported {
-		if s < newProtocol {
-			return s
-		}
-	}
-	return v
+	return mcpwire.LatestHandshake()
 }
 
 // watch closes the link when either session ends.

@@ -177,6 +177,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/downstream"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/mcpwire"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
@@ -422,7 +423,7 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 		// Sessions begin with initialize, which pairs them with their
 		// downstream session: a client probing with server/discover
 		// (SEP-2575) is told to use a version of the handshake.
-		SupportedProtocolVersions: handshakeVersions(),
+		SupportedProtocolVersions: mcpwire.HandshakeVersions(),
 	})
 	ep.server.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		ep.upSend = next
@@ -446,7 +447,7 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 // them, to the raw passthrough, and everything else to the SDK's handler.
 func (ep *endpoint) serve(w http.ResponseWriter, r *http.Request) {
 	if ep.hc != nil {
-		if id := r.Header.Get(downstream.SessionHeader); id != "" {
+		if id := r.Header.Get(mcpwire.SessionHeader); id != "" {
 			if s := ep.rawSession(id); s != nil {
 				s.serve(w, r)
 				return

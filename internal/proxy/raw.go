@@ -13,10 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nexus-mcp/nexus/internal/downstream"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/jsondepth"
 	"github.com/nexus-mcp/nexus/internal/jsonrpcmsg"
+	"github.com/nexus-mcp/nexus/internal/mcpwire"
 )
 
 // The raw passthrough: an upstream session on a Streamable HTTP downstream
@@ -126,10 +126,10 @@ func (s *rawSession) close(del bool) {
 // the proxy makes itself.
 func (s *rawSession) header(req *http.Request) {
 	if s.down != "" {
-		req.Header.Set(downstream.SessionHeader, s.down)
+		req.Header.Set(mcpwire.SessionHeader, s.down)
 	}
 	if s.version != "" {
-		req.Header.Set(downstream.VersionHeader, s.version)
+		req.Header.Set(mcpwire.VersionHeader, s.version)
 	}
 }
 
@@ -147,13 +147,13 @@ func (ep *endpoint) downRequest(ctx context.Context, r *http.Request, s *rawSess
 	if body != nil {
 		h["Content-Type"] = []string{"application/json"}
 	}
-	for _, k := range [...]string{"Accept", downstream.VersionHeader, downstream.LastEventIDHeader} {
+	for _, k := range [...]string{"Accept", mcpwire.VersionHeader, mcpwire.LastEventIDHeader} {
 		if v := r.Header.Values(k); len(v) > 0 {
 			h[k] = v
 		}
 	}
 	if s != nil && s.down != "" {
-		h[downstream.SessionHeader] = []string{s.down}
+		h[mcpwire.SessionHeader] = []string{s.down}
 	}
 	return req, nil
 }
@@ -164,7 +164,7 @@ func (ep *endpoint) downRequest(ctx context.Context, r *http.Request, s *rawSess
 // initialize the raw passthrough takes: the SDK's handler then serves it
 // (or refuses it) as before.
 func (ep *endpoint) rawInitialize(w http.ResponseWriter, r *http.Request) bool {
-	if !postHeadersOK(nil, r) || !versionHeaderOK(nil, r) || r.Header.Get(downstream.LastEventIDHeader) != "" {
+	if !postHeadersOK(nil, r) || !versionHeaderOK(nil, r) || r.Header.Get(mcpwire.LastEventIDHeader) != "" {
 		return false
 	}
 	body, err := io.ReadAll(r.Body)
@@ -180,7 +180,7 @@ func (ep *endpoint) rawInitialize(w http.ResponseWriter, r *http.Request) bool {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	if json.Unmarshal(body, &m) != nil || m.Method != "initialize" || !m.isRequest() ||
-		json.Unmarshal(m.Params, &params) != nil || params.ProtocolVersion == "" || params.ProtocolVersion >= newProtocol {
+		json.Unmarshal(m.Params, &params) != nil || params.ProtocolVersion == "" || params.ProtocolVersion >= mcpwire.Sessionless {
 		// Clients of the sessionless protocol are told by the SDK to use
 		// the handshake.
 		return false
@@ -193,7 +193,7 @@ func (ep *endpoint) rawInitialize(w http.ResponseWriter, r *http.Request) bool {
 		defer cancel()
 	}
 	fail := func(err error) bool {
-		writeRPCError(w, http.StatusOK, m.ID, codeInternalError,
+		mcpwire.WriteError(w, http.StatusOK, m.ID, codeInternalError,
 			fmt.Sprintf("connecting to MCP server %q of toolbox %q: %v", ep.name, ep.toolbox, err))
 		return true
 	}
@@ -210,11 +210,11 @@ func (ep *endpoint) rawInitialize(w http.ResponseWriter, r *http.Request) bool {
 	if err != nil {
 		return fail(err)
 	}
-	down := resp.Header.Get(downstream.SessionHeader)
+	down := resp.Header.Get(mcpwire.SessionHeader)
 	var out []byte
 	var version string
 	if resp.StatusCode/100 == 2 {
-		out, version = ep.initializeResult(data, downstream.MediaType(resp.Header.Get("Content-Type")), m.ID)
+		out, version = ep.initializeResult(data, mcpwire.MediaType(resp.Header.Get("Content-Type")), m.ID)
 	}
 	if out == nil {
 		// Refused: passed on as it is.
@@ -229,12 +229,12 @@ func (ep *endpoint) rawInitialize(w http.ResponseWriter, r *http.Request) bool {
 	s := ep.newRawSession(down, version)
 	if s == nil {
 		(&rawSession{ep: ep, down: down, version: version, cancel: func() {}}).close(true)
-		writeRPCError(w, http.StatusOK, m.ID, codeInternalError, "the MCP proxy is shutting down")
+		mcpwire.WriteError(w, http.StatusOK, m.ID, codeInternalError, "the MCP proxy is shutting down")
 		return true
 	}
 	ep.log.Debug("proxy session opened", "session", s.id, "protocol", version, "raw", true)
 	copyHeader(w.Header(), resp.Header)
-	w.Header().Set(downstream.SessionHeader, s.id)
+	w.Header().Set(mcpwire.SessionHeader, s.id)
 	w.WriteHeader(resp.StatusCode)
 	w.Write(out)
 	return true
@@ -308,7 +308,7 @@ func (s *rawSession) serve(w http.ResponseWriter, r *http.Request) {
 
 // serveGET forwards the standalone SSE stream (or its resumption).
 func (s *rawSession) serveGET(w http.ResponseWriter, r *http.Request) {
-	if _, streamOK := downstream.Accepts(r.Header.Values("Accept")); !streamOK {
+	if _, streamOK := mcpwire.Accepts(r.Header.Values("Accept")); !streamOK {
 		http.Error(w, "Accept must contain 'text/event-stream' for GET requests", http.StatusBadRequest)
 		return
 	}
@@ -358,7 +358,7 @@ func (s *rawSession) servePOST(w http.ResponseWriter, r *http.Request) {
 	if !postHeadersOK(w, r) {
 		return
 	}
-	if r.Header.Get(downstream.LastEventIDHeader) != "" {
+	if r.Header.Get(mcpwire.LastEventIDHeader) != "" {
 		http.Error(w, "can't send Last-Event-ID for POST request", http.StatusBadRequest)
 		return
 	}
@@ -378,12 +378,12 @@ func (s *rawSession) servePOST(w http.ResponseWriter, r *http.Request) {
 	// As JSONRPCErrors checks a body the HTTP front has read (when the
 	// proxy is mounted behind it, this finds nothing new).
 	if _, id, code, reason := jsonrpcmsg.Validate(body, jsondepth.Max); code != 0 {
-		writeRPCError(w, http.StatusBadRequest, id, code, reason)
+		mcpwire.WriteError(w, http.StatusBadRequest, id, code, reason)
 		return
 	}
 	var m envelope
 	if err := json.Unmarshal(body, &m); err != nil {
-		writeRPCError(w, http.StatusBadRequest, nil, jsonrpcmsg.CodeInvalidRequest, "Invalid Request: "+err.Error())
+		mcpwire.WriteError(w, http.StatusBadRequest, nil, jsonrpcmsg.CodeInvalidRequest, "Invalid Request: "+err.Error())
 		return
 	}
 	request := m.isRequest()
@@ -403,7 +403,7 @@ func (s *rawSession) servePOST(w http.ResponseWriter, r *http.Request) {
 			call = ep.beginCall(r.Context(), p.Name, len(p.Arguments))
 			if !cfg.Serves(p.Name) {
 				msg := fmt.Sprintf("unknown tool %q", p.Name)
-				writeRPCError(w, http.StatusOK, m.ID, codeInvalidParams, msg)
+				mcpwire.WriteError(w, http.StatusOK, m.ID, codeInvalidParams, msg)
 				if call != nil {
 					call.finish(len(msg), errs.BadRequest, false)
 				}
@@ -436,7 +436,7 @@ func (s *rawSession) servePOST(w http.ResponseWriter, r *http.Request) {
 		s.close(false)
 	}
 	copyHeader(w.Header(), resp.Header)
-	mt := downstream.MediaType(resp.Header.Get("Content-Type"))
+	mt := mcpwire.MediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case !request || resp.StatusCode/100 != 2 || (mt != "text/event-stream" && mt != "application/json"):
 		if l := resp.Header.Get("Content-Length"); l != "" {
@@ -480,13 +480,13 @@ func (s *rawSession) relaySSE(w http.ResponseWriter, r *http.Request, ctx contex
 		in = append(in, (*bp)[:n]...)
 		wrote := false
 		for {
-			end, lines, ok := downstream.NextEvent(in, err != nil)
+			end, lines, ok := mcpwire.NextEvent(in, err != nil)
 			if !ok {
 				break
 			}
 			ev := in[:end]
 			if !answered {
-				if data := downstream.EventData(lines); data != nil && isResponse(data, m.ID) {
+				if data := mcpwire.EventData(lines); data != nil && isResponse(data, m.ID) {
 					answered = true
 					if filter {
 						ev = rewriteEvent(lines, filterResponse(data, s.ep.cfg.ToolFilters))
@@ -545,11 +545,10 @@ func (s *rawSession) failed(w http.ResponseWriter, r *http.Request, ctx context.
 		return
 	}
 	if !sse {
-		writeRPCError(w, http.StatusOK, m.ID, codeInternalError, msg)
+		mcpwire.WriteError(w, http.StatusOK, m.ID, codeInternalError, msg)
 		return
 	}
-	b := append([]byte("event: message\ndata: "), rpcError(m.ID, codeInternalError, msg)...)
-	w.Write(append(b, '\n', '\n'))
+	w.Write(mcpwire.AppendEvent(nil, mcpwire.ErrorMessage(m.ID, codeInternalError, msg)))
 	http.NewResponseController(w).Flush()
 }
 

@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
-	"github.com/nexus-mcp/nexus/internal/downstream"
+	"github.com/nexus-mcp/nexus/internal/mcpwire"
 )
 
 // The wire details of the raw passthrough (raw.go): headers, envelopes,
@@ -27,13 +26,13 @@ func copyHeader(dst, src http.Header) {
 // postHeadersOK reports whether a POST has the Content-Type and Accept the
 // SDK's handler requires, writing its error if not.
 func postHeadersOK(w http.ResponseWriter, r *http.Request) bool {
-	if downstream.MediaType(r.Header.Get("Content-Type")) != "application/json" {
+	if mcpwire.MediaType(r.Header.Get("Content-Type")) != "application/json" {
 		if w != nil {
 			http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
 		}
 		return false
 	}
-	if jsonOK, streamOK := downstream.Accepts(r.Header.Values("Accept")); !jsonOK || !streamOK {
+	if jsonOK, streamOK := mcpwire.Accepts(r.Header.Values("Accept")); !jsonOK || !streamOK {
 		if w != nil {
 			http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
 		}
@@ -45,12 +44,12 @@ func postHeadersOK(w http.ResponseWriter, r *http.Request) bool {
 // versionHeaderOK reports whether the MCP-Protocol-Version header is absent
 // or one the endpoint speaks, writing the SDK handler's error if not.
 func versionHeaderOK(w http.ResponseWriter, r *http.Request) bool {
-	v := r.Header.Get(downstream.VersionHeader)
-	if v == "" || v >= newProtocol || slices.Contains(handshakeVersions(), v) {
+	v := r.Header.Get(mcpwire.VersionHeader)
+	if v == "" || v >= mcpwire.Sessionless || mcpwire.IsHandshake(v) {
 		return true
 	}
 	if w != nil {
-		http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version (supported versions: %s)", strings.Join(handshakeVersions(), ",")), http.StatusBadRequest)
+		http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version (supported versions: %s)", strings.Join(mcpwire.HandshakeVersions(), ",")), http.StatusBadRequest)
 	}
 	return false
 }
@@ -89,14 +88,14 @@ func editSSE(data []byte, edit func(msg []byte) []byte) []byte {
 	var out []byte
 	done := false
 	for len(data) > 0 {
-		end, lines, ok := downstream.NextEvent(data, true)
+		end, lines, ok := mcpwire.NextEvent(data, true)
 		if !ok {
 			out = append(out, data...)
 			break
 		}
 		ev := data[:end]
 		if !done {
-			if msg := downstream.EventData(lines); msg != nil {
+			if msg := mcpwire.EventData(lines); msg != nil {
 				if b := edit(msg); b != nil {
 					ev, done = rewriteEvent(lines, b), true
 				}
@@ -159,34 +158,3 @@ const (
 	codeInvalidParams = -32602
 	codeInternalError = -32603
 )
-
-func rpcError(id json.RawMessage, code int, msg string) []byte {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	var e struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	e.JSONRPC, e.ID = "2.0", id
-	e.Error.Code, e.Error.Message = code, msg
-	b, err := json.Marshal(e)
-	if err != nil { // cannot happen: the shape always marshals
-		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"encode error"}}`)
-	}
-	return b
-}
-
-// writeRPCError writes a JSON-RPC error response as JSON with an HTTP
-// status.
-func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Del("Content-Length")
-	w.WriteHeader(status)
-	w.Write(rpcError(id, code, msg))
-}

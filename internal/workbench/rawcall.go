@@ -12,7 +12,7 @@ import (
 )
 
 // Raw tools/call requests. A Streamable HTTP server is connected with the
-// handshake protocol ([downstream.LegacyProtocol]), and its tool calls are
+// handshake protocol ([mcpwire.LatestHandshake]), and its tool calls are
 // POSTed as bytes on the SDK client's session ([downstream.HTTPSession]):
 // the SDK client's connection machinery (its JSON-RPC connection, the
 // decoding of every message into SDK types and back, its SSE reader) costed

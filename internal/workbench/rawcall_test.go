@@ -22,6 +22,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/downstream"
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/mcpwire"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/testtools"
@@ -358,7 +359,7 @@ func TestRawCallStateless(t *testing.T) {
 	m, reg := newManager(t, toolboxConfig("tb", named{"p", urlServer(config.StreamableHTTP, ts.URL)}))
 	open(t, m, "tb")
 	sess, _ := m.toolboxes[0].servers[0].session()
-	if sess == nil || sess.raw == nil || sess.raw.ID != "" || sess.raw.Version != downstream.LegacyProtocol {
+	if sess == nil || sess.raw == nil || sess.raw.ID != "" || sess.raw.Version != mcpwire.LatestHandshake() {
 		t.Fatalf("session %+v", sess)
 	}
 	for range 3 {

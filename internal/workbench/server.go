@@ -17,6 +17,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/downstream"
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/mcpwire"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
@@ -354,7 +355,7 @@ func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.Ca
 	if s.hc != nil {
 		// A Streamable HTTP server is asked for the handshake protocol,
 		// whose sessions take raw tools/call requests (rawSession).
-		opts = &mcp.ClientSessionOptions{ProtocolVersion: downstream.LegacyProtocol}
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: mcpwire.LatestHandshake()}
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	type result struct {
