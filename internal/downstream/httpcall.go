@@ -1,12 +1,12 @@
 package downstream
 
 import (
-	"github.com/nexus-mcp/nexus/internal/mcpwire"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nexus-mcp/nexus/internal/mcpwire"
 	"io"
 	"net/http"
 	"strconv"

@@ -18,7 +18,6 @@ import (
 	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
 
-
 // link pairs one upstream server session with its downstream client session.
 type link struct {
 	ep     *endpoint

@@ -161,4 +161,3 @@ const (
 	sincePostgres = `SELECT ` + beliefCols + ` FROM beliefs b WHERE b.created_xid >= pg_snapshot_xmin(CAST(? AS pg_snapshot))
 		AND NOT pg_visible_in_snapshot(b.created_xid, CAST(? AS pg_snapshot)) AND b.workspace = ? AND b.status = ?`
 )
-
