@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/nexus-mcp/nexus/internal/mcpwire"
 	"io"
 	"net/http"
 	"strconv"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/nexus-mcp/nexus/internal/mcpwire"
 )
 
 // RawOK reports whether a session that negotiated protocol version can take
