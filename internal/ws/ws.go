@@ -224,6 +224,9 @@ type conn struct {
 	closed   bool
 	// writing is set while the writer sends a batch taken from outbox.
 	writing bool
+	// flushed, when set, is closed once the writer has sent every queued
+	// event or the connection closed (see flush).
+	flushed chan struct{}
 	// draining is set once the replica drains: no new turns start; idle
 	// is signalled when the last running turn ends then.
 	draining bool
@@ -542,6 +545,7 @@ func (s *conn) push(e chat.Event) {
 	if over {
 		s.closed = true
 		s.outbox = nil
+		s.sentLocked()
 	}
 	s.mu.Unlock()
 	if over {
@@ -563,6 +567,7 @@ func (s *conn) writer(ctx context.Context) {
 		batch := s.outbox
 		s.outbox, s.buffered = nil, 0
 		s.writing = len(batch) > 0
+		s.sentLocked()
 		s.mu.Unlock()
 		for _, e := range batch {
 			b, err := json.Marshal(e)
@@ -579,6 +584,7 @@ func (s *conn) writer(ctx context.Context) {
 		if len(batch) > 0 {
 			s.mu.Lock()
 			s.writing = false
+			s.sentLocked()
 			s.mu.Unlock()
 			continue
 		}
