@@ -74,15 +74,37 @@ func (s *conn) sentLocked() {
 // Wait waits until every connection has ended (after Options.Drain was
 // closed, each ends once its turns have), or until ctx ends.
 func (sv *Server) Wait(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() {
-		sv.conns.Wait()
-		close(done)
-	}()
+	sv.mu.Lock()
+	if sv.conns == 0 {
+		sv.mu.Unlock()
+		return nil
+	}
+	if sv.ended == nil {
+		sv.ended = make(chan struct{})
+	}
+	ended := sv.ended
+	sv.mu.Unlock()
 	select {
-	case <-done:
+	case <-ended:
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("websocket connections still open: %w", ctx.Err())
+	}
+}
+
+// enter counts a connection being served.
+func (sv *Server) enter() {
+	sv.mu.Lock()
+	sv.conns++
+	sv.mu.Unlock()
+}
+
+// exit uncounts a connection that has ended, waking Wait after the last.
+func (sv *Server) exit() {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.conns--; sv.conns == 0 && sv.ended != nil {
+		close(sv.ended)
+		sv.ended = nil
 	}
 }

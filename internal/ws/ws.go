@@ -113,12 +113,15 @@ type Options struct {
 // open connections, so that a replica shutting down can wait for them
 // ([Server.Wait]).
 type Server struct {
-	h     http.Handler
-	conns sync.WaitGroup
+	h http.Handler
 
 	mu     sync.Mutex
 	open   map[*conn]bool
 	byUser map[string]int
+	// conns counts the connections being served; ended, when set, is
+	// closed when the count falls to zero (see Wait).
+	conns int
+	ended chan struct{}
 }
 
 // ServeHTTP serves one WebSocket connection.
@@ -153,8 +156,8 @@ func Handler(o Options) *Server {
 	h := newHub(o.Events)
 	sv := &Server{open: map[*conn]bool{}, byUser: map[string]int{}}
 	sv.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sv.conns.Add(1)
-		defer sv.conns.Done()
+		sv.enter()
+		defer sv.exit()
 		patterns := o.OriginPatterns
 		if len(patterns) == 0 {
 			patterns = []string{"*"} // the HTTP front's guard decided Origin
