@@ -4,7 +4,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -212,26 +211,12 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	// From here on, each thing started adds its closer; a failure runs
 	// them all, the App's Close otherwise.
 	var c closers
-	defer func() {
-		if err == nil {
-			return
-		}
-		if cerr := c.close(); cerr != nil {
-			err = errors.Join(err, cerr)
-		}
-	}()
+	defer c.closeOnError(&err)
 	tel, err := telemetry.Setup(ctx, Version, os.Getenv, os.Stderr)
 	if err != nil {
 		return nil, err
 	}
-	c.add("tracing", func() error {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := tel.Shutdown(ctx); err != nil {
-			return fmt.Errorf("flush tracing spans: %w", err)
-		}
-		return nil
-	})
+	c.add("tracing", shutdownTelemetry(ctx, tel))
 	st, err := store.Open(ctx, store.Options{URL: cfg.DBURL, DataDir: cfg.DataDir, Logger: log})
 	if err != nil {
 		return nil, err

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/nexus-mcp/nexus/internal/telemetry"
 )
 
 // closers undo what [Open] started, in the reverse of the order it started
@@ -42,6 +45,31 @@ func (c *closers) close() error {
 	}
 	c.list = nil
 	return errors.Join(errs...)
+}
+
+// closeOnError runs the closers when *err is set (Open's deferred call),
+// joining their errors to it.
+func (c *closers) closeOnError(err *error) {
+	if *err == nil {
+		return
+	}
+	if cerr := c.close(); cerr != nil {
+		*err = errors.Join(*err, cerr)
+	}
+}
+
+// shutdownTelemetry is the closer of tel: it flushes the spans not yet
+// exported, for 5 s at most.
+func shutdownTelemetry(ctx context.Context, tel *telemetry.Provider) func() error {
+	ctx = context.WithoutCancel(ctx)
+	return func() error {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := tel.Shutdown(ctx); err != nil {
+			return fmt.Errorf("flush tracing spans: %w", err)
+		}
+		return nil
+	}
 }
 
 // background starts fn on a goroutine of the App's own, with a context
