@@ -174,10 +174,22 @@ type App struct {
 	// ([App.OnUsersChanged]).
 	usersMu      sync.Mutex
 	usersChanged []func()
+
+	// closers stop what Open started; Close runs them.
+	closers closers
+	// bg runs the App's own goroutines ([App.background]) on bgCtx, which
+	// bgStop cancels at Close; bgMu keeps a goroutine from starting once
+	// Close has begun.
+	bgMu   sync.Mutex
+	bgCtx  context.Context
+	bgStop context.CancelFunc
+	bg     sync.WaitGroup
 }
 
 // Open opens the store, registers the local servers and builds the pipeline.
-func Open(ctx context.Context, cfg Config) (*App, error) {
+// Whatever it started is stopped again when a later step fails, and by
+// [App.Close] otherwise.
+func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -185,7 +197,6 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	// A bad configuration fails before anything else is opened.
 	var conf *config.Config
 	if cfg.ConfigPath != "" {
-		var err error
 		if conf, err = config.Load(cfg.ConfigPath); err != nil {
 			return nil, err
 		}
@@ -197,27 +208,31 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		}
 		cfg.DataDir = dir
 	}
+	// From here on, each thing started adds its closer; a failure runs
+	// them all, the App's Close otherwise.
+	var c closers
+	defer c.closeOnError(&err)
 	tel, err := telemetry.Setup(ctx, Version, os.Getenv, os.Stderr)
 	if err != nil {
 		return nil, err
 	}
+	c.add("tracing", shutdownTelemetry(ctx, tel))
 	st, err := store.Open(ctx, store.Options{URL: cfg.DBURL, DataDir: cfg.DataDir, Logger: log})
 	if err != nil {
-		tel.Shutdown(ctx)
 		return nil, err
 	}
+	c.add("store", st.Close)
 	reg := registry.New()
 	sub := substrate.New(st, log)
+	c.addFunc("substrate", sub.Close) // before the store
 	vectors, err := openVectors(st, cfg.Embeddings, conf, log)
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
 	if vectors != nil {
 		sub.UseVectors(vectors)
 	}
 	if err := sub.Register(reg); err != nil {
-		st.Close()
 		return nil, err
 	}
 	conv := conversation.New(st)
@@ -225,17 +240,14 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		conv.UseVectors(vectors)
 	}
 	if err := vkb.New(st, conv, sub, log).Register(reg); err != nil {
-		st.Close()
 		return nil, err
 	}
 	tutorKey, err := st.Secret(ctx, "tutor-cursor")
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
 	keys, keysPath, err := loadKeyring(cfg.DataDir)
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
 	// tn_session_ask runs the chat loop, built once the pipeline is.
@@ -252,10 +264,10 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	tut := tutor.New(st, conv, tutOpts)
 	if err := tut.Register(reg); err != nil {
-		st.Close()
 		return nil, err
 	}
 	tw := trace.NewWriter(st, log)
+	c.addFunc("trace writer", tw.Close) // flushes into the store
 	a := &App{Store: st, Registry: reg, Substrate: sub, Tutor: tut, Keyring: keys, KeyringPath: keysPath, Conversations: conv, Traces: tw, Telemetry: tel, log: log,
 		Instance: instanceName(), Users: users.New(st), configPath: cfg.ConfigPath, current: conf, Vectors: vectors}
 	a.Metrics = metrics.New(metrics.Options{DB: st.DB(), Servers: a.downstreamServers, Logger: log})
@@ -271,7 +283,6 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		Principal: caller, Authorizer: a.Access})
 	promptQuotas, err := quota.New(st, quota.DefaultLimits())
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
 	server := cfg.Model
@@ -279,13 +290,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		// The configuration file's model (the environment's wins).
 		m := conf.Model
 		if server, err = llm.New(llm.Settings{Provider: m.Provider, BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model}, nil); err != nil {
-			st.Close()
 			return nil, fmt.Errorf("%s: model: %w", conf.Path, err)
 		}
 	}
 	judge, err := tensionJudge(conf, server)
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
 	// One client (one connection pool) for every user's own model: it
@@ -313,30 +322,33 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		}})
 	loop = a.Chat
 	if a.Events, err = events.Open(ctx, events.Options{URL: cfg.Events, Store: st, Origin: a.Instance, Logger: log}); err != nil {
-		tw.Close()
-		st.Close()
 		return nil, err
 	}
+	c.addFunc("event bus", a.Events.Close)
 	a.MCPSessions.Follow(a.Events)
 	a.Catalog = &mcpkit.Catalog{Registry: reg}
 	if conf != nil {
 		a.Config = conf
 		a.Workbench = workbench.NewManager(conf, reg, workbench.Options{Logger: log, ClientName: "nexus", ClientVersion: Version})
+		c.add("downstream servers", a.Workbench.Close)
 		a.Catalog.Toolboxes = a.Workbench
 		a.Workbench.Start(ctx)
 	}
+	// The App's own goroutines (reloads the other replicas ask for) end
+	// before the downstream servers close.
+	a.bgCtx, a.bgStop = context.WithCancel(context.WithoutCancel(ctx))
+	c.addFunc("background work", a.stopBackground)
 	a.follow()
+	// First at Close: the embedding job StartEmbeddings may start.
+	c.addFunc("embedding job", a.stopEmbeddings)
 	if err := a.buildSurfaces(cfg.Transport); err != nil {
-		a.Close()
 		return nil, err
 	}
 	if cfg.Demo && st.Created {
 		if err := demo.Load(ctx, sub, pipeline.DefaultWorkspace); err != nil {
-			a.Close()
 			return nil, fmt.Errorf("load demo data: %w", err)
 		}
 		if _, err := tut.LoadDemo(ctx); err != nil {
-			a.Close()
 			return nil, fmt.Errorf("load tutor demo data: %w", err)
 		}
 		log.Info("loaded demo knowledge base", "workspace", pipeline.DefaultWorkspace)
@@ -347,6 +359,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		log.Info("tension judge: the chat model confirms the tensions the rules flag", "model", server.Name(),
 			"timeout", judge.Timeout, "max_pairs", judge.MaxPairs)
 	}
+	a.closers = c
 	return a, nil
 }
 
@@ -373,22 +386,14 @@ func (a *App) downstreamServers() []metrics.Server {
 	return out
 }
 
-// Close disconnects downstream servers, flushes traces and closes the store.
+// Close stops everything Open started, in the reverse order: the embedding
+// job, the App's own goroutines (cancelled, then waited for), the
+// downstream servers, the event bus, the trace writer (flushed), the
+// substrate's background work, the store and the telemetry provider
+// (flushed). Failures are logged; a second Close does nothing.
 func (a *App) Close() {
-	a.stopEmbeddings()
-	if a.Workbench != nil {
-		a.Workbench.Close()
-	}
-	a.Traces.Close()
-	if a.Events != nil {
-		a.Events.Close()
-	}
-	a.Substrate.Close()
-	a.Store.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := a.Telemetry.Shutdown(ctx); err != nil {
-		a.log.Warn("flush tracing spans", "err", err)
+	if err := a.closers.close(); err != nil {
+		a.log.Warn("close", "err", err)
 	}
 }
 

@@ -149,8 +149,9 @@ func transitional(old, new config.Access) config.Access {
 
 // follow wires the events between replicas: this process's changes to what
 // others cache are published, and the others' changes are applied here.
-// Handlers that take time (a reload) run in a goroutine of their own: the
-// bus's receiving goroutine must not block.
+// Handlers that take time (a reload) run in a goroutine of the App's own
+// ([App.background], which Close cancels and waits for): the bus's
+// receiving goroutine must not block.
 func (a *App) follow() {
 	bus := a.Events
 	a.Users.OnChange(func(ctx context.Context) {
@@ -170,22 +171,21 @@ func (a *App) follow() {
 		a.tellUsersChanged()
 	}))
 	bus.Subscribe(TopicAccessChanged, others(a.Access.Forget))
-	bus.Subscribe(TopicKeysRotated, others(func() { go a.reloadKeys(context.Background()) }))
-	bus.Subscribe(TopicConfigChanged, others(func() { go a.reloadFromEvent(context.Background()) }))
+	bus.Subscribe(TopicKeysRotated, others(func() { a.background(a.reloadKeys) }))
+	bus.Subscribe(TopicConfigChanged, others(func() { a.background(a.reloadFromEvent) }))
 	// Events missed while the bus was disconnected: forget and read again.
-	bus.OnResync(func(ctx context.Context) {
+	bus.OnResync(func(context.Context) {
 		a.Users.Forget()
 		a.Access.Forget()
 		a.tellUsersChanged()
 		// Reading files and restarting servers takes time: not on the
 		// bus's goroutine.
-		ctx = context.WithoutCancel(ctx)
-		go func() {
+		a.background(func(ctx context.Context) {
 			a.reloadKeys(ctx)
 			if a.configPath != "" {
 				a.reloadFromEvent(ctx)
 			}
-		}()
+		})
 	})
 }
 

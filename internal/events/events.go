@@ -48,8 +48,10 @@ type engine interface {
 	// max is the largest payload the engine carries (0: no limit).
 	max() int
 	// run receives events until ctx ends, handing each to deliver, and
-	// calls reconnected after each reconnection (not the first connection).
-	run(ctx context.Context, deliver func(payload []byte), reconnected func())
+	// calls connected after each connection to the engine, the first one
+	// (again false) and every reconnection (again true): ready may have
+	// changed then. An engine always ready need not call it.
+	run(ctx context.Context, deliver func(payload []byte), connected func(again bool))
 	// ready reports whether the engine is reachable.
 	ready(ctx context.Context) error
 	close()
@@ -62,6 +64,8 @@ type Bus struct {
 	log    *slog.Logger
 	cancel context.CancelFunc
 	done   chan struct{}
+	// up is signalled after each connection to the engine, for Open's wait.
+	up chan struct{}
 
 	mu     sync.Mutex
 	subs   map[string][]*subscription
@@ -117,18 +121,28 @@ func Open(ctx context.Context, opts Options) (*Bus, error) {
 		return nil, err
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	b := &Bus{origin: opts.Origin, eng: eng, log: log, cancel: cancel, done: make(chan struct{}),
+	b := &Bus{origin: opts.Origin, eng: eng, log: log, cancel: cancel, done: make(chan struct{}), up: make(chan struct{}, 1),
 		subs: map[string][]*subscription{}, seen: newRecent(4096), partial: map[string]*partial{}}
 	go func() {
 		defer close(b.done)
-		eng.run(rctx, b.deliver, b.reconnected)
+		eng.run(rctx, b.deliver, b.connected)
 	}()
 	// Receiving before Open returns: an event published next reaches this
 	// replica too. An engine down at start is left to reconnect (Ready
-	// says so meanwhile).
-	deadline := time.Now().Add(5 * time.Second)
-	for eng.ready(ctx) != nil && time.Now().Before(deadline) && ctx.Err() == nil {
-		time.Sleep(10 * time.Millisecond)
+	// says so meanwhile): Open waits 5 s at most, and not once the engine
+	// has stopped trying.
+	timeout := time.NewTimer(5 * time.Second)
+	defer timeout.Stop()
+	for eng.ready(ctx) != nil {
+		select {
+		case <-b.up:
+		case <-b.done:
+			return b, nil
+		case <-timeout.C:
+			return b, nil
+		case <-ctx.Done():
+			return b, nil
+		}
 	}
 	return b, nil
 }
@@ -275,6 +289,18 @@ func (b *Bus) assemble(part Event) (Event, bool) {
 		data = append(data, piece...)
 	}
 	return Event{ID: part.ID, Topic: part.Topic, Origin: part.Origin, Data: data}, true
+}
+
+// connected is the engine's word that it connected (again: reconnected):
+// Open's wait is woken, and after a reconnection the resync functions run.
+func (b *Bus) connected(again bool) {
+	select {
+	case b.up <- struct{}{}:
+	default: // a signal is pending already
+	}
+	if again {
+		b.reconnected()
+	}
 }
 
 func (b *Bus) reconnected() {

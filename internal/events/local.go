@@ -23,7 +23,7 @@ func (l *local) publish(ctx context.Context, payload []byte) error {
 	}
 }
 
-func (l *local) run(ctx context.Context, deliver func([]byte), _ func()) {
+func (l *local) run(ctx context.Context, deliver func([]byte), _ func(bool)) {
 	for {
 		select {
 		case p := <-l.ch:

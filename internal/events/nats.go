@@ -62,7 +62,7 @@ func (e *natsEngine) publish(ctx context.Context, payload []byte) error {
 	return e.nc.Publish(e.subject, payload)
 }
 
-func (e *natsEngine) run(ctx context.Context, deliver func([]byte), reconnected func()) {
+func (e *natsEngine) run(ctx context.Context, deliver func([]byte), connected func(again bool)) {
 	msgs := make(chan *nats.Msg, 4096)
 	sub, err := e.nc.ChanSubscribe(e.subject, msgs)
 	if err != nil {
@@ -86,12 +86,13 @@ func (e *natsEngine) run(ctx context.Context, deliver func([]byte), reconnected 
 		e.log.Warn("events: flush the NATS subscription; trying again", "err", err)
 	}
 	e.subscribed.Store(true)
+	connected(false)
 	for {
 		select {
 		case m := <-msgs:
 			deliver(m.Data)
 		case <-e.reconnected:
-			reconnected()
+			connected(true)
 		case <-ctx.Done():
 			return
 		}

@@ -55,15 +55,13 @@ func (p *postgres) publish(ctx context.Context, payload []byte) error {
 
 // run listens on a connection of its own, reconnecting with a growing
 // pause (up to 5 s) when the connection fails.
-func (p *postgres) run(ctx context.Context, deliver func([]byte), reconnected func()) {
+func (p *postgres) run(ctx context.Context, deliver func([]byte), connected func(again bool)) {
 	pause := 100 * time.Millisecond
 	first := true
 	for ctx.Err() == nil {
 		err := p.listen(ctx, deliver, func() {
 			pause = 100 * time.Millisecond
-			if !first {
-				reconnected()
-			}
+			connected(!first)
 			first = false
 		})
 		p.listening.Store(false)

@@ -3,7 +3,6 @@ package ws
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/coder/websocket"
 )
@@ -38,35 +37,74 @@ func (s *conn) drainWhen(ctx context.Context, drain <-chan struct{}) {
 	s.c.Close(websocket.StatusServiceRestart, "this replica is restarting: connect again")
 }
 
-// flush waits until the writer has sent every queued event.
+// flush waits until the writer has sent every queued event (or the
+// connection closed), or until ctx ends.
 func (s *conn) flush(ctx context.Context) {
-	for {
-		s.mu.Lock()
-		done := (len(s.outbox) == 0 && !s.writing) || s.closed
+	s.mu.Lock()
+	if s.sentAllLocked() {
 		s.mu.Unlock()
-		if done {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(5 * time.Millisecond):
-		}
+		return
+	}
+	if s.flushed == nil {
+		s.flushed = make(chan struct{})
+	}
+	flushed := s.flushed
+	s.mu.Unlock()
+	select {
+	case <-ctx.Done():
+	case <-flushed:
+	}
+}
+
+// sentAllLocked reports whether the writer has sent every queued event, or
+// the connection closed. s.mu is held.
+func (s *conn) sentAllLocked() bool {
+	return (len(s.outbox) == 0 && !s.writing) || s.closed
+}
+
+// sentLocked wakes flush's wait once sentAllLocked holds; every change to
+// outbox, writing or closed that can make it hold calls it. s.mu is held.
+func (s *conn) sentLocked() {
+	if s.flushed != nil && s.sentAllLocked() {
+		close(s.flushed)
+		s.flushed = nil
 	}
 }
 
 // Wait waits until every connection has ended (after Options.Drain was
 // closed, each ends once its turns have), or until ctx ends.
 func (sv *Server) Wait(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() {
-		sv.conns.Wait()
-		close(done)
-	}()
+	sv.mu.Lock()
+	if sv.conns == 0 {
+		sv.mu.Unlock()
+		return nil
+	}
+	if sv.ended == nil {
+		sv.ended = make(chan struct{})
+	}
+	ended := sv.ended
+	sv.mu.Unlock()
 	select {
-	case <-done:
+	case <-ended:
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("websocket connections still open: %w", ctx.Err())
+	}
+}
+
+// enter counts a connection being served.
+func (sv *Server) enter() {
+	sv.mu.Lock()
+	sv.conns++
+	sv.mu.Unlock()
+}
+
+// exit uncounts a connection that has ended, waking Wait after the last.
+func (sv *Server) exit() {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.conns--; sv.conns == 0 && sv.ended != nil {
+		close(sv.ended)
+		sv.ended = nil
 	}
 }

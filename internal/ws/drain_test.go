@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"go.uber.org/goleak"
 
 	"github.com/nexus-mcp/nexus/internal/llm/llmtest"
 	"github.com/nexus-mcp/nexus/internal/ws"
@@ -96,4 +97,31 @@ func TestDrainFinishesTurnsThenCloses(t *testing.T) {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		t.Fatal("timed out")
 	}
+}
+
+// TestWaitGivenUpLeavesNoGoroutine: a Wait whose context ends while a
+// connection is still open returns an error and leaves nothing behind.
+func TestWaitGivenUpLeavesNoGoroutine(t *testing.T) {
+	url, sv := serveWith(t, func(int, *llmtest.Request) llmtest.Answer { return llmtest.Answer{Chunks: []string{"unused"}} }, ws.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	// A round trip: the connection is served, its goroutines are running.
+	if err := c.Write(ctx, websocket.MessageText, []byte(`not a frame`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Read(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ignore := goleak.IgnoreCurrent()
+	ended, end := context.WithCancel(ctx)
+	end()
+	if err := sv.Wait(ended); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait with a connection open and its context ended: %v, want context.Canceled", err)
+	}
+	goleak.VerifyNone(t, ignore)
 }

@@ -113,12 +113,15 @@ type Options struct {
 // open connections, so that a replica shutting down can wait for them
 // ([Server.Wait]).
 type Server struct {
-	h     http.Handler
-	conns sync.WaitGroup
+	h http.Handler
 
 	mu     sync.Mutex
 	open   map[*conn]bool
 	byUser map[string]int
+	// conns counts the connections being served; ended, when set, is
+	// closed when the count falls to zero (see Wait).
+	conns int
+	ended chan struct{}
 }
 
 // ServeHTTP serves one WebSocket connection.
@@ -153,8 +156,8 @@ func Handler(o Options) *Server {
 	h := newHub(o.Events)
 	sv := &Server{open: map[*conn]bool{}, byUser: map[string]int{}}
 	sv.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sv.conns.Add(1)
-		defer sv.conns.Done()
+		sv.enter()
+		defer sv.exit()
 		patterns := o.OriginPatterns
 		if len(patterns) == 0 {
 			patterns = []string{"*"} // the HTTP front's guard decided Origin
@@ -224,6 +227,9 @@ type conn struct {
 	closed   bool
 	// writing is set while the writer sends a batch taken from outbox.
 	writing bool
+	// flushed, when set, is closed once the writer has sent every queued
+	// event or the connection closed (see flush).
+	flushed chan struct{}
 	// draining is set once the replica drains: no new turns start; idle
 	// is signalled when the last running turn ends then.
 	draining bool
@@ -542,6 +548,7 @@ func (s *conn) push(e chat.Event) {
 	if over {
 		s.closed = true
 		s.outbox = nil
+		s.sentLocked()
 	}
 	s.mu.Unlock()
 	if over {
@@ -563,6 +570,7 @@ func (s *conn) writer(ctx context.Context) {
 		batch := s.outbox
 		s.outbox, s.buffered = nil, 0
 		s.writing = len(batch) > 0
+		s.sentLocked()
 		s.mu.Unlock()
 		for _, e := range batch {
 			b, err := json.Marshal(e)
@@ -579,6 +587,7 @@ func (s *conn) writer(ctx context.Context) {
 		if len(batch) > 0 {
 			s.mu.Lock()
 			s.writing = false
+			s.sentLocked()
 			s.mu.Unlock()
 			continue
 		}
