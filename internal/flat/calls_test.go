@@ -45,13 +45,20 @@ func (c *countingCalls) Call(ctx context.Context, ss *mcp.ServerSession, name st
 	return c.ToolCalls.Call(ctx, ss, name, args, meta)
 }
 
+func (c *countingCalls) CallSessionless(ctx context.Context, name string, args json.RawMessage, meta mcp.Meta) (json.RawMessage, *jsonrpc.Error) {
+	c.n.Add(1)
+	return c.ToolCalls.CallSessionless(ctx, name, args, meta)
+}
+
 // TestFastCallsMatchTheSDK: the same calls through the front's own
 // tools/call (httpapi.Options.MCPCalls) and through the SDK's handler, with
 // SDK clients over Streamable HTTP, have the same results (content,
 // structuredContent, isError, _meta), the same errors (unknown tool, invalid
 // arguments, forbidden), the same cancellation, and the same answers for an
 // unknown and an ended session; a call with a progress token is left to
-// the SDK.
+// the SDK. The calls are made by clients of a session (2025-11-25) and by
+// sessionless clients (2026-07-28, the SDK client's default), whose results
+// the front marks complete and names the server in, as the SDK does.
 func TestFastCallsMatchTheSDK(t *testing.T) {
 	reg := registry.New()
 	started := make(chan string, 4)
@@ -109,15 +116,16 @@ func TestFastCallsMatchTheSDK(t *testing.T) {
 	defer sdk.Close()
 
 	ctx := context.Background()
-	connect := func(ts *httptest.Server) *mcp.ClientSession {
+	connectVersion := func(ts *httptest.Server, version string) *mcp.ClientSession {
 		t.Helper()
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			&mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return cs
 	}
+	connect := func(ts *httptest.Server) *mcp.ClientSession { return connectVersion(ts, "2025-11-25") }
 	// outcome is a call's result or error, with what differs by call (the
 	// request id) or by session (the session id) masked.
 	outcome := func(cs *mcp.ClientSession, params *mcp.CallToolParams) string {
@@ -141,32 +149,45 @@ func TestFastCallsMatchTheSDK(t *testing.T) {
 		name   string
 		params *mcp.CallToolParams
 		fast   bool // served by the front
+		// sessionless: served by the front to a sessionless client (a
+		// name the server does not list is the SDK's: its handler checks
+		// the tool's schema against the request's headers).
+		sessionless bool
 	}{
-		{"structured result", &mcp.CallToolParams{Name: "box__srv__echo", Arguments: map[string]any{"text": "hi"}}, true},
-		{"text result", &mcp.CallToolParams{Name: "box__srv__plain", Arguments: map[string]any{}}, true},
-		{"no arguments", &mcp.CallToolParams{Name: "box__srv__plain"}, true},
-		{"tool error", &mcp.CallToolParams{Name: "box__srv__fails", Arguments: map[string]any{}}, true},
-		{"invalid arguments", &mcp.CallToolParams{Name: "box__srv__echo", Arguments: map[string]any{"text": 3}}, true},
-		{"missing argument", &mcp.CallToolParams{Name: "box__srv__echo", Arguments: map[string]any{}}, true},
-		{"forbidden", &mcp.CallToolParams{Name: "box__srv__secret", Arguments: map[string]any{}}, true},
-		{"unknown tool", &mcp.CallToolParams{Name: "box__srv__nope", Arguments: map[string]any{}}, true},
-		{"downstream result", &mcp.CallToolParams{Name: "box__srv__downstream", Arguments: map[string]any{}}, true},
-		{"context in _meta", &mcp.CallToolParams{Name: "box__srv__plain", Meta: mcp.Meta{mcpkit.MetaWorkspace: "ws1"}}, true},
-		{"progress token", &mcp.CallToolParams{Name: "box__srv__echo", Arguments: map[string]any{"text": "p"}, Meta: mcp.Meta{"progressToken": "tok"}}, false},
+		{"structured result", &mcp.CallToolParams{Name: "box__srv__echo", Arguments: map[string]any{"text": "hi"}}, true, true},
+		{"text result", &mcp.CallToolParams{Name: "box__srv__plain", Arguments: map[string]any{}}, true, true},
+		{"no arguments", &mcp.CallToolParams{Name: "box__srv__plain"}, true, true},
+		{"tool error", &mcp.CallToolParams{Name: "box__srv__fails", Arguments: map[string]any{}}, true, true},
+		{"invalid arguments", &mcp.CallToolParams{Name: "box__srv__echo", Arguments: map[string]any{"text": 3}}, true, true},
+		{"missing argument", &mcp.CallToolParams{Name: "box__srv__echo", Arguments: map[string]any{}}, true, true},
+		{"forbidden", &mcp.CallToolParams{Name: "box__srv__secret", Arguments: map[string]any{}}, true, true},
+		{"unknown tool", &mcp.CallToolParams{Name: "box__srv__nope", Arguments: map[string]any{}}, true, false},
+		{"downstream result", &mcp.CallToolParams{Name: "box__srv__downstream", Arguments: map[string]any{}}, true, true},
+		{"context in _meta", &mcp.CallToolParams{Name: "box__srv__plain", Meta: mcp.Meta{mcpkit.MetaWorkspace: "ws1"}}, true, true},
+		{"progress token", &mcp.CallToolParams{Name: "box__srv__echo", Arguments: map[string]any{"text": "p"}, Meta: mcp.Meta{"progressToken": "tok"}}, false, false},
 	}
 	fcs, scs := connect(fast), connect(sdk)
 	defer fcs.Close()
 	defer scs.Close()
-	for _, c := range cases {
-		before := calls.n.Load()
-		got, want := outcome(fcs, c.params), outcome(scs, c.params)
-		if got != want {
-			t.Errorf("%s: through the front\n\t%s\nthrough the SDK\n\t%s", c.name, got, want)
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		fv, sv := connectVersion(fast, version), connectVersion(sdk, version)
+		for _, c := range cases {
+			before := calls.n.Load()
+			got, want := outcome(fv, c.params), outcome(sv, c.params)
+			if got != want {
+				t.Errorf("%s, %s: through the front\n\t%s\nthrough the SDK\n\t%s", version, c.name, got, want)
+			}
+			wantFast := c.fast
+			if version == "2026-07-28" {
+				wantFast = c.sessionless
+			}
+			if served := calls.n.Load() > before; served != wantFast {
+				t.Errorf("%s, %s: served by the front: %v, want %v", version, c.name, served, wantFast)
+			}
+			t.Logf("%s, %s: %s", version, c.name, got)
 		}
-		if served := calls.n.Load() > before; served != c.fast {
-			t.Errorf("%s: served by the front: %v, want %v", c.name, served, c.fast)
-		}
-		t.Logf("%s: %s", c.name, got)
+		fv.Close()
+		sv.Close()
 	}
 
 	// Cancellation: the client's notifications/cancelled cancels the call's

@@ -37,7 +37,7 @@ func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
 		"a configured toolbox's as toolbox__server__tool. Toolboxes and their servers:")
 	sy := &syncer{s: s, p: p, surface: o.Surface, instance: instance, listed: map[string]*registry.Tool{}}
 	if o.Calls != nil {
-		o.Calls.Set(s, &Calls{sy: sy}) // calls.go
+		o.Calls.Set(s, &Calls{sy: sy, impl: &mcp.Implementation{Name: o.Name, Version: o.Version}}) // calls.go
 	}
 	p.Registry().OnChange(sy.sync)
 	sy.sync()

@@ -33,6 +33,17 @@ type ToolCalls interface {
 	// SDK server would encode it, or the JSON-RPC error it would answer
 	// with.
 	Call(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage, meta mcp.Meta) (json.RawMessage, *jsonrpc.Error)
+	// CallSessionless runs a tools/call of the sessionless protocol (no
+	// session: its call in a conversation of its own unless it names one),
+	// as Call does.
+	CallSessionless(ctx context.Context, name string, args json.RawMessage, meta mcp.Meta) (json.RawMessage, *jsonrpc.Error)
+	// ServesSessionless reports whether the surface runs a sessionless
+	// tools/call of name itself: as Serves, for a tool listed without
+	// arguments repeated in headers (x-mcp-header), which the SDK checks.
+	ServesSessionless(name string) bool
+	// Implementation is the server's name and version, which every result
+	// of the sessionless protocol carries in its _meta.
+	Implementation() *mcp.Implementation
 }
 
 // fastCalls serves, in front of the SDK's Streamable HTTP handler of one
@@ -178,7 +189,7 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request, id string) boo
 	if ip := s.ss.InitializeParams(); ip == nil || !mcpwire.IsHandshake(ip.ProtocolVersion) {
 		return false
 	}
-	rid, name, args, meta, ok := readCall(b.data)
+	rid, name, args, meta, ok := readCall(b.data, false)
 	if !ok || !f.calls.Serves(name) {
 		return false
 	}
@@ -197,6 +208,53 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request, id string) boo
 	}
 	defer s.end(string(key))
 	result, rerr := f.calls.Call(ctx, s.ss, name, args, meta)
+	writeAnswer(w, rid, result, rerr)
+	return true
+}
+
+// serveSessionless answers r if it is a tools/call of the sessionless
+// protocol that fastCalls serves, and reports whether it did: a POST of one
+// tools/call request for a tool calls serves, with the protocol's version
+// in its header and the protocol's _meta (readSessionlessMeta), its method
+// and tool name repeated in the standard headers and no argument repeated
+// in one (the SDK checks those against the tool's schema), no session id,
+// no Last-Event-ID, and the Content-Type and Accept the SDK requires. It answers as the SDK's stateless handler does: an SSE
+// response of one message event, its result marked complete and naming
+// the server (completeResult). Anything else is left to the SDK. The call
+// ends when its client goes away (the request's context), as the stateless
+// handler's does.
+func (f *fastCalls) serveSessionless(w http.ResponseWriter, r *http.Request) bool {
+	b, ok := r.Body.(*bufferedBody)
+	if r.Method != http.MethodPost || !ok || !b.checked || b.info.Method != "tools/call" || !b.info.HasID {
+		return false
+	}
+	h := r.Header
+	if h.Get(protocolHeader) != mcpwire.Sessionless || len(h.Values(sessionHeader)) > 0 || len(h.Values(mcpwire.LastEventIDHeader)) > 0 ||
+		mcpwire.MediaType(h.Get("Content-Type")) != "application/json" || !acceptsBoth(h.Values("Accept")) ||
+		h.Get(mcpwire.MethodHeader) != "tools/call" {
+		return false
+	}
+	for k := range h {
+		if strings.HasPrefix(k, mcpwire.ParamHeaderPrefix) {
+			return false
+		}
+	}
+	rid, name, args, meta, ok := readCall(b.data, true)
+	if !ok || h.Get(mcpwire.NameHeader) != name || !f.calls.ServesSessionless(name) {
+		return false
+	}
+	result, rerr := f.calls.CallSessionless(r.Context(), name, args, meta)
+	if rerr == nil {
+		result, rerr = completeResult(result, f.calls.Implementation())
+	}
+	writeAnswer(w, rid, result, rerr)
+	return true
+}
+
+// writeAnswer writes the response to request rid, its result or error, as
+// the SDK answers a request: an SSE stream (no JSONResponse option) of the
+// one event with the response (no event store, so no event id).
+func writeAnswer(w http.ResponseWriter, rid jsonrpc.ID, result json.RawMessage, rerr *jsonrpc.Error) {
 	resp := &jsonrpc.Response{ID: rid, Result: result}
 	if rerr != nil {
 		resp = &jsonrpc.Response{ID: rid, Error: rerr}
@@ -205,9 +263,6 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request, id string) boo
 	if err != nil {
 		data, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: rid, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}})
 	}
-	// The SDK's answer to a request: an SSE stream (no JSONResponse
-	// option), here of the one event with the response (no event store,
-	// so no event id).
 	hdr := w.Header()
 	hdr.Set("Cache-Control", "no-cache, no-transform")
 	hdr.Set("Content-Type", "text/event-stream")
@@ -216,15 +271,15 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request, id string) boo
 	if fl, ok := w.(http.Flusher); ok {
 		fl.Flush()
 	}
-	return true
 }
 
 // readCall reads a tools/call request as the SDK would, or reports false
 // when anything in it is for the SDK to judge: members it would read
 // differently (not exactly "2.0", a method with escapes, params that are
 // not an object, a name that is not a string), a multi-round-trip retry, a
-// progress token or protocol _meta.
-func readCall(data []byte) (id jsonrpc.ID, name string, args json.RawMessage, meta mcp.Meta, ok bool) {
+// progress token or protocol _meta. With sessionless, the request must
+// carry the sessionless protocol's _meta instead (readSessionlessMeta).
+func readCall(data []byte, sessionless bool) (id jsonrpc.ID, name string, args json.RawMessage, meta mcp.Meta, ok bool) {
 	var m fastMessage
 	if json.Unmarshal(data, &m) != nil || string(m["jsonrpc"]) != `"2.0"` || string(m["method"]) != `"tools/call"` {
 		return id, "", nil, nil, false
@@ -250,17 +305,106 @@ func readCall(data []byte) (id jsonrpc.ID, name string, args json.RawMessage, me
 	if n := params["name"]; len(n) == 0 || n[0] != '"' || json.Unmarshal(n, &name) != nil {
 		return id, "", nil, nil, false
 	}
-	if raw := params["_meta"]; len(raw) > 0 {
+	raw := params["_meta"]
+	if sessionless {
+		if !readSessionlessMeta(raw) {
+			return id, "", nil, nil, false
+		}
+	}
+	if len(raw) > 0 {
 		if json.Unmarshal(raw, &meta) != nil {
 			return id, "", nil, nil, false
 		}
 		for k := range meta {
-			if k == "progressToken" || strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			if k == "progressToken" || !sessionless && strings.HasPrefix(k, "io.modelcontextprotocol/") {
 				return id, "", nil, nil, false
 			}
 		}
 	}
 	return id, name, params["arguments"], meta, true
+}
+
+// readSessionlessMeta reports whether raw, a request's _meta, is what the
+// SDK reads as a valid request of the sessionless protocol
+// ([mcpwire.Sessionless]): that protocol version, the client's
+// capabilities (required) and, if given, its clientInfo, decoded as the
+// SDK decodes them, and no other protocol member (a log level, say), which
+// is left to the SDK.
+func readSessionlessMeta(raw json.RawMessage) bool {
+	var meta map[string]json.RawMessage
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &meta) != nil {
+		return false
+	}
+	var version string
+	if json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &version) != nil || version != mcpwire.Sessionless {
+		return false
+	}
+	// The SDK's shape of the capabilities in _meta: the handshake's, with
+	// roots as a pointer.
+	var caps struct {
+		mcp.ClientCapabilities
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+	}
+	if c := meta[mcp.MetaKeyClientCapabilities]; len(c) == 0 || c[0] != '{' || json.Unmarshal(c, &caps) != nil {
+		return false
+	}
+	if ci, ok := meta[mcp.MetaKeyClientInfo]; ok {
+		var impl mcp.Implementation
+		if len(ci) == 0 || ci[0] != '{' || json.Unmarshal(ci, &impl) != nil {
+			return false
+		}
+	}
+	for k := range meta {
+		switch k {
+		case mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo:
+		default:
+			if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// completeResult is result as a result of the sessionless protocol: marked
+// complete (no input required, SEP-2322) and naming the server in its
+// _meta (SEP-2575), unless the result already does.
+func completeResult(result json.RawMessage, impl *mcp.Implementation) (json.RawMessage, *jsonrpc.Error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(result, &fields); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	var meta map[string]json.RawMessage
+	if m := fields["_meta"]; len(m) > 0 && string(m) != "null" {
+		if err := json.Unmarshal(m, &meta); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+	}
+	if _, ok := meta[mcp.MetaKeyServerInfo]; !ok && impl != nil {
+		if meta == nil {
+			meta = map[string]json.RawMessage{}
+		}
+		info, err := json.Marshal(impl)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		meta[mcp.MetaKeyServerInfo] = info
+	}
+	if meta != nil {
+		m, err := json.Marshal(meta)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		fields["_meta"] = m
+	}
+	if _, ok := fields["resultType"]; !ok {
+		fields["resultType"] = json.RawMessage(`"complete"`)
+	}
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	return out, nil
 }
 
 // begin records a call of s in flight, unless one with its id is.

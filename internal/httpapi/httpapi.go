@@ -239,8 +239,10 @@ func Handler(o Options) http.Handler {
 			DisableLocalhostProtection: true,
 		}
 		var h http.Handler = mcp.NewStreamableHTTPHandler(server, &opts)
+		var fast *fastCalls
 		if calls != nil {
-			h = newFastCalls(s, calls, h)
+			fast = newFastCalls(s, calls, h)
+			h = fast
 		}
 		// The same server without sessions, for the requests that have
 		// none (see sessionless): a session of one request, not counted
@@ -248,7 +250,7 @@ func Handler(o Options) http.Handler {
 		// client goes away, its POST being the whole request.
 		opts.Stateless, opts.PropagateRequestCancellation = true, true
 		stateless := mcp.NewStreamableHTTPHandler(server, &opts)
-		return JSONRPCErrors(sessionless(stateless, limit.wrap(h, o.SessionTimeout), listens))
+		return JSONRPCErrors(sessionless(stateless, fast, limit.wrap(h, o.SessionTimeout), listens))
 	}
 	index := []Endpoint{{"/mcp", "MCP over Streamable HTTP, flat surface: every tool by name"}}
 	mux.Handle("/mcp", streamable(o.MCP, o.MCPCalls))

@@ -19,14 +19,22 @@ const SessionlessVersion = mcpwire.Sessionless
 // authentication) has run before it for both, and both reach the same
 // server, whose tools run through the one pipeline.
 //
+// With fast (the flat surface's fast path), a sessionless tools/call it
+// serves never reaches the stateless handler ([fastCalls.serveSessionless]):
+// the stateless handler makes, connects and closes a session per request,
+// which cost a sessionless call about three times the CPU of a session's.
+//
 // A sessionless client's subscriptions/listen is a stream that lasts as
 // long as the client keeps it: those take the slots of streams (see
 // [streamSlots]), bounded and shared out between users as sessions are,
 // since they hold as much.
-func sessionless(stateless, next http.Handler, slots *streamSlots) http.Handler {
+func sessionless(stateless http.Handler, fast *fastCalls, next http.Handler, slots *streamSlots) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !servesSessionless(r) {
 			next.ServeHTTP(w, r)
+			return
+		}
+		if fast != nil && fast.serveSessionless(w, r) {
 			return
 		}
 		if method, _, ok := peek(r); ok && method == "subscriptions/listen" {

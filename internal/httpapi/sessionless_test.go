@@ -233,7 +233,8 @@ func TestSessionlessRequests(t *testing.T) {
 }
 
 // fastWho is a fast path (httpapi.ToolCalls) for whoServer's tool that
-// answers "fast", so that a test sees which way a call went.
+// answers "fast" (a session's call) or "fast sessionless", so that a test
+// sees which way a call went.
 type fastWho struct{}
 
 func (fastWho) Serves(name string) bool { return name == "who" }
@@ -242,16 +243,29 @@ func (fastWho) Call(context.Context, *mcp.ServerSession, string, json.RawMessage
 	return json.RawMessage(`{"content":[{"type":"text","text":"fast"}]}`), nil
 }
 
-// TestFastPathLeavesSessionlessCalls: the flat surface's fast path serves
-// the tools/call of sessions, and never a sessionless one, which the SDK's
-// stateless handler serves.
-func TestFastPathLeavesSessionlessCalls(t *testing.T) {
+func (fastWho) CallSessionless(context.Context, string, json.RawMessage, mcp.Meta) (json.RawMessage, *jsonrpc.Error) {
+	return json.RawMessage(`{"content":[{"type":"text","text":"fast sessionless"}]}`), nil
+}
+
+func (fastWho) ServesSessionless(name string) bool { return name == "who" }
+
+func (fastWho) Implementation() *mcp.Implementation {
+	return &mcp.Implementation{Name: "who", Version: "1"}
+}
+
+// TestFastPathServesSessionlessCalls: the flat surface's fast path serves
+// the tools/call of sessions and of sessionless clients (the SDK's client
+// by default), the latter's result marked complete and naming the server
+// as the SDK's stateless handler's; a one-off POST of an earlier protocol
+// without a session, and a sessionless call whose _meta the fast path
+// leaves to the SDK (a log level), are the stateless handler's.
+func TestFastPathServesSessionlessCalls(t *testing.T) {
 	ts := serve(t, httpapi.Options{MCP: whoServer(nil), MCPCalls: fastWho{}})
 	ctx := context.Background()
 	for _, tc := range []struct {
 		opts *mcp.ClientSessionOptions
 		want string
-	}{{testtools.WithSession(), "fast"}, {testtools.Sessionless(), "local session="}} {
+	}{{testtools.WithSession(), "fast"}, {testtools.Sessionless(), "fast sessionless"}} {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).
 			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, tc.opts)
 		if err != nil {
@@ -265,6 +279,9 @@ func TestFastPathLeavesSessionlessCalls(t *testing.T) {
 			if got := res.Content[0].(*mcp.TextContent).Text; got != tc.want {
 				t.Fatalf("protocol %s: the call answered %q, want %q", tc.opts.ProtocolVersion, got, tc.want)
 			}
+			if info, _ := res.Meta[mcp.MetaKeyServerInfo].(map[string]any); tc.want == "fast sessionless" && info["name"] != "who" {
+				t.Fatalf("a sessionless result's _meta %v does not name the server", res.Meta)
+			}
 		}
 		cs.Close()
 	}
@@ -272,5 +289,30 @@ func TestFastPathLeavesSessionlessCalls(t *testing.T) {
 	resp, body := post(t, ts, "/mcp", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"who","arguments":{}}}`, map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "local session=") {
 		t.Fatalf("one-off call: %s %s", resp.Status, body)
+	}
+	// The raw answer of the fast path, and a log level left to the SDK.
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}%s}`
+	hdr := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "who"}
+	resp, body = post(t, ts, "/mcp", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"who","arguments":{},`+fmt.Sprintf(meta, "")+`}}`, hdr)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" ||
+		!strings.Contains(body, `"resultType":"complete"`) || !strings.Contains(body, `"io.modelcontextprotocol/serverInfo":{"name":"who","version":"1"}`) ||
+		!strings.Contains(body, "fast sessionless") {
+		t.Fatalf("sessionless call: %s %v %s", resp.Status, resp.Header, body)
+	}
+	resp, body = post(t, ts, "/mcp", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"who","arguments":{},`+fmt.Sprintf(meta, `,"io.modelcontextprotocol/logLevel":"debug"`)+`}}`, hdr)
+	if resp.StatusCode != http.StatusOK || strings.Contains(body, "fast") || !strings.Contains(body, "local session=") {
+		t.Fatalf("sessionless call with a log level: %s %s", resp.Status, body)
+	}
+	// What the SDK refuses stays refused: the name not repeated in its
+	// header, no client capabilities.
+	delete(hdr, "Mcp-Name")
+	resp, body = post(t, ts, "/mcp", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"who","arguments":{},`+fmt.Sprintf(meta, "")+`}}`, hdr)
+	if resp.StatusCode != http.StatusBadRequest || strings.Contains(body, "fast") || !strings.Contains(body, "Mcp-Name") {
+		t.Fatalf("sessionless call without Mcp-Name: %s %s", resp.Status, body)
+	}
+	hdr["Mcp-Name"] = "who"
+	resp, body = post(t, ts, "/mcp", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"who","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, hdr)
+	if strings.Contains(body, "fast") || !strings.Contains(body, "clientCapabilities") {
+		t.Fatalf("sessionless call without capabilities: %s %s", resp.Status, body)
 	}
 }

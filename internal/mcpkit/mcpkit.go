@@ -68,6 +68,14 @@ type ToolCalls interface {
 	// SDK server would encode it, or the JSON-RPC error it would answer
 	// with.
 	Call(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage, meta mcp.Meta) (json.RawMessage, *jsonrpc.Error)
+	// CallSessionless runs a tools/call of the sessionless protocol as Call
+	// does, bound to no transport session.
+	CallSessionless(ctx context.Context, name string, args json.RawMessage, meta mcp.Meta) (json.RawMessage, *jsonrpc.Error)
+	// ServesSessionless reports whether the surface runs a sessionless
+	// tools/call of name itself (see httpapi.ToolCalls).
+	ServesSessionless(name string) bool
+	// Implementation is the server's name and version.
+	Implementation() *mcp.Implementation
 }
 
 // Calls holds the [ToolCalls] of a process's surfaces, by server.

@@ -51,6 +51,13 @@ const (
 	SessionHeader     = "Mcp-Session-Id"
 	VersionHeader     = "Mcp-Protocol-Version"
 	LastEventIDHeader = "Last-Event-ID"
+	// MethodHeader and NameHeader repeat a request's method and, for
+	// tools/call, resources/read and prompts/get, its name, from
+	// [Sessionless] on (SEP-2243); ParamHeaderPrefix begins the headers that
+	// repeat arguments a tool's schema marks with x-mcp-header.
+	MethodHeader      = "Mcp-Method"
+	NameHeader        = "Mcp-Name"
+	ParamHeaderPrefix = "Mcp-Param-"
 )
 
 // MediaType is the media type of a Content-Type (or Accept part), in lower
