@@ -117,9 +117,9 @@ func BenchmarkOverheadNexus(b *testing.B) {
 }
 
 // BenchmarkOverheadNexusSessionless is BenchmarkOverheadNexus with
-// sessionless clients (protocol 2026-07-28): every call is served by the
-// SDK's stateless handler, on a session made for it alone, not by the fast
-// path.
+// sessionless clients (protocol 2026-07-28), whose calls the front's fast
+// path serves as it serves a session's (before issue 25 the SDK's
+// stateless handler served each on a session made for it alone).
 func BenchmarkOverheadNexusSessionless(b *testing.B) {
 	ts, _, tw := nexusBenchServer(b, nil)
 	benchEchoWith(b, ts.URL, tw.Flush, "", testtools.Sessionless())

@@ -215,7 +215,7 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request, id string) boo
 // serveSessionless answers r if it is a tools/call of the sessionless
 // protocol that fastCalls serves, and reports whether it did: a POST of one
 // tools/call request for a tool calls serves, with the protocol's version
-// in its header and the protocol's _meta (readSessionlessMeta), its method
+// in its header and the protocol's _meta (sessionlessMeta), its method
 // and tool name repeated in the standard headers and no argument repeated
 // in one (the SDK checks those against the tool's schema), no session id,
 // no Last-Event-ID, and the Content-Type and Accept the SDK requires. It answers as the SDK's stateless handler does: an SSE
@@ -278,7 +278,7 @@ func writeAnswer(w http.ResponseWriter, rid jsonrpc.ID, result json.RawMessage, 
 // differently (not exactly "2.0", a method with escapes, params that are
 // not an object, a name that is not a string), a multi-round-trip retry, a
 // progress token or protocol _meta. With sessionless, the request must
-// carry the sessionless protocol's _meta instead (readSessionlessMeta).
+// carry the sessionless protocol's _meta instead (sessionlessMeta).
 func readCall(data []byte, sessionless bool) (id jsonrpc.ID, name string, args json.RawMessage, meta mcp.Meta, ok bool) {
 	var m fastMessage
 	if json.Unmarshal(data, &m) != nil || string(m["jsonrpc"]) != `"2.0"` || string(m["method"]) != `"tools/call"` {
@@ -305,36 +305,44 @@ func readCall(data []byte, sessionless bool) (id jsonrpc.ID, name string, args j
 	if n := params["name"]; len(n) == 0 || n[0] != '"' || json.Unmarshal(n, &name) != nil {
 		return id, "", nil, nil, false
 	}
-	raw := params["_meta"]
-	if sessionless {
-		if !readSessionlessMeta(raw) {
-			return id, "", nil, nil, false
-		}
+	var raw map[string]json.RawMessage
+	if m := params["_meta"]; len(m) > 0 && (m[0] != '{' || json.Unmarshal(m, &raw) != nil) {
+		return id, "", nil, nil, false
 	}
-	if len(raw) > 0 {
-		if json.Unmarshal(raw, &meta) != nil {
+	if sessionless && !sessionlessMeta(raw) {
+		return id, "", nil, nil, false
+	}
+	for k, v := range raw {
+		switch {
+		case k == "progressToken":
 			return id, "", nil, nil, false
-		}
-		for k := range meta {
-			if k == "progressToken" || !sessionless && strings.HasPrefix(k, "io.modelcontextprotocol/") {
+		case strings.HasPrefix(k, "io.modelcontextprotocol/"):
+			if !sessionless {
 				return id, "", nil, nil, false
 			}
+			// The protocol's members (sessionlessMeta): the client's,
+			// not the call's.
+			continue
 		}
+		var val any
+		if json.Unmarshal(v, &val) != nil {
+			return id, "", nil, nil, false
+		}
+		if meta == nil {
+			meta = mcp.Meta{}
+		}
+		meta[k] = val
 	}
 	return id, name, params["arguments"], meta, true
 }
 
-// readSessionlessMeta reports whether raw, a request's _meta, is what the
+// sessionlessMeta reports whether meta, a request's _meta, is what the
 // SDK reads as a valid request of the sessionless protocol
 // ([mcpwire.Sessionless]): that protocol version, the client's
 // capabilities (required) and, if given, its clientInfo, decoded as the
 // SDK decodes them, and no other protocol member (a log level, say), which
 // is left to the SDK.
-func readSessionlessMeta(raw json.RawMessage) bool {
-	var meta map[string]json.RawMessage
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &meta) != nil {
-		return false
-	}
+func sessionlessMeta(meta map[string]json.RawMessage) bool {
 	var version string
 	if json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &version) != nil || version != mcpwire.Sessionless {
 		return false

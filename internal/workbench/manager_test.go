@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -561,5 +562,38 @@ func TestNPMServerMemory(t *testing.T) {
 	// A bad argument is rejected by the downstream schema, as seed 003 says.
 	if _, err := call(t, reg, "kg__memory__search_nodes", map[string]any{"query": 42}); err == nil || err.Code != errs.BadRequest {
 		t.Errorf("search_nodes with a number: %v", err)
+	}
+}
+
+// TestCallWhileConnecting: a server's tools enter the registry while its
+// first connection lists them, a moment before the connection's session is
+// kept; a call in that moment (a client that saw the tools listed) waits
+// for the connection instead of failing with "not connected". The
+// registry's change listener holds the connection in that moment while a
+// call starts.
+func TestCallWhileConnecting(t *testing.T) {
+	m, reg := newManager(t, toolboxConfig("w", named{"hello", example("hello")}))
+	var (
+		once   sync.Once
+		result = make(chan error, 1)
+	)
+	reg.OnChange(func() {
+		tool, ok := reg.Lookup("w__hello__greet")
+		if !ok {
+			return
+		}
+		once.Do(func() {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				_, err := tool.Handler(ctx, &registry.Call{Args: json.RawMessage(`{"name":"ada"}`)})
+				result <- err
+			}()
+			time.Sleep(200 * time.Millisecond) // the call runs in the moment
+		})
+	})
+	open(t, m, "w")
+	if err := <-result; err != nil {
+		t.Fatalf("a call while the server connected: %v", err)
 	}
 }

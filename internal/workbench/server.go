@@ -661,6 +661,14 @@ func (s *server) registryTool(id registry.ID, t *mcp.Tool) (registry.Tool, error
 	}, nil
 }
 
+// connectingFirst reports whether the server's first connection is under
+// way.
+func (s *server) connectingFirst() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sess == nil && s.down == nil && s.attempt != nil
+}
+
 // session returns the live session, or why there is none.
 func (s *server) session() (*session, error) {
 	s.mu.Lock()
@@ -684,6 +692,13 @@ const endGrace = 250 * time.Millisecond
 // server sent it.
 func (s *server) call(ctx context.Context, tool string, args json.RawMessage) (any, error) {
 	sess, down := s.session()
+	if sess == nil && s.connectingFirst() {
+		// Its tools are in the registry (listed during the connection) a
+		// moment before its session is kept: a call in between waits for
+		// the connection, within its connect timeout, instead of failing.
+		_ = s.ensure(ctx) // why it failed, if it did, is the server's down error
+		sess, down = s.session()
+	}
 	if sess != nil {
 		select {
 		case <-sess.ended: // the monitor has not caught up yet
