@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v4"
 )
@@ -92,11 +93,11 @@ func (l *loader) fail(n *yaml.Node, p, format string, args ...any) {
 
 // Paths: keys join with dots; a key that is not plain letters, digits, '_',
 // '-' or '$' is quoted in brackets: mcpServers["my.server"].
-var plainKey = regexp.MustCompile(`^[A-Za-z0-9_$-]+$`)
+var plainKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_$-]+$`) })
 
 // join returns the path of key inside p.
 func join(p, key string) string {
-	if !plainKey.MatchString(key) {
+	if !plainKey().MatchString(key) {
 		return p + "[" + strconv.Quote(key) + "]"
 	}
 	if p == "" {

@@ -81,7 +81,7 @@ func checkConfig(t *testing.T, cfg *Config) {
 	}
 	for _, name := range cfg.Order {
 		tb := cfg.Toolboxes[name]
-		if tb == nil || tb.Name != name || !nameRE.MatchString(name) || registry.CheckName("toolbox", name) != nil || name == registry.BuiltinToolbox {
+		if tb == nil || tb.Name != name || !nameRE().MatchString(name) || registry.CheckName("toolbox", name) != nil || name == registry.BuiltinToolbox {
 			t.Fatalf("toolbox %q: %+v", name, tb)
 		}
 		if len(tb.Order) != len(tb.Servers) {
@@ -89,7 +89,7 @@ func checkConfig(t *testing.T, cfg *Config) {
 		}
 		for _, sname := range tb.Order {
 			s := tb.Servers[sname]
-			if s == nil || s.Name != sname || !nameRE.MatchString(sname) || (registry.ID{Toolbox: name, Server: sname, Tool: "t"}).Check() != nil {
+			if s == nil || s.Name != sname || !nameRE().MatchString(sname) || (registry.ID{Toolbox: name, Server: sname, Tool: "t"}).Check() != nil {
 				t.Fatalf("server %q: %+v", sname, s)
 			}
 			switch s.Transport {

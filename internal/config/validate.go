@@ -8,10 +8,11 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Names of toolboxes and servers.
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`) })
 
 // BuiltinToolbox is the name of Nexus's own toolbox (its local servers),
 // reserved: a configured toolbox cannot take it. It equals
@@ -28,7 +29,7 @@ func (l *loader) checkName(f field, p, what string) bool {
 	case strings.Contains(f.name, "__"):
 		l.fail(f.key, p, "%s name %q contains \"__\": Nexus names flat tools toolbox__server__tool, so \"__\" inside a toolbox or server name would make tool names ambiguous", what, f.name)
 		return false
-	case !nameRE.MatchString(f.name):
+	case !nameRE().MatchString(f.name):
 		l.fail(f.key, p, "%s name %q is not valid: use 1 to 63 letters, digits, '_', '.' or '-', starting with a letter or digit", what, f.name)
 		return false
 	case strings.HasSuffix(f.name, "_"):

@@ -2,14 +2,17 @@
 // ids and session (conversation) ids.
 package ids
 
-import "regexp"
+import (
+	"regexp"
+	"sync"
+)
 
-// pattern: 1-128 letters, digits and . _ : @ -, starting with a letter or
+// pattern, compiled on first use: 1-128 letters, digits and . _ : @ -, starting with a letter or
 // digit.
-var pattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$`)
+var pattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$`) })
 
 // Rule describes a valid id, for error messages.
 const Rule = "1-128 characters of letters, digits and . _ : @ - starting with a letter or digit"
 
 // Valid reports whether id is a valid workspace or session id.
-func Valid(id string) bool { return pattern.MatchString(id) }
+func Valid(id string) bool { return pattern().MatchString(id) }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // schemaMessage turns a jsonschema validation error, which names schema
@@ -72,13 +73,15 @@ func fieldPath(loc string) string {
 // bound matches the validator's messages for numeric bounds, which write
 // the value as a fraction and the bound with six decimals ("maximum:
 // 1000/1 is greater than 100.000000").
-var bound = regexp.MustCompile(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum): (-?\d+(?:/\d+)?) is (less than|greater than|less than or equal to|greater than or equal to) (-?\d+(?:\.\d+)?)$`)
+var bound = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum): (-?\d+(?:/\d+)?) is (less than|greater than|less than or equal to|greater than or equal to) (-?\d+(?:\.\d+)?)$`)
+})
 
 // boundMessage writes a numeric bound's numbers as a person would:
 // "maximum: 1000 is greater than 100". Other messages are returned as they
 // are.
 func boundMessage(msg string) string {
-	m := bound.FindStringSubmatch(msg)
+	m := bound().FindStringSubmatch(msg)
 	if m == nil {
 		return msg
 	}

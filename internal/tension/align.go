@@ -73,13 +73,13 @@ func (p *pair) align() {
 	// (What does not depend on the pair is looked up once: this loop was
 	// a sixth of a bulk load's CPU.)
 	for k, wb := range onlyB {
-		usedB[k] = scopeWords[wb] // a scope word is never matched
+		usedB[k] = scopeWords()[wb] // a scope word is never matched
 	}
 	for _, wa := range onlyA {
-		if scopeWords[wa] {
+		if scopeWords()[wa] {
 			continue
 		}
-		ants := antonyms[wa]
+		ants := antonyms()[wa]
 		matched := false
 		for k, wb := range onlyB {
 			if usedB[k] || !(contains(ants, wb) || prefixed(wa, wb) || prefixed(wb, wa)) || !attached(x, wa, y, wb) {
@@ -333,7 +333,7 @@ func negParity(x, y *belief, ant []string, matched []bool) bool {
 		segAll, laterAll := true, false
 		for j := i + 1; j <= len(x.seq); j++ {
 			end := j == len(x.seq) || x.seq[j].kind == breakTerm || x.seq[j].kind == negTerm
-			if end || x.seq[j].kind == stopTerm && conjunctions[x.seq[j].key] && n > 0 {
+			if end || x.seq[j].kind == stopTerm && conjunctions()[x.seq[j].key] && n > 0 {
 				if n > 0 {
 					if seg == 0 {
 						firstAll = segAll

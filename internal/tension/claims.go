@@ -7,18 +7,19 @@ package tension
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
 
 var (
 	// socialWords are the words of social talk (vocab/social.txt).
-	socialWords = loadSet("social.txt")
+	socialWords = sync.OnceValue(func() map[string]bool { return loadSet("social.txt") })
 	// socialFunction are the function words a social sentence may hold
 	// (vocab/social_function.txt): the detector's own list.
-	socialFunction = loadSet("social_function.txt")
+	socialFunction = sync.OnceValue(func() map[string]bool { return loadSet("social_function.txt") })
 	// reactionVerbs open a reaction (vocab/reaction_verbs.txt).
-	reactionVerbs = loadSet("reaction_verbs.txt")
+	reactionVerbs = sync.OnceValue(func() map[string]bool { return loadSet("reaction_verbs.txt") })
 )
 
 // deictics are the subjects that point at what the other person just said
@@ -157,7 +158,7 @@ func claimSentence(s string) bool {
 		if w == "" {
 			continue
 		}
-		if socialWords[w] || socialFunction[w] || greeting && named[w] {
+		if socialWords()[w] || socialFunction()[w] || greeting && named[w] {
 			continue
 		}
 		base := w
@@ -176,7 +177,7 @@ func claimSentence(s string) bool {
 				}
 			}
 		}
-		if base != w && (socialWords[base] || socialFunction[base]) {
+		if base != w && (socialWords()[base] || socialFunction()[base]) {
 			continue
 		}
 		return true
@@ -270,14 +271,14 @@ func reaction(s string) bool {
 		return !unicode.IsLetter(r) && r != '\'' && r != '’'
 	})
 	i := 0
-	for i < len(words) && socialWords[strings.ReplaceAll(words[i], "’", "'")] && !reactionVerbs[words[i]] {
+	for i < len(words) && socialWords()[strings.ReplaceAll(words[i], "’", "'")] && !reactionVerbs()[words[i]] {
 		i++
 	}
 	if i >= len(words) {
 		return false
 	}
 	w := strings.ReplaceAll(words[i], "’", "'")
-	if reactionVerbs[w] {
+	if reactionVerbs()[w] {
 		return true
 	}
 	exclaimed := strings.HasSuffix(strings.TrimRight(s, "\"' "), "!")
@@ -287,7 +288,7 @@ func reaction(s string) bool {
 	case !deictics[w]:
 		return false
 	}
-	if i+1 < len(words) && reactionVerbs[words[i+1]] {
+	if i+1 < len(words) && reactionVerbs()[words[i+1]] {
 		return true
 	}
 	return exclaimed && (strings.HasSuffix(w, "'s") || i+1 < len(words) && (words[i+1] == "is" || words[i+1] == "was"))

@@ -31,10 +31,10 @@ func sameFrame(x, y *belief, sx, sy [2]int, shared []string) bool {
 func frameCopulaAfter(x *belief, s [2]int) bool {
 	p := x.core[s[0]]
 	j := p - 1
-	for j >= 0 && x.seq[j].kind == stopTerm && !copulas[x.seq[j].key] {
+	for j >= 0 && x.seq[j].kind == stopTerm && !copulas()[x.seq[j].key] {
 		j--
 	}
-	if j < 0 || x.seq[j].kind != stopTerm || !copulas[x.seq[j].key] || x.seq[j].key == "as" {
+	if j < 0 || x.seq[j].kind != stopTerm || !copulas()[x.seq[j].key] || x.seq[j].key == "as" {
 		return false
 	}
 	for k := j - 1; k >= 0 && x.seq[k].kind != breakTerm; k-- {
@@ -47,7 +47,7 @@ func frameCopulaAfter(x *belief, s [2]int) bool {
 
 func frameCopulaBefore(x *belief, s [2]int) bool {
 	q := x.core[s[1]]
-	if q+2 >= len(x.seq) || x.seq[q+1].kind != stopTerm || !copulas[x.seq[q+1].key] {
+	if q+2 >= len(x.seq) || x.seq[q+1].kind != stopTerm || !copulas()[x.seq[q+1].key] {
 		return false
 	}
 	if x.seq[q+2].kind == stopTerm && x.seq[q+2].key == "the" {
@@ -72,7 +72,7 @@ func frameCue(x *belief, s [2]int, shared []string) string {
 	}
 	for k := 0; k < s[0]; k++ {
 		t := &x.seq[x.core[k]]
-		if t.kind == wordTerm && cueWords[t.key] && !cueVerbs[t.disp] && hasSorted(shared, t.key) {
+		if t.kind == wordTerm && cueWords()[t.key] && !cueVerbs()[t.disp] && hasSorted(shared, t.key) {
 			return t.key
 		}
 	}
@@ -84,7 +84,7 @@ func frameCue(x *belief, s [2]int, shared []string) string {
 func reversed(x, y *belief) string {
 	for i := range x.seq {
 		c := x.seq[i].key
-		if x.seq[i].kind == breakTerm || x.seq[i].kind == valueTerm || !dirCues[c] {
+		if x.seq[i].kind == breakTerm || x.seq[i].kind == valueTerm || !dirCues()[c] {
 			continue
 		}
 		for j := range y.seq {
@@ -176,7 +176,7 @@ func listItem(x *belief, i int) bool {
 			}
 			return false
 		case stopTerm:
-			return conjunctions[t.key]
+			return conjunctions()[t.key]
 		default:
 			return false
 		}

@@ -82,7 +82,7 @@ func lexText(src string) []lexeme {
 				}
 				if k > j {
 					suf := strings.ToLower(src[j:k])
-					if _, unit := units[suf]; (unit || numberSuffixes[suf]) && (k >= n || !isWordRune(src, k)) {
+					if _, unit := units()[suf]; (unit || numberSuffixes[suf]) && (k >= n || !isWordRune(src, k)) {
 						out = append(out, lexeme{s: suf})
 						j = k
 					} else {

@@ -65,7 +65,7 @@ func parseNumber(lx []lexeme, i int, prev []term) (term, int) {
 				return t, next
 			}
 		}
-		if m, ok := months[u]; ok && !t.ver && v >= 1 && v <= 31 && float64(int(v)) == v {
+		if m, ok := months()[u]; ok && !t.ver && v >= 1 && v <= 31 && float64(int(v)) == v {
 			t.class = classMonthDay
 			t.key = strconv.Itoa(m) + "-" + strconv.Itoa(int(v))
 			t.disp += " " + u
@@ -101,10 +101,10 @@ func yearContext(lx []lexeme, i int) bool {
 	if n.brk || n.num || n.neg {
 		return true
 	}
-	if _, ok := months[n.s]; ok {
+	if _, ok := months()[n.s]; ok {
 		return true
 	}
-	return stopWords[n.s] || breakWords[n.s]
+	return stopWords()[n.s] || breakWords()[n.s]
 }
 
 // foldUnit folds a unit after a numeric value at lx[i] into t.
@@ -116,7 +116,7 @@ func foldUnit(lx []lexeme, i int, t term) (term, int) {
 	if u == "st" || u == "nd" || u == "rd" || u == "th" {
 		return t, i + 1
 	}
-	uu, ok := units[u]
+	uu, ok := units()[u]
 	if !ok || t.class != classNum {
 		return t, i
 	}
@@ -140,7 +140,7 @@ func qualifier(prev []term) string {
 		if t.kind == breakTerm {
 			break
 		}
-		if q, ok := qualifiers[t.disp]; ok {
+		if q, ok := qualifiers()[t.disp]; ok {
 			return q
 		}
 	}
@@ -154,7 +154,7 @@ func timeScoped(prev []term) bool {
 		return false
 	}
 	t := prev[len(prev)-1]
-	return (t.kind == stopTerm || t.kind == wordTerm) && timeScopeWords[t.disp]
+	return (t.kind == stopTerm || t.kind == wordTerm) && timeScopeWords()[t.disp]
 }
 
 // valueEqual reports whether two values denote the same thing.

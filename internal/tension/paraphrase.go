@@ -70,7 +70,7 @@ func isAnchored(p *pair) bool {
 	}
 	n := 0
 	for _, w := range ev.shared {
-		if !scopeWords[w] {
+		if !scopeWords()[w] {
 			n++
 		}
 	}
@@ -131,12 +131,12 @@ func namedExtra(x, y *belief) bool {
 func modifierSubstituted(x, y *belief) bool {
 	for i := 1; i < len(x.seq); i++ {
 		t, m := &x.seq[i], &x.seq[i-1]
-		if t.kind != wordTerm || m.kind != wordTerm || prepositions[m.disp] || !hasSorted(y.words, t.key) || hasSorted(y.words, m.key) {
+		if t.kind != wordTerm || m.kind != wordTerm || prepositions()[m.disp] || !hasSorted(y.words, t.key) || hasSorted(y.words, m.key) {
 			continue
 		}
 		for j := 1; j < len(y.seq); j++ {
 			u, n := &y.seq[j], &y.seq[j-1]
-			if u.kind == wordTerm && u.key == t.key && n.kind == wordTerm && !prepositions[n.disp] && n.key != m.key && !hasSorted(x.words, n.key) {
+			if u.kind == wordTerm && u.key == t.key && n.kind == wordTerm && !prepositions()[n.disp] && n.key != m.key && !hasSorted(x.words, n.key) {
 				return true
 			}
 		}
@@ -259,13 +259,13 @@ func preference(x, other *belief) (first, second string, ok bool) {
 			continue
 		}
 		for k := i - 1; k >= 0 && x.seq[k].kind != breakTerm; k-- {
-			if c := &x.seq[k]; (c.kind == wordTerm || c.kind == valueTerm) && !comparatives[c.disp] && otherUses(other, c) {
+			if c := &x.seq[k]; (c.kind == wordTerm || c.kind == valueTerm) && !comparatives()[c.disp] && otherUses(other, c) {
 				first = c.key
 				break
 			}
 		}
 		for k := i + 1; k < len(x.seq) && x.seq[k].kind != breakTerm; k++ {
-			if c := &x.seq[k]; (c.kind == wordTerm || c.kind == valueTerm) && !comparatives[c.disp] && otherUses(other, c) {
+			if c := &x.seq[k]; (c.kind == wordTerm || c.kind == valueTerm) && !comparatives()[c.disp] && otherUses(other, c) {
 				second = c.key
 				break
 			}
@@ -287,7 +287,7 @@ func preferenceMarker(x *belief, i int) bool {
 		return true
 	case "to":
 		for k := i - 1; k >= 0 && x.seq[k].kind != breakTerm; k-- {
-			if x.seq[k].kind == wordTerm && preferWords[x.seq[k].key] {
+			if x.seq[k].kind == wordTerm && preferWords()[x.seq[k].key] {
 				return true
 			}
 		}
@@ -446,7 +446,7 @@ func startDate(x *belief) int {
 			return i
 		case "in", "on":
 			for k := i - 2; k >= 0 && k >= i-5 && x.seq[k].kind != breakTerm; k-- {
-				if x.seq[k].kind == wordTerm && startVerbs[x.seq[k].key] {
+				if x.seq[k].kind == wordTerm && startVerbs()[x.seq[k].key] {
 					return i
 				}
 			}

@@ -196,14 +196,14 @@ func toTerms(lx []lexeme) []term {
 			out = append(out, term{key: "can", disp: "can", kind: stopTerm}, term{key: "not", disp: "cannot", kind: negTerm})
 			continue
 		}
-		if negWords[w] {
+		if negWords()[w] {
 			out = append(out, term{key: "not", disp: w, kind: negTerm})
 			if w == "no" && i+1 < len(lx) && lx[i+1].s == "longer" {
 				i++
 			}
 			continue
 		}
-		if breakWords[w] {
+		if breakWords()[w] {
 			out = append(out, term{kind: breakTerm})
 			continue
 		}
@@ -217,7 +217,7 @@ func toTerms(lx []lexeme) []term {
 			out = append(out, term{key: w, disp: w, kind: wordTerm})
 			continue
 		}
-		if f, ok := freqWords[lx[min(i+1, len(lx)-1)].s]; ok && i > 0 && i+1 < len(lx) && (w == "a" || w == "an") && timesWords[lx[i-1].s] {
+		if f, ok := freqWords()[lx[min(i+1, len(lx)-1)].s]; ok && i > 0 && i+1 < len(lx) && (w == "a" || w == "an") && timesWords[lx[i-1].s] {
 			// "twice a week", "multiple times a day": how often, not how long.
 			out = append(out, term{key: f, disp: w + " " + lx[i+1].s, kind: valueTerm, class: classFreq})
 			i++
@@ -237,20 +237,20 @@ func toTerms(lx []lexeme) []term {
 			out = append(out, t)
 			continue
 		}
-		if stopWords[w] && w != "may" || timeScopeWords[w] {
+		if stopWords()[w] && w != "may" || timeScopeWords()[w] {
 			// Time-scope words that are not stop words ("effective",
 			// "observed") introduce a date; they are no content.
 			out = append(out, term{key: w, disp: w, kind: stopTerm})
 			continue
 		}
-		if v, ok := numberWords[w]; ok {
+		if v, ok := numberWords()[w]; ok {
 			t := term{key: fmtNum(v), disp: w, kind: valueTerm, class: classNum, num: v}
 			t, i = foldUnit(lx, i, t)
 			t.qual = qualifier(out)
 			out = append(out, t)
 			continue
 		}
-		if m, ok := months[w]; ok {
+		if m, ok := months()[w]; ok {
 			t := term{key: strconv.Itoa(m), disp: w, kind: valueTerm, class: classMonth}
 			if n := i + 1; n < len(lx) && lx[n].slash && allDigits(lx[n].s) && (len(lx[n].s) == 2 || len(lx[n].s) == 4) {
 				// "Sep/13", "May/1999": a month of a year.
@@ -271,11 +271,11 @@ func toTerms(lx []lexeme) []term {
 			out = append(out, t)
 			continue
 		}
-		if d, ok := weekdays[w]; ok {
+		if d, ok := weekdays()[w]; ok {
 			out = append(out, term{key: d, disp: w, kind: valueTerm, class: classWeekday})
 			continue
 		}
-		if d, ok := dayparts[w]; ok {
+		if d, ok := dayparts()[w]; ok {
 			if n := len(out); n >= 3 && out[n-1].key == "the" && out[n-2].key == "in" && out[n-3].kind == valueTerm && clockLike(&out[n-3]) {
 				// "8:30 in the morning", "7 in the evening": one time of day.
 				c := &out[n-3]
@@ -293,16 +293,16 @@ func toTerms(lx []lexeme) []term {
 			out = append(out, term{key: d, disp: w, kind: valueTerm, class: classDaypart})
 			continue
 		}
-		if f, ok := freqWords[w]; ok && !(strings.HasSuffix(w, "ly") && beforeNoun(lx, i)) {
+		if f, ok := freqWords()[w]; ok && !(strings.HasSuffix(w, "ly") && beforeNoun(lx, i)) {
 			out = append(out, term{key: f, disp: w, kind: valueTerm, class: classFreq})
 			continue
 		}
 		key := w
-		if c, ok := synonyms[w]; ok {
+		if c, ok := synonyms()[w]; ok {
 			key = c
 		}
 		t := term{disp: w, kind: wordTerm, poss: l.poss, named: l.caps || l.upper && (i > 0 || l.poss)}
-		if scopeWords[key] {
+		if scopeWords()[key] {
 			t.key = key
 			t.scope = true
 		} else {
@@ -328,7 +328,7 @@ func beforeNoun(lx []lexeme, i int) bool {
 		return false
 	}
 	w := n.s
-	return !stopWords[w] && !negWords[w] && !breakWords[w]
+	return !stopWords()[w] && !negWords()[w] && !breakWords()[w]
 }
 
 // particle reports whether the preposition at lx[i] stands alone as a
@@ -338,7 +338,7 @@ func particle(lx []lexeme, i int) bool {
 	if i+1 >= len(lx) || lx[i+1].brk {
 		return true
 	}
-	return afterParticle[lx[i+1].s]
+	return afterParticle()[lx[i+1].s]
 }
 
 // mayIsMonth reports whether "may" at lx[i] is the month.
@@ -361,7 +361,7 @@ func articleUnit(lx []lexeme, i int) (unitDef, bool) {
 	if (lx[i].s != "a" && lx[i].s != "an") || i+1 >= len(lx) {
 		return unitDef{}, false
 	}
-	u, ok := units[lx[i+1].s]
+	u, ok := units()[lx[i+1].s]
 	if !ok || u.class == classNum || u.class == classPct || len(lx[i+1].s) < 3 {
 		return unitDef{}, false
 	}
@@ -426,11 +426,11 @@ func identityNumber(lx []lexeme, i int, out []term, caps int) bool {
 		return false
 	}
 	if i+1 < len(lx) && !lx[i+1].brk {
-		if _, unit := units[lx[i+1].s]; unit {
+		if _, unit := units()[lx[i+1].s]; unit {
 			return false
 		}
 	}
-	return caps == n-1 || identityNouns[lx[i-1].s]
+	return caps == n-1 || identityNouns()[lx[i-1].s]
 }
 
 // timesWords count several occurrences: "a day" after them is a

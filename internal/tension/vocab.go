@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/nexus-mcp/nexus/internal/textsearch"
 )
@@ -135,81 +136,82 @@ func loadAntonyms(name string) map[string][]string {
 	return m
 }
 
-// The vocabulary, by role. Built once at init, read-only afterwards.
+// The vocabulary, by role. Each list is read from its file on first use
+// (not at start-up, which does not need it) and is read-only afterwards.
 var (
 	// negWords negate the rest of their clause.
-	negWords = loadSet("negators.txt")
+	negWords = sync.OnceValue(func() map[string]bool { return loadSet("negators.txt") })
 	// breakWords end a clause (and so a negation's scope).
-	breakWords = loadSet("breaks.txt")
+	breakWords = sync.OnceValue(func() map[string]bool { return loadSet("breaks.txt") })
 	// stopWords carry no topic; they are kept for frames and qualifiers.
 	// The list is the project's one list of stop words, textsearch's, and
 	// the light words search keeps as content (light_words.txt).
-	stopWords = func() map[string]bool {
+	stopWords = sync.OnceValue(func() map[string]bool {
 		m := textsearch.StopWords()
 		for w := range loadSet("light_words.txt") {
 			m[w] = true
 		}
 		return m
-	}()
+	})
 	// afterParticle are the words after which "on" is a particle.
-	afterParticle = loadSet("particle_after.txt")
+	afterParticle = sync.OnceValue(func() map[string]bool { return loadSet("particle_after.txt") })
 	// conjunctions split a negation's scope into conjuncts.
-	conjunctions = loadSet("conjunctions.txt")
+	conjunctions = sync.OnceValue(func() map[string]bool { return loadSet("conjunctions.txt") })
 	// copulas introduce a value in frames A and B.
-	copulas = loadSet("copulas.txt")
+	copulas = sync.OnceValue(func() map[string]bool { return loadSet("copulas.txt") })
 	// timeScopeWords introduce a date that scopes a claim in time.
-	timeScopeWords = loadSet("time_scope.txt")
+	timeScopeWords = sync.OnceValue(func() map[string]bool { return loadSet("time_scope.txt") })
 	// qualifiers mark a number as a bound or an approximation; numbers
 	// are only compared under equal qualifiers.
-	qualifiers = loadMap("qualifiers.txt")
+	qualifiers = sync.OnceValue(func() map[string]string { return loadMap("qualifiers.txt") })
 	// scopeWords qualify a statement with an environment.
-	scopeWords = loadSet("scopes.txt")
+	scopeWords = sync.OnceValue(func() map[string]bool { return loadSet("scopes.txt") })
 	// synonyms canonicalise spellings before stemming.
-	synonyms = loadMap("synonyms.txt")
+	synonyms = sync.OnceValue(func() map[string]string { return loadMap("synonyms.txt") })
 	// cueWords name single-valued attributes (frame C).
-	cueWords = loadStemSet("cues.txt")
+	cueWords = sync.OnceValue(func() map[string]bool { return loadStemSet("cues.txt") })
 	// cueVerbs are multi-valued verbs whose stem is a cue word.
-	cueVerbs = loadSet("cue_verbs.txt")
+	cueVerbs = sync.OnceValue(func() map[string]bool { return loadSet("cue_verbs.txt") })
 	// dirCues are relations whose direction matters.
-	dirCues = loadStemSet("directional.txt")
+	dirCues = sync.OnceValue(func() map[string]bool { return loadStemSet("directional.txt") })
 	// numberWords are spelled-out numbers.
-	numberWords = loadNumbers("number_words.txt")
+	numberWords = sync.OnceValue(func() map[string]float64 { return loadNumbers("number_words.txt") })
 	// months are month names and their numbers.
-	months = func() map[string]int {
+	months = sync.OnceValue(func() map[string]int {
 		m := map[string]int{}
 		for k, v := range loadNumbers("months.txt") {
 			m[k] = int(v)
 		}
 		return m
-	}()
+	})
 	// weekdays map spellings to the day.
-	weekdays = loadMap("weekdays.txt")
+	weekdays = sync.OnceValue(func() map[string]string { return loadMap("weekdays.txt") })
 	// dayparts map spellings to the part of the day.
-	dayparts = loadMap("dayparts.txt")
+	dayparts = sync.OnceValue(func() map[string]string { return loadMap("dayparts.txt") })
 	// freqWords map bare time units to the period.
-	freqWords = loadMap("frequencies.txt")
+	freqWords = sync.OnceValue(func() map[string]string { return loadMap("frequencies.txt") })
 	// units are the units a number may carry.
-	units = loadUnits("units.txt")
+	units = sync.OnceValue(func() map[string]unitDef { return loadUnits("units.txt") })
 	// comparatives are skipped when looking for what is preferred.
-	comparatives = loadSet("comparatives.txt")
+	comparatives = sync.OnceValue(func() map[string]bool { return loadSet("comparatives.txt") })
 	// preferWords are the words after which "to" orders a preference.
-	preferWords = loadStemSet("prefer_words.txt")
+	preferWords = sync.OnceValue(func() map[string]bool { return loadStemSet("prefer_words.txt") })
 	// startVerbs date a beginning ("joined in 2019").
-	startVerbs = loadStemSet("start_verbs.txt")
+	startVerbs = sync.OnceValue(func() map[string]bool { return loadStemSet("start_verbs.txt") })
 	// prepositions are opposable prepositions: never modifiers.
-	prepositions = loadSet("prepositions.txt")
+	prepositions = sync.OnceValue(func() map[string]bool { return loadSet("prepositions.txt") })
 	// identityNouns are nouns whose number names a thing ("course 74").
-	identityNouns = loadSet("identity_nouns.txt")
+	identityNouns = sync.OnceValue(func() map[string]bool { return loadSet("identity_nouns.txt") })
 	// antonyms maps a canonical word to its canonical opposites.
-	antonyms = loadAntonyms("antonyms.txt")
+	antonyms = sync.OnceValue(func() map[string][]string { return loadAntonyms("antonyms.txt") })
 )
 
 // stemKey canonicalises a vocabulary word exactly as content words are.
 func stemKey(w string) string {
-	if c, ok := synonyms[w]; ok {
+	if c, ok := synonyms()[w]; ok {
 		w = c
 	}
-	if scopeWords[w] {
+	if scopeWords()[w] {
 		return w
 	}
 	return stem(w)

@@ -63,9 +63,9 @@ func TestVocabAntonyms(t *testing.T) {
 		}
 		seen[k] = line
 	}
-	for w, opp := range antonyms {
+	for w, opp := range antonyms() {
 		for _, o := range opp {
-			if !contains(antonyms[o], w) {
+			if !contains(antonyms()[o], w) {
 				t.Errorf("antonyms: %s -> %s is not symmetric", w, o)
 			}
 		}
@@ -75,15 +75,15 @@ func TestVocabAntonyms(t *testing.T) {
 // TestVocabRoles checks that words with a grammatical role are not also
 // content vocabulary that the role would hide.
 func TestVocabRoles(t *testing.T) {
-	for w := range negWords {
-		if stopWords[w] || breakWords[w] {
+	for w := range negWords() {
+		if stopWords()[w] || breakWords()[w] {
 			t.Errorf("negator %q is also a stop or break word", w)
 		}
 	}
-	for w := range antonyms {
+	for w := range antonyms() {
 		// "on" is a stop word that the lexer makes a content word when it
 		// stands alone as a particle ("logging is on"), opposed to "off".
-		if stopWords[w] && w != "on" {
+		if stopWords()[w] && w != "on" {
 			t.Errorf("antonym %q is a stop word: it would never be compared", w)
 		}
 	}

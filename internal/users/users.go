@@ -111,12 +111,12 @@ func New(st *store.Store) *Users {
 	return &Users{st: st, now: store.Now, touched: map[string]time.Time{}, cache: map[string]cached{}}
 }
 
-var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._@-]{0,63}$`)
+var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._@-]{0,63}$`) })
 
 // CheckName reports why name cannot name a user: 1-64 lower-case letters,
 // digits and . _ @ -, starting with a letter or digit.
 func CheckName(name string) error {
-	if !namePattern.MatchString(name) {
+	if !namePattern().MatchString(name) {
 		return errs.Invalid("name", "%q is not a user name: 1-64 lower-case letters, digits and . _ @ -, starting with a letter or digit", name)
 	}
 	return nil

@@ -1,16 +1,15 @@
 package catalog
 
 import (
-	"regexp"
 	"strings"
 )
 
 // antiLeadRe is where the excluding courses start in a sentence about
 // further credit: "Students with credit for", "Students who have taken".
-var antiLeadRe = regexp.MustCompile(`(?i)\b(?:with credits? (?:for|in)|who (?:have |has )?(?:previously |already )?(?:taken|took|completed|obtained credit for|received credit for|credit for)(?: this topic under)?|credit for only one of|only receive credit for one of|receive credit for one of|credit for one of)\s+(?:either\s+)?`)
+var antiLeadRe = lazyRegexp(`(?i)\b(?:with credits? (?:for|in)|who (?:have |has )?(?:previously |already )?(?:taken|took|completed|obtained credit for|received credit for|credit for)(?: this topic under)?|credit for only one of|only receive credit for one of|receive credit for one of|credit for one of)\s+(?:either\s+)?`)
 
 // antiEndRe is where they end: the verb, or a qualifier after the courses.
-var antiEndRe = regexp.MustCompile(`(?i)\s+(?:may not|cannot|can not|will not|are not|first\b|under\b|prior to\b|in (?:spring|summer|fall)\b|with this topic|before\b)`)
+var antiEndRe = lazyRegexp(`(?i)\s+(?:may not|cannot|can not|will not|are not|first\b|under\b|prior to\b|in (?:spring|summer|fall)\b|with this topic|before\b)`)
 
 // isAntirequisiteSentence says whether a lower-cased sentence is about
 // credit excluded by other courses.
@@ -40,20 +39,20 @@ func Antirequisites(institution, text string) []Ref {
 
 // antirequisites reads the excluding courses of one sentence.
 func antirequisites(p *reqParser, s string) []Ref {
-	loc := antiLeadRe.FindStringIndex(s)
+	loc := antiLeadRe().FindStringIndex(s)
 	if loc == nil {
 		return nil
 	}
 	span := s[loc[1]:]
-	if end := antiEndRe.FindStringIndex(span); end != nil {
+	if end := antiEndRe().FindStringIndex(span); end != nil {
 		span = span[:end[0]]
 	}
 	// "CA (or FPA) 319": both subjects.
 	var out []Ref
-	for _, m := range subjAltInRe.FindAllStringSubmatch(span, -1) {
+	for _, m := range subjAltInRe().FindAllStringSubmatch(span, -1) {
 		out = appendRefs(out, Ref{p.inst, m[1], m[3]}, Ref{p.inst, m[2], m[3]})
 	}
 	return appendRefs(out, p.refs(span)...)
 }
 
-var subjAltInRe = regexp.MustCompile(`\b([A-Z]{2,5}) \((?i:or) ([A-Z]{2,5})\) ([0-9]{3,4}[A-Z]?)\b`)
+var subjAltInRe = lazyRegexp(`\b([A-Z]{2,5}) \((?i:or) ([A-Z]{2,5})\) ([0-9]{3,4}[A-Z]?)\b`)

@@ -1,18 +1,17 @@
 package catalog
 
 import (
-	"regexp"
 	"strings"
 )
 
 // langaraLabelRe is a Langara requisite paragraph's label, with the
 // spellings of the catalogue ("Prerequisite(s):", "Prerequisites:",
 // "Prerequisites(s):", "Prerequisite(s:", "Corequisites:").
-var langaraLabelRe = regexp.MustCompile(`(?i)^(pre|co)-?requisi?tes?\s*(?:\(s\)?|s\(s\))?\s*:\s*`)
+var langaraLabelRe = lazyRegexp(`(?i)^(pre|co)-?requisi?tes?\s*(?:\(s\)?|s\(s\))?\s*:\s*`)
 
 // continuationRe is a paragraph that continues a requisite paragraph:
 // "or", "and", "2) One of the following: ...".
-var continuationRe = regexp.MustCompile(`(?i)^(?:or|and|and/or)$|^[0-9]\)\s`)
+var continuationRe = lazyRegexp(`(?i)^(?:or|and|and/or)$|^[0-9]\)\s`)
 
 // ExtractLangara splits a Langara catalogue description into the course
 // description and its prerequisite and corequisite texts. Langara writes
@@ -29,7 +28,7 @@ func ExtractLangara(description string) (desc, prereq, coreq string) {
 	var cur *[]string
 	for _, para := range paras {
 		flatPara := strings.Join(strings.Fields(para), " ")
-		if m := langaraLabelRe.FindStringSubmatch(flatPara); m != nil {
+		if m := langaraLabelRe().FindStringSubmatch(flatPara); m != nil {
 			cur = &pre
 			if strings.EqualFold(m[1], "co") {
 				cur = &co
@@ -37,7 +36,7 @@ func ExtractLangara(description string) (desc, prereq, coreq string) {
 			*cur = append(*cur, strings.TrimSpace(flatPara[len(m[0]):]))
 			continue
 		}
-		if cur != nil && len(*cur) > 0 && (continuationRe.MatchString(flatPara) || continues((*cur)[len(*cur)-1])) {
+		if cur != nil && len(*cur) > 0 && (continuationRe().MatchString(flatPara) || continues((*cur)[len(*cur)-1])) {
 			(*cur)[len(*cur)-1] += " " + flatPara
 			continue
 		}

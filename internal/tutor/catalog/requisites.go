@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -132,7 +131,7 @@ func (e *Expr) Unparsed() []string {
 // digits and do not match) are left out.
 func CourseCodes(text string) []string {
 	var out []string
-	for _, m := range codeRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range codeRe().FindAllStringSubmatchIndex(text, -1) {
 		subject, number := text[m[2]:m[3]], text[m[4]:m[5]]
 		if notSubject[subject] || (m[1] < len(text) && text[m[1]] == '-') {
 			// "HSCI 200-level courses" names no course.
@@ -146,48 +145,48 @@ func CourseCodes(text string) []string {
 var (
 	// codeRe is a course code: 2 to 5 capitals, an optional space, 3 or 4
 	// digits and an optional capital suffix ("CMPT 105W").
-	codeRe = regexp.MustCompile(`\b([A-Z]{2,5}) ?([0-9]{3,4}[A-Z]?)\b`)
+	codeRe = lazyRegexp(`\b([A-Z]{2,5}) ?([0-9]{3,4}[A-Z]?)\b`)
 	// bareRe is a course number alone.
-	bareRe = regexp.MustCompile(`^[0-9]{3,4}[A-Z]?$`)
+	bareRe = lazyRegexp(`^[0-9]{3,4}[A-Z]?$`)
 	// subjRe is a subject alone.
-	subjRe = regexp.MustCompile(`^[A-Z]{2,5}$`)
+	subjRe = lazyRegexp(`^[A-Z]{2,5}$`)
 	// prefixGradeRe is Langara's grade before the courses: `a minimum "C-"
 	// grade in`, `an "S" grade in`, `a minimum 70% in`.
-	prefixGradeRe = regexp.MustCompile(`(?i)^(?:an? )?(?:minimum ?)?(?:of )?(?:an? )?(?:grade of )?"?` + gradePattern + `"? ?(?:grade |standing )?(?:or (?:better|higher) )?(?:in|on|for) (?:(?:each|all|both) of )?`)
+	prefixGradeRe = lazyRegexp(`(?i)^(?:an? )?(?:minimum ?)?(?:of )?(?:an? )?(?:grade of )?"?` + gradePattern + `"? ?(?:grade |standing )?(?:or (?:better|higher) )?(?:in|on|for) (?:(?:each|all|both) of )?`)
 	// anyGradeRe finds grade phrases, to count them.
-	anyGradeRe = regexp.MustCompile(`(?i)(?:an? (?:minimum )?"?` + gradePattern + `"? (?:grade )?(?:in|on)\b|with an? (?:minimum )?(?:grade of |final grade of )?"?` + gradePattern + `"?)`)
+	anyGradeRe = lazyRegexp(`(?i)(?:an? (?:minimum )?"?` + gradePattern + `"? (?:grade )?(?:in|on)\b|with an? (?:minimum )?(?:grade of |final grade of )?"?` + gradePattern + `"?)`)
 	// suffixGradeRe is SFU's grade after the courses: `with a minimum
 	// grade of C-`, `both with a grade of C- or better`, `with a C- or
 	// better`.
-	suffixGradeRe = regexp.MustCompile(`(?i),? ?(?:(?:both|all|each|either),? )?with (?:an? )?(?:minimum )?(?:of )?(?:final )?(?:grades? )?(?:of )?(?:at least )?(?:an? )?"?` + gradePattern + `"?(?: grade)?(?: or (?:better|higher|above))?(?: in (?:each|all|both)(?: of them)?)?\.?$`)
+	suffixGradeRe = lazyRegexp(`(?i),? ?(?:(?:both|all|each|either),? )?with (?:an? )?(?:minimum )?(?:of )?(?:final )?(?:grades? )?(?:of )?(?:at least )?(?:an? )?"?` + gradePattern + `"?(?: grade)?(?: or (?:better|higher|above))?(?: in (?:each|all|both)(?: of them)?)?\.?$`)
 	// gradeItemRe is a grade standing alone, perhaps followed by another
 	// condition: "all with a minimum grade of C- and 45 units".
-	gradeItemRe = regexp.MustCompile(`(?i)^(?:(?:both|all|each|either),? )?with (?:an? )?(?:minimum )?(?:of )?(?:final )?(?:grades? )?(?:of )?(?:at least )?(?:an? )?"?` + gradePattern + `"?(?: grade)?(?: or (?:better|higher|above))?(?: and (.+))?$`)
+	gradeItemRe = lazyRegexp(`(?i)^(?:(?:both|all|each|either),? )?with (?:an? )?(?:minimum )?(?:of )?(?:final )?(?:grades? )?(?:of )?(?:at least )?(?:an? )?"?` + gradePattern + `"?(?: grade)?(?: or (?:better|higher|above))?(?: and (.+))?$`)
 	// groupRe is a lead-in that makes what follows a group: "one of the
 	// following:", "two of", "either", "all of".
-	groupRe = regexp.MustCompile(`(?i)^(?:any |at least )?(?:(one|two|three|four|five|six|seven|eight|all|both|each|any) (?:of|from)(?: the following)?(?: (?:courses|prerequisite combinations))?(?: \(?or more\)?)?|(either)|(all|both) the following(?: courses)?)\s*:?\s+`)
+	groupRe = lazyRegexp(`(?i)^(?:any |at least )?(?:(one|two|three|four|five|six|seven|eight|all|both|each|any) (?:of|from)(?: the following)?(?: (?:courses|prerequisite combinations))?(?: \(?or more\)?)?|(either)|(all|both) the following(?: courses)?)\s*:?\s+`)
 	// midGroupRe finds a group starting inside a segment: "X and one of
 	// the following: A, B or C", "X or either A or B".
-	midGroupRe = regexp.MustCompile(`(?i)[,]? (and|or|plus) ((?:any |at least )?(?:one|two|three|four|five|six) (?:of|from)(?: the following)?(?: courses)?:?|either) `)
+	midGroupRe = lazyRegexp(`(?i)[,]? (and|or|plus) ((?:any |at least )?(?:one|two|three|four|five|six) (?:of|from)(?: the following)?(?: courses)?:?|either) `)
 	// leadInRe is wording before a course that does not change it.
-	leadInRe = regexp.MustCompile(`(?i)^(?:(?:the )?(?:successfull? )?completion of|credit (?:in|for)|completed|complete|students complete|students must (?:have )?complete(?:d)?|a grade in|at least|prior|previous|including|plus|both|all of)\s+`)
+	leadInRe = lazyRegexp(`(?i)^(?:(?:the )?(?:successfull? )?completion of|credit (?:in|for)|completed|complete|students complete|students must (?:have )?complete(?:d)?|a grade in|at least|prior|previous|including|plus|both|all of)\s+`)
 	// concurrentLeadRe makes the course that follows concurrent.
-	concurrentLeadRe = regexp.MustCompile(`(?i)^(?:co-?requisites?(?: of)?:?|concurrent (?:enrol(?:l)?ment|registration) in)\s+`)
+	concurrentLeadRe = lazyRegexp(`(?i)^(?:co-?requisites?(?: of)?:?|concurrent (?:enrol(?:l)?ment|registration) in)\s+`)
 	// orParenRe is a course with an alternative in parentheses: "HSCI 230
 	// (or 330)", "STAT 203 (formerly 103)".
-	orParenRe = regexp.MustCompile(`^(.+?) ?\((?i:or|formerly|or formerly|previously)\s+([^()]+)\)$`)
+	orParenRe = lazyRegexp(`^(.+?) ?\((?i:or|formerly|or formerly|previously)\s+([^()]+)\)$`)
 	// subjAltRe is "CA (or FPA) 123".
-	subjAltRe = regexp.MustCompile(`^([A-Z]{2,5}) \((?i:or) ([A-Z]{2,5})\) ([0-9]{3,4}[A-Z]?)$`)
+	subjAltRe = lazyRegexp(`^([A-Z]{2,5}) \((?i:or) ([A-Z]{2,5})\) ([0-9]{3,4}[A-Z]?)$`)
 	// noteParenRe is a course followed by a parenthetical note.
-	noteParenRe = regexp.MustCompile(`^(.+?) ?\(([^()]*)\)$`)
+	noteParenRe = lazyRegexp(`^(.+?) ?\(([^()]*)\)$`)
 	// labelRe is a requisite label at the start of a text.
-	labelRe = regexp.MustCompile(`(?i)^(?:or )?(pre|co)-?requisi?tes?\s*(?:\(s\)?|s\(s\))?\s*:\s*`)
+	labelRe = lazyRegexp(`(?i)^(?:or )?(pre|co)-?requisi?tes?\s*(?:\(s\)?|s\(s\))?\s*:\s*`)
 	// recommendRe marks a sentence of recommendations.
-	recommendRe = regexp.MustCompile(`(?i)^(?:strongly |highly )?recommended\b|\brecommended\b|\brecommendation to\b|\b(?:strongly )?(?:advised|encouraged) to\b`)
+	recommendRe = lazyRegexp(`(?i)^(?:strongly |highly )?recommended\b|\brecommended\b|\brecommendation to\b|\b(?:strongly )?(?:advised|encouraged) to\b`)
 	// recommendLabelRe is a recommendation label inside a sentence.
-	recommendLabelRe = regexp.MustCompile(`(?i)[;,.]?\s*(?:strongly |highly )?recommended:\s*`)
+	recommendLabelRe = lazyRegexp(`(?i)[;,.]?\s*(?:strongly |highly )?recommended:\s*`)
 	// proseRe marks a sentence that is a note, not a requirement list.
-	proseRe = regexp.MustCompile(`(?i)^(?:students|those|must|in order|this|these|it |no |note|if |other|participation|prerequisites? (?:are|is|may|waived)|a proficiency|a criminal|a course|course participants|majors|only|also|please|reserved|open|enrol|registration|priority|may not|cannot|graded|approval of|applicants)|\b(?:prerequisites|requirements) (?:are|is) (?:only )?valid|\bmay be (?:required|substituted)|\bare required to take\b|\bmay substitute\b|\bmay use\b`)
+	proseRe = lazyRegexp(`(?i)^(?:students|those|must|in order|this|these|it |no |note|if |other|participation|prerequisites? (?:are|is|may|waived)|a proficiency|a criminal|a course|course participants|majors|only|also|please|reserved|open|enrol|registration|priority|may not|cannot|graded|approval of|applicants)|\b(?:prerequisites|requirements) (?:are|is) (?:only )?valid|\bmay be (?:required|substituted)|\bare required to take\b|\bmay substitute\b|\bmay use\b`)
 )
 
 // gradePattern matches a grade: a letter grade, SR or S (satisfactory),
@@ -262,15 +261,15 @@ func ParseRequisites(institution, text string) Requisite {
 	p := &reqParser{inst: strings.ToLower(strings.TrimSpace(institution))}
 	var main, co []Expr
 	var concurrent []string
-	body := labelRe.ReplaceAllString(normalizeSpace(text), "")
+	body := labelRe().ReplaceAllString(normalizeSpace(text), "")
 	// Recommendations in parentheses inside a requirement: "LET 4 (or LET
 	// 3 with a strong recommendation of concurrent registration in ENGL
 	// 1121)", "(CPSC 2150 recommended.)".
-	body = parenRe.ReplaceAllStringFunc(body, func(g string) string {
+	body = parenRe().ReplaceAllStringFunc(body, func(g string) string {
 		l := strings.ToLower(g)
 		switch {
 		case strings.Contains(l, "recommend"):
-			if m := orRecommendRe.FindStringSubmatch(g); m != nil {
+			if m := orRecommendRe().FindStringSubmatch(g); m != nil {
 				// "LET 4 (or LET 3 with a strong recommendation of
 				// concurrent registration in ENGL 1121)": the
 				// alternative stays.
@@ -283,7 +282,7 @@ func ParseRequisites(institution, text string) Requisite {
 			// "(MATH 1252 or 2362 may be taken concurrently)"; a note
 			// without a course ("(may be taken concurrently)") is about
 			// the course before it.
-			if len(CourseCodes(g)) > 0 || subjCoursesRe.MatchString(g) {
+			if len(CourseCodes(g)) > 0 || subjCoursesRe().MatchString(g) {
 				concurrent = append(concurrent, g)
 				return ""
 			}
@@ -296,17 +295,17 @@ func ParseRequisites(institution, text string) Requisite {
 		low := strings.ToLower(s)
 		switch {
 		case s == "" || strings.EqualFold(s, "none"):
-		case preOrCoRe.MatchString(s):
+		case preOrCoRe().MatchString(s):
 			// "Prerequisite or Corequisite: One of GEOG 311, 313 or 319."
-			e := p.list(s[len(preOrCoRe.FindString(s)):], OpAll)
+			e := p.list(s[len(preOrCoRe().FindString(s)):], OpAll)
 			markConcurrent(&e)
 			main = append(main, e)
-		case len(main) > 0 && alternativeRe.MatchString(s):
+		case len(main) > 0 && alternativeRe().MatchString(s):
 			// "An alternative to the above prerequisite is ..."
-			e := p.list(s[len(alternativeRe.FindString(s)):], OpAll)
+			e := p.list(s[len(alternativeRe().FindString(s)):], OpAll)
 			main[len(main)-1] = node(OpAny, 0, []Expr{main[len(main)-1], e}, "")
-		case labelRe.MatchString(s):
-			m := labelRe.FindStringSubmatch(s)
+		case labelRe().MatchString(s):
+			m := labelRe().FindStringSubmatch(s)
 			rest := strings.TrimSpace(s[len(m[0]):])
 			if rest == "" {
 				continue
@@ -323,14 +322,14 @@ func ParseRequisites(institution, text string) Requisite {
 			} else {
 				main = append(main, e)
 			}
-		case recommendLabelRe.MatchString(s):
+		case recommendLabelRe().MatchString(s):
 			// "CMPT 225. Strongly Recommended: CMPT 295" within a sentence.
-			loc := recommendLabelRe.FindStringIndex(s)
+			loc := recommendLabelRe().FindStringIndex(s)
 			if before := strings.TrimSpace(strings.TrimRight(s[:loc[0]], " ;,")); before != "" {
 				main = append(main, p.list(before, OpAll))
 			}
 			r.Recommended = appendRefs(r.Recommended, p.refs(s[loc[1]:])...)
-		case recommendRe.MatchString(s):
+		case recommendRe().MatchString(s):
 			// "BISC 101; MATH 12 or equivalent is recommended."
 			req, rec := recommendedParts(s)
 			if req != "" {
@@ -341,16 +340,16 @@ func ParseRequisites(institution, text string) Requisite {
 			r.Antirequisites = appendRefs(r.Antirequisites, antirequisites(p, s)...)
 		case strings.Contains(low, "concurrent") && !strings.Contains(low, "not") && len(main) > 0:
 			concurrent = append(concurrent, s)
-		case len(main) > 0 && gradeItemRe.MatchString(s) && !p.hasCourse(s):
+		case len(main) > 0 && gradeItemRe().MatchString(s) && !p.hasCourse(s):
 			// "EASC 205 and 208. All with a grade of C- or better."
-			m := gradeItemRe.FindStringSubmatch(s)
+			m := gradeItemRe().FindStringSubmatch(s)
 			for i := range main {
 				setGrade(&main[i], m[1])
 			}
 			if m[2] != "" {
 				main = append(main, other(m[2]))
 			}
-		case len(main) > 0 && proseRe.MatchString(s):
+		case len(main) > 0 && proseRe().MatchString(s):
 			r.Notes = append(r.Notes, s)
 		default:
 			main = append(main, p.list(s, OpAll))
@@ -375,27 +374,27 @@ func ParseRequisites(institution, text string) Requisite {
 const concurrentMark = "may be taken concurrently"
 
 // concurrentTailRe ends a course that may be taken in the same term.
-var concurrentTailRe = regexp.MustCompile(`(?i)\s+(?:(?:must|may|can|should|to) be (?:taken|completed) (?:concurrently|at the same time|as a co-?requisite)|as (?:a )?(?:pre-?requisite or )?co-?requisite)\b.*$`)
+var concurrentTailRe = lazyRegexp(`(?i)\s+(?:(?:must|may|can|should|to) be (?:taken|completed) (?:concurrently|at the same time|as a co-?requisite)|as (?:a )?(?:pre-?requisite or )?co-?requisite)\b.*$`)
 
 // titledRe is a course followed by its title: "BUS 790 Lab to Market".
-var titledRe = regexp.MustCompile(`^([A-Z]{2,5} [0-9]{3,4}[A-Z]?) [A-Z][A-Za-z&:' -]*$`)
+var titledRe = lazyRegexp(`^([A-Z]{2,5} [0-9]{3,4}[A-Z]?) [A-Z][A-Za-z&:' -]*$`)
 
 // qualifiedCourseRe is a course followed by a condition on it.
-var qualifiedCourseRe = regexp.MustCompile(`^([A-Z]{2,5} [0-9]{3,4}[A-Z]?) ((?:for|if|when|taken|completed|within) [^()]*)$`)
+var qualifiedCourseRe = lazyRegexp(`^([A-Z]{2,5} [0-9]{3,4}[A-Z]?) ((?:for|if|when|taken|completed|within) [^()]*)$`)
 
 // bareRunRe is course numbers alone: "1108", "1108 or 1110".
-var bareRunRe = regexp.MustCompile(`^[0-9]{3,4}[A-Z]?(?: (?:or|and) [0-9]{3,4}[A-Z]?)*$`)
+var bareRunRe = lazyRegexp(`^[0-9]{3,4}[A-Z]?(?: (?:or|and) [0-9]{3,4}[A-Z]?)*$`)
 
 // trailingCourseRe is words ending in a course after a preposition.
-var trailingCourseRe = regexp.MustCompile(`^([^()]*\S) (?:with|in|of|for|plus) ([A-Z]{2,5} [0-9]{3,4}[A-Z]?)$`)
+var trailingCourseRe = lazyRegexp(`^([^()]*\S) (?:with|in|of|for|plus) ([A-Z]{2,5} [0-9]{3,4}[A-Z]?)$`)
 
-var parenGradeRe = regexp.MustCompile(`(?i)^(?:with )?(?:an? )?(?:minimum )?grade of "?` + gradePattern + `"?`)
+var parenGradeRe = lazyRegexp(`(?i)^(?:with )?(?:an? )?(?:minimum )?grade of "?` + gradePattern + `"?`)
 
 // preOrCoRe labels a requirement that may be met in the same term.
-var preOrCoRe = regexp.MustCompile(`(?i)^(?:pre-?(?:requisites?)? or co-?requisites?|co-?(?:requisites?)? or pre-?requisites?)\s*:\s*`)
+var preOrCoRe = lazyRegexp(`(?i)^(?:pre-?(?:requisites?)? or co-?requisites?|co-?(?:requisites?)? or pre-?requisites?)\s*:\s*`)
 
 // alternativeRe opens a sentence that is an alternative to the one
 // before.
-var alternativeRe = regexp.MustCompile(`(?i)^(?:an alternative(?: to the above(?: prerequisites?)?)? is|alternatively,?)\s+`)
+var alternativeRe = lazyRegexp(`(?i)^(?:an alternative(?: to the above(?: prerequisites?)?)? is|alternatively,?)\s+`)
 
-var parenRe = regexp.MustCompile(`\(([^()]*)\)`)
+var parenRe = lazyRegexp(`\(([^()]*)\)`)

@@ -12,17 +12,17 @@ func (p *reqParser) atom(s string) Expr {
 	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "."))
 	orig := s
 	concurrent := false
-	if m := concurrentLeadRe.FindString(s); m != "" {
+	if m := concurrentLeadRe().FindString(s); m != "" {
 		concurrent, s = true, s[len(m):]
 	}
 	for {
-		m := leadInRe.FindString(s)
+		m := leadInRe().FindString(s)
 		if m == "" {
 			break
 		}
 		s = s[len(m):]
 	}
-	if m := findTop(concurrentTailRe, s); m != nil {
+	if m := findTop(concurrentTailRe(), s); m != nil {
 		concurrent, s = true, strings.TrimSpace(s[:m[0]])
 	}
 	e := p.atomBody(s)
@@ -37,28 +37,28 @@ func (p *reqParser) atom(s string) Expr {
 
 func (p *reqParser) atomBody(s string) Expr {
 	if ref, ok := p.course(s); ok {
-		if bareRe.MatchString(s) && p.alt != "" {
+		if bareRe().MatchString(s) && p.alt != "" {
 			alt := courseNode(Ref{p.inst, p.alt, ref.Number}, s)
 			return node(OpAny, 0, []Expr{courseNode(ref, s), alt}, s)
 		}
 		return courseNode(ref, s)
 	}
-	if m := titledRe.FindStringSubmatch(s); m != nil {
+	if m := titledRe().FindStringSubmatch(s); m != nil {
 		if ref, ok := p.course(m[1]); ok {
 			return courseNode(ref, s)
 		}
 	}
-	if m := qualifiedCourseRe.FindStringSubmatch(s); m != nil {
+	if m := qualifiedCourseRe().FindStringSubmatch(s); m != nil {
 		// "CMPT 102 for students in an Applied Physics program".
 		if ref, ok := p.course(m[1]); ok {
 			return node(OpAll, 0, []Expr{courseNode(ref, m[1]), other(m[2])}, s)
 		}
 	}
-	if m := trailingCourseRe.FindStringSubmatch(s); m != nil && !p.hasCourse(m[1]) && testResultRe.MatchString(m[1]) {
+	if m := trailingCourseRe().FindStringSubmatch(s); m != nil && !p.hasCourse(m[1]) && testResultRe().MatchString(m[1]) {
 		// "CDT results for CHEM 1120": a placement, not the course.
 		return other(s)
 	}
-	if m := trailingCourseRe.FindStringSubmatch(s); m != nil && !p.hasCourse(m[1]) {
+	if m := trailingCourseRe().FindStringSubmatch(s); m != nil && !p.hasCourse(m[1]) {
 		// "data science majors with BUS 343": a condition and a course.
 		if ref, ok := p.course(m[2]); ok {
 			return node(OpAll, 0, []Expr{other(m[1]), courseNode(ref, m[2])}, s)
@@ -67,13 +67,13 @@ func (p *reqParser) atomBody(s string) Expr {
 	if strings.HasPrefix(s, "(") && strings.HasSuffix(s, ")") && balanced(s[1:len(s)-1]) {
 		return p.list(s[1:len(s)-1], OpAll)
 	}
-	if m := subjAltRe.FindStringSubmatch(s); m != nil && !notSubject[m[1]] && !notSubject[m[2]] {
+	if m := subjAltRe().FindStringSubmatch(s); m != nil && !notSubject[m[1]] && !notSubject[m[2]] {
 		p.subject, p.alt = m[1], m[2]
 		a := courseNode(Ref{p.inst, m[1], m[3]}, s)
 		b := courseNode(Ref{p.inst, m[2], m[3]}, s)
 		return node(OpAny, 0, []Expr{a, b}, s)
 	}
-	if m := orParenRe.FindStringSubmatch(s); m != nil {
+	if m := orParenRe().FindStringSubmatch(s); m != nil {
 		a := p.atomBody(strings.TrimSpace(m[1]))
 		b := p.list(m[2], OpAll)
 		// "Biology 12 (or equivalent) with a minimum grade of C (or BISC
@@ -83,11 +83,11 @@ func (p *reqParser) atomBody(s string) Expr {
 			return node(OpAny, 0, []Expr{a, b}, s)
 		}
 	}
-	if m := noteParenRe.FindStringSubmatch(s); m != nil {
+	if m := noteParenRe().FindStringSubmatch(s); m != nil {
 		// "CMPT 419 (Machine Learning)": the note does not change the
 		// course; "BPK 491 (minimum grade of B)" gives its grade.
 		if a := p.atomBody(strings.TrimSpace(m[1])); a.Op != OpOther {
-			if g := parenGradeRe.FindStringSubmatch(m[2]); g != nil {
+			if g := parenGradeRe().FindStringSubmatch(m[2]); g != nil {
 				setGrade(&a, g[1])
 			}
 			if l := strings.ToLower(m[2]); strings.Contains(l, "concurrent") && !strings.Contains(l, "not") {
@@ -99,7 +99,7 @@ func (p *reqParser) atomBody(s string) Expr {
 	if a, b, ok := strings.Cut(s, "/"); ok && !strings.Contains(b, "/") {
 		// "MATH 1173/1183", "BISC 331/MBB 331", "MBB/HSCI 426".
 		a, b = strings.TrimSpace(a), strings.TrimSpace(b)
-		if subjRe.MatchString(a) && !notSubject[a] {
+		if subjRe().MatchString(a) && !notSubject[a] {
 			if ref, ok := p.course(b); ok {
 				first := courseNode(Ref{p.inst, a, ref.Number}, s)
 				return node(OpAny, 0, []Expr{first, courseNode(ref, s)}, s)
@@ -131,13 +131,13 @@ func slashOp(a, b Ref) string {
 // subject.
 func (p *reqParser) course(s string) (Ref, bool) {
 	s = strings.TrimSpace(s)
-	if bareRe.MatchString(s) {
+	if bareRe().MatchString(s) {
 		if p.subject == "" {
 			return Ref{}, false
 		}
 		return Ref{p.inst, p.subject, s}, true
 	}
-	m := codeRe.FindStringSubmatch(s)
+	m := codeRe().FindStringSubmatch(s)
 	if m == nil || len(m[0]) != len(s) || notSubject[m[1]] {
 		return Ref{}, false
 	}
@@ -149,15 +149,15 @@ func (p *reqParser) course(s string) (Ref, bool) {
 // subject.
 func (p *reqParser) refs(s string) []Ref {
 	var out []Ref
-	for _, tok := range tokenRe.FindAllString(s, -1) {
+	for _, tok := range tokenRe().FindAllString(s, -1) {
 		tok = strings.TrimLeft(tok, " ,/(")
-		if m := codeRe.FindStringSubmatch(tok); m != nil && len(m[0]) == len(tok) {
+		if m := codeRe().FindStringSubmatch(tok); m != nil && len(m[0]) == len(tok) {
 			if notSubject[m[1]] {
 				continue
 			}
 			p.subject, p.alt = m[1], ""
 			out = appendRefs(out, Ref{p.inst, m[1], m[2]})
-		} else if bareRe.MatchString(tok) && p.subject != "" {
+		} else if bareRe().MatchString(tok) && p.subject != "" {
 			out = appendRefs(out, Ref{p.inst, p.subject, tok})
 		}
 	}
@@ -166,7 +166,7 @@ func (p *reqParser) refs(s string) []Ref {
 
 // tokenRe finds course codes and bare numbers that are not part of a
 // range, a decimal or a longer number.
-var tokenRe = regexp.MustCompile(`\b[A-Z]{2,5} ?[0-9]{3,4}[A-Z]?\b|(?:^|[ ,/(])[0-9]{3,4}[A-Z]?\b`)
+var tokenRe = lazyRegexp(`\b[A-Z]{2,5} ?[0-9]{3,4}[A-Z]?\b|(?:^|[ ,/(])[0-9]{3,4}[A-Z]?\b`)
 
 // appendRefs appends the refs not already in list.
 func appendRefs(list []Ref, refs ...Ref) []Ref {
@@ -189,7 +189,7 @@ func (p *reqParser) applyConcurrent(e *Expr, note string) {
 	q := &reqParser{inst: p.inst}
 	refs := q.refs(note)
 	var subjects []string
-	for _, m := range subjCoursesRe.FindAllStringSubmatch(note, -1) {
+	for _, m := range subjCoursesRe().FindAllStringSubmatch(note, -1) {
 		subjects = append(subjects, m[1])
 	}
 	e.Walk(func(n *Expr) {
@@ -199,7 +199,7 @@ func (p *reqParser) applyConcurrent(e *Expr, note string) {
 	})
 }
 
-var subjCoursesRe = regexp.MustCompile(`\b([A-Z]{2,5}) courses?\b`)
+var subjCoursesRe = lazyRegexp(`\b([A-Z]{2,5}) courses?\b`)
 
 // markConcurrent marks every course node of e Concurrent.
 func markConcurrent(e *Expr) {

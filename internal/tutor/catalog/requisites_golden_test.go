@@ -280,7 +280,7 @@ func compactNode(s string) (Expr, string, error) {
 		e.MinGrade, tok = tok[i+1:len(tok)-1], tok[:i]
 	}
 	subject, number, ok := strings.Cut(tok, " ")
-	if !ok || !subjRe.MatchString(subject) || !codeRe.MatchString(tok) {
+	if !ok || !subjRe().MatchString(subject) || !codeRe().MatchString(tok) {
 		return Expr{}, "", fmt.Errorf("bad course %q", tok)
 	}
 	e.Course = &Ref{Subject: subject, Number: number}

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -16,23 +15,23 @@ import (
 // of the following with a minimum "C-" grade:", "one of the following
 // prerequisite combinations:". Submatches: a grade before, the count, a
 // grade after.
-var colonGroupRe = regexp.MustCompile(`(?i)^(?:(?:an? )?(?:minimum )?"?` + gradePattern + `"? (?:grade )?in )?(?:any |at least )?(one|two|three|four|five|six|seven|eight|all|both|each|either) (?:of|from)(?: the following)?(?: (?:courses|prerequisite combinations))?(?: with an? (?:minimum )?"?` + gradePattern + `"? grade)?\s*:\s*`)
+var colonGroupRe = lazyRegexp(`(?i)^(?:(?:an? )?(?:minimum )?"?` + gradePattern + `"? (?:grade )?in )?(?:any |at least )?(one|two|three|four|five|six|seven|eight|all|both|each|either) (?:of|from)(?: the following)?(?: (?:courses|prerequisite combinations))?(?: with an? (?:minimum )?"?` + gradePattern + `"? grade)?\s*:\s*`)
 
 // overrideRe is a condition that stands in for the whole requirement:
 // "permission of the department", "approval of the coordinator".
-var overrideRe = regexp.MustCompile(`(?i)^(?:by |with )?(?:the )?(?:written |special )?(?:permission|approval|consent)\b`)
+var overrideRe = lazyRegexp(`(?i)^(?:by |with )?(?:the )?(?:written |special )?(?:permission|approval|consent)\b`)
 
 // numberedRe starts a numbered alternative: "1) ", "(2) ".
-var numberedRe = regexp.MustCompile(`^\(?[1-9]\)\s+`)
+var numberedRe = lazyRegexp(`^\(?[1-9]\)\s+`)
 
 // numberedSplitRe is where a numbered alternative after the first
 // starts: "; or 2) ".
-var numberedSplitRe = regexp.MustCompile(`(?i);\s*(?:(?:or|and/or)\s+)?\(?[2-9]\)\s+`)
+var numberedSplitRe = lazyRegexp(`(?i);\s*(?:(?:or|and/or)\s+)?\(?[2-9]\)\s+`)
 
 // isOverride says whether s, a part without a course, is a condition that
 // stands in for the whole requirement.
 func (p *reqParser) isOverride(s string) bool {
-	return overrideRe.MatchString(s) && !p.hasCourse(s)
+	return overrideRe().MatchString(s) && !p.hasCourse(s)
 }
 
 // colonGroup reads a group opened at the start of s (see colonGroupRe):
@@ -40,7 +39,7 @@ func (p *reqParser) isOverride(s string) bool {
 // first item. At the start of a sentence (first) a lead-in without a
 // colon opens a group too ("Either ...; ...").
 func (p *reqParser) colonGroup(s string, first bool) (op string, n int, grade, rest string, ok bool) {
-	if m := colonGroupRe.FindStringSubmatch(s); m != nil {
+	if m := colonGroupRe().FindStringSubmatch(s); m != nil {
 		op, n, _, _ = groupLead(m[2] + " of ")
 		return op, n, m[1] + m[3], s[len(m[0]):], op != ""
 	}
@@ -96,15 +95,15 @@ func (p *reqParser) semis(parts []string, def string) Expr {
 		}
 		j := i + 1
 		var e Expr
-		if numberedRe.MatchString(first) {
+		if numberedRe().MatchString(first) {
 			// "One of the following prerequisite combinations: 1) ...;
 			// and ...; or 2) ...": every part to the end.
-			rest := []string{numberedRe.ReplaceAllString(first, "")}
+			rest := []string{numberedRe().ReplaceAllString(first, "")}
 			for ; j < n; j++ {
 				rest = append(rest, parts[j])
 			}
 			var kids []Expr
-			for _, item := range numberedSplitRe.Split(strings.Join(rest, "; "), -1) {
+			for _, item := range numberedSplitRe().Split(strings.Join(rest, "; "), -1) {
 				kids = append(kids, p.list(item, OpAll))
 			}
 			e = node(groupNode(op), 0, kids, "")
@@ -220,7 +219,7 @@ func (p *reqParser) splitOverride(s string) (head, tail string, ok bool) {
 		return "", "", false
 	}
 	before := items[:n-1]
-	joined := findTop(includingRe, strings.Join(before, ", ")) != nil
+	joined := findTop(includingRe(), strings.Join(before, ", ")) != nil
 	if _, ops := splitConns(before[len(before)-1]); len(ops) > 0 {
 		joined = true
 	}
@@ -233,7 +232,7 @@ func (p *reqParser) splitOverride(s string) (head, tail string, ok bool) {
 // orRecommendRe is an alternative with a recommendation in parentheses:
 // "(or LET 3 with a strong recommendation of concurrent registration in
 // ENGL 1121)".
-var orRecommendRe = regexp.MustCompile(`(?i)^\(or ([^()]+?),? with an? (?:strong |strongly )?recommend(?:ation|ed)\b([^()]*)\)$`)
+var orRecommendRe = lazyRegexp(`(?i)^\(or ([^()]+?),? with an? (?:strong |strongly )?recommend(?:ation|ed)\b([^()]*)\)$`)
 
 // recommendedParts splits "BISC 101; MATH 12 or equivalent is
 // recommended" into the requirement and the recommendation; a
@@ -266,17 +265,17 @@ func recommendedParts(s string) (req, rec string) {
 
 // testResultRe marks words about a test result rather than a course: "CDT
 // results for CHEM 1120".
-var testResultRe = regexp.MustCompile(`(?i)\b(?:results?|score|placement)\b`)
+var testResultRe = lazyRegexp(`(?i)\b(?:results?|score|placement)\b`)
 
 // otherAltRe is a condition with an alternative in parentheses: "LET 4
 // (or LET 3)".
-var otherAltRe = regexp.MustCompile(`(?i)^([^()]+?) ?\(or ([^()]+)\)$`)
+var otherAltRe = lazyRegexp(`(?i)^([^()]+?) ?\(or ([^()]+)\)$`)
 
 // otherAlt is the condition s, without a course, as an other node, or the
 // two alternatives of "LET 4 (or LET 3)". "(or equivalent)" and "(or LPI
 // equivalent)" qualify the condition before them and stay in its text.
 func otherAlt(s string) Expr {
-	if m := otherAltRe.FindStringSubmatch(s); m != nil && !strings.HasSuffix(strings.ToLower(m[2]), "equivalent") {
+	if m := otherAltRe().FindStringSubmatch(s); m != nil && !strings.HasSuffix(strings.ToLower(m[2]), "equivalent") {
 		return node(OpAny, 0, []Expr{other(m[1]), other(m[2])}, s)
 	}
 	return other(s)

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -132,14 +131,14 @@ func leadingConn(s string) (string, string) {
 // hasCourse says whether s names a course: a full code, or a bare number
 // when a subject is known.
 func (p *reqParser) hasCourse(s string) bool {
-	if len(CourseCodes(s)) > 0 || subjAltInRe.MatchString(s) {
+	if len(CourseCodes(s)) > 0 || subjAltInRe().MatchString(s) {
 		return true
 	}
 	if p.subject == "" {
 		return false
 	}
 	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == ';' || r == '/' || r == '(' || r == ')' }) {
-		if bareRe.MatchString(f) {
+		if bareRe().MatchString(f) {
 			return true
 		}
 	}
@@ -157,7 +156,7 @@ func (p *reqParser) list(s, def string) Expr {
 	// units") grades the parts before it.
 	grade := ""
 	for i, seg := range segs {
-		if m := gradeItemRe.FindStringSubmatch(seg); m != nil && i > 0 && grade == "" {
+		if m := gradeItemRe().FindStringSubmatch(seg); m != nil && i > 0 && grade == "" {
 			grade = m[1]
 			if m[2] != "" {
 				segs[i] = "and " + m[2]
@@ -189,7 +188,7 @@ func withN(e Expr, op string, n int) Expr {
 
 // groupLead reads a group lead-in at the start of s.
 func groupLead(s string) (op string, n int, rest string, ok bool) {
-	m := groupRe.FindStringSubmatch(s)
+	m := groupRe().FindStringSubmatch(s)
 	if m == nil {
 		return "", 0, s, false
 	}
@@ -209,7 +208,7 @@ var numberWords = []string{"zero", "one", "two", "three", "four", "five", "six",
 
 // countOfRe finds "one of" inside a lead-in before a colon: "Students
 // complete one of:".
-var countOfRe = regexp.MustCompile(`(?i)\b(one|two|three|four|five|six|seven|eight|either|all|both|each) (?:of|from)\b`)
+var countOfRe = lazyRegexp(`(?i)\b(one|two|three|four|five|six|seven|eight|either|all|both|each) (?:of|from)\b`)
 
 // combine joins parts, each with an optional leading connector, by the
 // conjunction of the list (see ParseRequisites).
@@ -280,10 +279,10 @@ func (p *reqParser) segment(s, def string) Expr {
 	}
 	orig := s
 	grade := ""
-	if len(anyGradeRe.FindAllString(s, -1)) <= 1 {
-		if m := prefixGradeRe.FindStringSubmatch(s); m != nil {
+	if len(anyGradeRe().FindAllString(s, -1)) <= 1 {
+		if m := prefixGradeRe().FindStringSubmatch(s); m != nil {
 			grade, s = m[1], s[len(m[0]):]
-		} else if m := suffixGradeRe.FindStringSubmatch(s); m != nil {
+		} else if m := suffixGradeRe().FindStringSubmatch(s); m != nil {
 			grade, s = m[1], strings.TrimSpace(s[:len(s)-len(m[0])])
 		}
 	}
@@ -306,7 +305,7 @@ func (p *reqParser) segmentBody(s, def string) Expr {
 	if op, n, rest, ok := groupLead(s); ok {
 		return withN(p.segmentBody(rest, op), op, n)
 	}
-	if loc := findTop(midGroupRe, s); loc != nil && loc[0] > 0 {
+	if loc := findTop(midGroupRe(), s); loc != nil && loc[0] > 0 {
 		left, conn, lead, right := s[:loc[0]], strings.ToLower(s[loc[2]:loc[3]]), s[loc[4]:loc[5]], s[loc[1]:]
 		op := OpAll
 		if conn == "or" {
@@ -318,7 +317,7 @@ func (p *reqParser) segmentBody(s, def string) Expr {
 		return node(op, 0, []Expr{l, r}, s)
 	}
 	if before, after, ok := strings.Cut(s, ":"); ok && !p.hasCourse(before) && p.hasCourse(after) {
-		if m := countOfRe.FindString(before); m != "" {
+		if m := countOfRe().FindString(before); m != "" {
 			if op, n, _, ok := groupLead(m + " "); ok {
 				return withN(p.commas(strings.TrimSpace(after), op), op, n)
 			}
@@ -345,7 +344,7 @@ func (p *reqParser) commas(s, def string) Expr {
 	// A grade that follows the list as an item of its own.
 	grade := ""
 	if n := len(items); n > 1 {
-		if m := suffixGradeRe.FindStringSubmatch(", " + items[n-1]); m != nil && len(m[0]) >= len(items[n-1]) {
+		if m := suffixGradeRe().FindStringSubmatch(", " + items[n-1]); m != nil && len(m[0]) >= len(items[n-1]) {
 			grade, items = m[1], items[:n-1]
 		}
 	}
@@ -377,7 +376,7 @@ func (p *reqParser) commas(s, def string) Expr {
 	// An item that is a grade ("all with a minimum grade of C- and 45
 	// units") grades the courses of the list; what follows "and" stays.
 	for i, it := range items {
-		if m := gradeItemRe.FindStringSubmatch(it); m != nil && i > 0 {
+		if m := gradeItemRe().FindStringSubmatch(it); m != nil && i > 0 {
 			grade = m[1]
 			if m[2] != "" {
 				items[i] = "and " + m[2]
@@ -403,9 +402,9 @@ func (p *reqParser) commas(s, def string) Expr {
 	words := func(item, d string) Expr {
 		e := p.words(item, d)
 		_, body := leadingConn(item)
-		if m := prefixGradeRe.FindStringSubmatch(body); m != nil {
+		if m := prefixGradeRe().FindStringSubmatch(body); m != nil {
 			carry = m[1]
-		} else if carry != "" && bareRunRe.MatchString(body) {
+		} else if carry != "" && bareRunRe().MatchString(body) {
 			setGrade(&e, carry)
 		} else {
 			carry = ""
@@ -429,9 +428,9 @@ func (p *reqParser) words(s, def string) Expr {
 	}
 	orig := s
 	grade := ""
-	if m := prefixGradeRe.FindStringSubmatch(s); m != nil && len(anyGradeRe.FindAllString(s, -1)) <= 1 {
+	if m := prefixGradeRe().FindStringSubmatch(s); m != nil && len(anyGradeRe().FindAllString(s, -1)) <= 1 {
 		grade, s = m[1], s[len(m[0]):]
-	} else if m := suffixGradeRe.FindStringSubmatch(s); m != nil && len(anyGradeRe.FindAllString(s, -1)) <= 1 {
+	} else if m := suffixGradeRe().FindStringSubmatch(s); m != nil && len(anyGradeRe().FindAllString(s, -1)) <= 1 {
 		grade, s = m[1], strings.TrimSpace(s[:len(s)-len(m[0])])
 	}
 	var e Expr
@@ -441,7 +440,7 @@ func (p *reqParser) words(s, def string) Expr {
 		e = inc
 	} else if op, n, rest, ok := groupLead(s); ok {
 		e = withN(p.words(rest, op), op, n)
-	} else if loc := findTop(midGroupRe, s); loc != nil && loc[0] > 0 {
+	} else if loc := findTop(midGroupRe(), s); loc != nil && loc[0] > 0 {
 		e = p.segmentBody(s, def)
 	} else if before, after, ok := strings.Cut(s, " such as "); ok && !p.hasCourse(before) && depthAt(s, len(before)) == 0 {
 		// "equivalent course such as CMPT 102": the examples are
@@ -475,7 +474,7 @@ func (p *reqParser) words(s, def string) Expr {
 // 1100": the condition before "including" (no course in it) and what it
 // includes, both required.
 func (p *reqParser) including(s string, f func(string, string) Expr) (Expr, bool) {
-	loc := findTop(includingRe, s)
+	loc := findTop(includingRe(), s)
 	if loc == nil || p.hasCourse(s[:loc[0]]) {
 		return Expr{}, false
 	}
@@ -515,7 +514,7 @@ func (p *reqParser) concurrentList(s, def string, f func(string, string) Expr) (
 // hasBare says whether s holds a course number standing alone.
 func hasBare(s string) bool {
 	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == ';' || r == '/' || r == '(' || r == ')' }) {
-		if bareRe.MatchString(f) {
+		if bareRe().MatchString(f) {
 			return true
 		}
 	}
@@ -533,8 +532,8 @@ func (p *reqParser) bound(s string) (Expr, bool) {
 	for i, c := range conns {
 		hasAny = hasAny || c == OpAny
 		hasAll = hasAll || c == OpAll
-		bare = bare || bareRe.MatchString(ops[i+1])
-		full = full || !bareRe.MatchString(ops[i+1])
+		bare = bare || bareRe().MatchString(ops[i+1])
+		full = full || !bareRe().MatchString(ops[i+1])
 	}
 	// A chain of bare numbers alone ("MATH 1171 or 1173 and 1183", where
 	// 1173 and 1183 are a pair, but "MATH 2362 or 1252 and 2371", where
@@ -553,7 +552,7 @@ func (p *reqParser) bound(s string) (Expr, bool) {
 	units := []unit{{parts: []string{ops[0]}}}
 	for i, c := range conns {
 		u := &units[len(units)-1]
-		if bareRe.MatchString(ops[i+1]) && (u.op == "" || u.op == c) {
+		if bareRe().MatchString(ops[i+1]) && (u.op == "" || u.op == c) {
 			u.parts, u.op = append(u.parts, ops[i+1]), c
 			continue
 		}
@@ -649,7 +648,7 @@ func (p *reqParser) mergeWording(parts []string, w string) []string {
 // by a parenthetical.
 func endsInCourse(s string) bool {
 	s = strings.TrimSpace(s)
-	if m := suffixGradeRe.FindStringIndex(s); m != nil {
+	if m := suffixGradeRe().FindStringIndex(s); m != nil {
 		s = strings.TrimSpace(s[:m[0]])
 	}
 	if strings.HasSuffix(s, ")") {
@@ -661,11 +660,11 @@ func endsInCourse(s string) bool {
 		}
 	}
 	f := strings.Fields(s)
-	return len(f) > 0 && bareRe.MatchString(strings.Trim(f[len(f)-1], ".,;"))
+	return len(f) > 0 && bareRe().MatchString(strings.Trim(f[len(f)-1], ".,;"))
 }
 
 // includingRe is where what a condition includes starts.
-var includingRe = regexp.MustCompile(`(?i),? (?:including|which (?:must )?includes?|that (?:must )?includes?) `)
+var includingRe = lazyRegexp(`(?i),? (?:including|which (?:must )?includes?|that (?:must )?includes?) `)
 
 // join reads each part and combines them by op.
 func (p *reqParser) join(op string, parts []string) Expr {

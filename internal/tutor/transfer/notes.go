@@ -1,7 +1,6 @@
 package transfer
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 
@@ -29,45 +28,45 @@ import (
 var (
 	// clauseEndRe ends a clause of the notes: ". ", "; ", ".," (a closing
 	// quote may follow the period).
-	clauseEndRe = regexp.MustCompile(`(?:\.,|[.;]"?)\s+`)
+	clauseEndRe = lazyRegexp(`(?:\.,|[.;]"?)\s+`)
 	// notePrefixRe is what may open a clause before its wording ("Note:", "*").
-	notePrefixRe = regexp.MustCompile(`^(?:(?i:note)\s*:\s*|\*\s*)`)
+	notePrefixRe = lazyRegexp(`^(?:(?i:note)\s*:\s*|\*\s*)`)
 	// onlyOneRe opens a list of courses of which only one earns credit.
-	onlyOneRe = regexp.MustCompile(`(?i)^(?:students? )?(?:credit|(?:may|can) receive credit)(?: (?:is permitted|granted|awarded|will (?:only |oly )?be granted))? for (?:only (?:one|1) of|one only|one of) `)
+	onlyOneRe = lazyRegexp(`(?i)^(?:students? )?(?:credit|(?:may|can) receive credit)(?: (?:is permitted|granted|awarded|will (?:only |oly )?be granted))? for (?:only (?:one|1) of|one only|one of) `)
 	// precludesRe opens a list of courses that cannot also be credited.
-	precludesRe = regexp.MustCompile(`(?i)^(?:precludes?(?: additional)?(?: credit fore?)?(?: for)?|credit cannot also be obtained for|may not (?:take|receive(?: additional)? credit for)|no further credit for|cannot take|exclud(?:e|es|ing)|students? (?:are )?precluded from taking|students? may not receive credit for both) `)
+	precludesRe = lazyRegexp(`(?i)^(?:precludes?(?: additional)?(?: credit fore?)?(?: for)?|credit cannot also be obtained for|may not (?:take|receive(?: additional)? credit for)|no further credit for|cannot take|exclud(?:e|es|ing)|students? (?:are )?precluded from taking|students? may not receive credit for both) `)
 	// precludesEndRe is what may follow a preclusion's list.
-	precludesEndRe = regexp.MustCompile(`(?i)^(?:\s*(?:for|from) (?:further |additional )?credit|\s*duplicate (?:credit|content))?(?:, ?OL)?[\s."]*$`)
+	precludesEndRe = lazyRegexp(`(?i)^(?:\s*(?:for|from) (?:further |additional )?credit|\s*duplicate (?:credit|content))?(?:, ?OL)?[\s."]*$`)
 	// orRe opens an alternative target in the notes.
-	orRe = regexp.MustCompile(`(?i)^or (?:students? may request (?:credit for )?)?`)
+	orRe = lazyRegexp(`(?i)^or (?:students? may request (?:credit for )?)?`)
 	// requestRe opens targets someone may request or be granted; group 1 is who.
-	requestRe = regexp.MustCompile(`(?i)^(.*?)\s*\bmay (?:request(?: credit for)?|be granted) `)
+	requestRe = lazyRegexp(`(?i)^(.*?)\s*\bmay (?:request(?: credit for)?|be granted) `)
 	// whoRe says who may request or be granted a note's targets: nobody
 	// named, or students (of a program).
-	whoRe = regexp.MustCompile(`(?i)^(?:students?\b.*)?$`)
+	whoRe = lazyRegexp(`(?i)^(?:students?\b.*)?$`)
 	// insteadRe ends a clause offering its targets instead of the rule's.
-	insteadRe = regexp.MustCompile(`(?i),?\s*\binstead[\s."]*$`)
+	insteadRe = lazyRegexp(`(?i),?\s*\binstead[\s."]*$`)
 	// creditWillBeRe reads "If WHEN, credit will be"; group 1 is WHEN.
-	creditWillBeRe = regexp.MustCompile(`(?i)^if (.+?), credit will be `)
+	creditWillBeRe = lazyRegexp(`(?i)^if (.+?), credit will be `)
 	// ifMainRe reads a clause "if WHEN" governing the rule's targets: lower
 	// case, the sentence of the targets going on.
-	ifMainRe = regexp.MustCompile(`^if ([^,]+?)[.;"\s]*$`)
+	ifMainRe = lazyRegexp(`^if ([^,]+?)[.;"\s]*$`)
 	// afterTargetsRe is what may follow a note's targets: "instead", or a
 	// condition "if WHEN" / "for WHEN" (group 1 the word, 2 WHEN).
-	afterTargetsRe = regexp.MustCompile(`(?i)^,?\s*(?:instead\b|(if|for) (.+?))?[\s."]*$`)
+	afterTargetsRe = lazyRegexp(`(?i)^,?\s*(?:instead\b|(if|for) (.+?))?[\s."]*$`)
 	// aloneRe says a condition is that the course is taken alone.
-	aloneRe = regexp.MustCompile(`(?i)\b(?:taken alone|by itself)\b`)
+	aloneRe = lazyRegexp(`(?i)\b(?:taken alone|by itself)\b`)
 	// noteCourseRe reads "[INST ]SUBJ NUM" in a note (upper-case subject).
-	noteCourseRe = regexp.MustCompile(`^(?:([A-Z]{2,5}) )?([A-Z]{2,5}) ?([0-9]{3,4}[A-Z]?)\b`)
+	noteCourseRe = lazyRegexp(`^(?:([A-Z]{2,5}) )?([A-Z]{2,5}) ?([0-9]{3,4}[A-Z]?)\b`)
 	// noteNumberRe reads a bare course number that takes the subject before it.
-	noteNumberRe = regexp.MustCompile(`^([0-9]{3,4}[A-Z]?)\b`)
+	noteNumberRe = lazyRegexp(`^([0-9]{3,4}[A-Z]?)\b`)
 	// noteSkipRe skips credits or a remark in parentheses after a course
 	// ("(3)", "(Fall 2019)").
-	noteSkipRe = regexp.MustCompile(`^ ?\([^()]{0,20}\)`)
+	noteSkipRe = lazyRegexp(`^ ?\([^()]{0,20}\)`)
 	// noteSepRe separates the courses of a list.
-	noteSepRe = regexp.MustCompile(`(?i)^(?:\s*,\s*(?:(?:or|and|&)\s+)?|\s+(?:or|and|&)\s+|\s*/\s*)`)
+	noteSepRe = lazyRegexp(`(?i)^(?:\s*,\s*(?:(?:or|and|&)\s+)?|\s+(?:or|and|&)\s+|\s*/\s*)`)
 	// withCourseRe finds source courses a condition names.
-	withCourseRe = regexp.MustCompile(`\b([A-Z]{2,5}) ([A-Z]{2,5}) ([0-9]{3,4}[A-Z]?)\b`)
+	withCourseRe = lazyRegexp(`\b([A-Z]{2,5}) ([A-Z]{2,5}) ([0-9]{3,4}[A-Z]?)\b`)
 )
 
 // clauses splits notes into clauses, each verbatim but for the trailing
@@ -77,7 +76,7 @@ var (
 func clauses(notes string) []string {
 	var out []string
 	start := 0
-	for _, m := range clauseEndRe.FindAllStringIndex(notes, -1) {
+	for _, m := range clauseEndRe().FindAllStringIndex(notes, -1) {
 		if notes[m[0]] == '.' && notes[m[0]:m[0]+2] != ".," && (m[1] == len(notes) || !isUpper(notes[m[1]])) {
 			continue
 		}
@@ -121,22 +120,22 @@ func (p *parser) notes(r *Rule, rest string) (textOnly []string) {
 // clause reads one clause (first: the clause that follows the rule's
 // targets) into notes; none when it is not read whole.
 func (nr noteReader) clause(c string, first bool) []Note {
-	body := c[len(notePrefixRe.FindString(c)):]
-	if m := onlyOneRe.FindStringIndex(body); m != nil {
+	body := c[len(notePrefixRe().FindString(c)):]
+	if m := onlyOneRe().FindStringIndex(body); m != nil {
 		return nr.preclusion(c, body[m[1]:], true)
 	}
-	if m := precludesRe.FindStringIndex(body); m != nil {
+	if m := precludesRe().FindStringIndex(body); m != nil {
 		return nr.preclusion(c, body[m[1]:], false)
 	}
-	if m := orRe.FindStringIndex(body); m != nil {
+	if m := orRe().FindStringIndex(body); m != nil {
 		return nr.targets(c, body[m[1]:], "")
 	}
-	if m := creditWillBeRe.FindStringSubmatchIndex(body); m != nil {
+	if m := creditWillBeRe().FindStringSubmatchIndex(body); m != nil {
 		return nr.targets(c, body[m[1]:], body[m[2]:m[3]])
 	}
-	if m := requestRe.FindStringSubmatchIndex(body); m != nil {
+	if m := requestRe().FindStringSubmatchIndex(body); m != nil {
 		who := body[m[2]:m[3]]
-		if !whoRe.MatchString(who) {
+		if !whoRe().MatchString(who) {
 			return nil
 		}
 		if strings.EqualFold(who, "student") || strings.EqualFold(who, "students") {
@@ -144,7 +143,7 @@ func (nr noteReader) clause(c string, first bool) []Note {
 		}
 		return nr.targets(c, body[m[1]:], who)
 	}
-	if m := ifMainRe.FindStringSubmatch(body); m != nil && first {
+	if m := ifMainRe().FindStringSubmatch(body); m != nil && first {
 		return nr.main(c, m[1])
 	}
 	return nil
@@ -165,9 +164,9 @@ func (nr noteReader) main(text, when string) []Note {
 // condition fills a conditional note's When, With and Alone.
 func (nr noteReader) condition(n *Note, when string) {
 	n.When = strings.TrimSpace(when)
-	n.Alone = aloneRe.MatchString(when)
+	n.Alone = aloneRe().MatchString(when)
 	src := nr.r.Course.Institution
-	for _, m := range withCourseRe.FindAllStringSubmatch(when, -1) {
+	for _, m := range withCourseRe().FindAllStringSubmatch(when, -1) {
 		in, ok := nr.p.dir.Lookup(m[1])
 		if !ok || in.Key != src {
 			continue
@@ -185,7 +184,7 @@ func (nr noteReader) condition(n *Note, when string) {
 // conditional). who is the condition said before the targets ("Students
 // in non-BEng program", "credit already received for SFU CMPT 102").
 func (nr noteReader) targets(text, s, who string) []Note {
-	if m := insteadRe.FindStringIndex(s); m != nil {
+	if m := insteadRe().FindStringIndex(s); m != nil {
 		s = s[:m[0]]
 	}
 	q := &parser{s: s, dir: nr.p.dir, dest: nr.p.dest}
@@ -208,7 +207,7 @@ func (nr noteReader) targets(text, s, who string) []Note {
 			}
 		}
 	}
-	m := afterTargetsRe.FindStringSubmatch(q.rest())
+	m := afterTargetsRe().FindStringSubmatch(q.rest())
 	if m == nil {
 		return nil
 	}
@@ -240,7 +239,7 @@ func (nr noteReader) targets(text, s, who string) []Note {
 // list at both institutions.
 func (nr noteReader) preclusion(text, s string, onlyOne bool) []Note {
 	refs, n := nr.courseList(s)
-	if len(refs) == 0 || !precludesEndRe.MatchString(s[n:]) {
+	if len(refs) == 0 || !precludesEndRe().MatchString(s[n:]) {
 		return nil
 	}
 	src, dst := nr.r.Course.Institution, nr.r.Destination
@@ -302,7 +301,7 @@ func (nr noteReader) courseList(s string) ([]catalog.Ref, int) {
 	for {
 		rest := s[i:]
 		var ref catalog.Ref
-		if m := noteCourseRe.FindStringSubmatch(rest); m != nil {
+		if m := noteCourseRe().FindStringSubmatch(rest); m != nil {
 			ref = catalog.Ref{Subject: m[2], Number: m[3]}
 			switch {
 			case m[1] != "":
@@ -322,14 +321,14 @@ func (nr noteReader) courseList(s string) ([]catalog.Ref, int) {
 				}
 			}
 			i += len(m[0])
-		} else if m := noteNumberRe.FindString(rest); m != "" && last.Subject != "" {
+		} else if m := noteNumberRe().FindString(rest); m != "" && last.Subject != "" {
 			ref = catalog.Ref{Institution: last.Institution, Subject: last.Subject, Number: m}
 			i += len(m)
 		} else {
 			return out, end
 		}
 		for {
-			sk := noteSkipRe.FindString(s[i:])
+			sk := noteSkipRe().FindString(s[i:])
 			if sk == "" {
 				break
 			}
@@ -339,7 +338,7 @@ func (nr noteReader) courseList(s string) ([]catalog.Ref, int) {
 			out = append(out, ref)
 		}
 		last, end = ref, i
-		sep := noteSepRe.FindString(s[i:])
+		sep := noteSepRe().FindString(s[i:])
 		if sep == "" {
 			return out, end
 		}
@@ -361,10 +360,10 @@ const (
 var (
 	// lookPreclusionRe, lookConditionalRe and lookAlternativeRe say what a
 	// clause left text only looks like.
-	lookPreclusionRe  = regexp.MustCompile(`(?i)preclu|only (?:one|1) of|one only|not receive|may not take|cannot take|exclu|(?:further|additional|duplicate) (?:credit|content)|maximum (?:of|credit)|credit for both|cannot also|\bpr [A-Z]{2,5} `)
-	lookConditionalRe = regexp.MustCompile(`(?i)\bif\b|\bwhen taken\b|\bprovided\b|\bunless\b|\balone\b|\bby itself\b|\bwill get credit\b|\bstudents (?:in|entering)\b`)
-	lookAlternativeRe = regexp.MustCompile(`(?i)^or\b|\binstead\b|\bmay (?:request|be (?:granted|assigned))\b|\bcredit will be\b|\bin lieu\b|=`)
-	lookRestrictionRe = regexp.MustCompile(`(?i)not (?:for|open for) credit|can ?not be used|not suitable|not be counted|does not (?:qualify|satisfy|meet)|\bno credit for\b|\bmajors?\b|\bstudents\b|\bprogram\b|\bfaculty\b|\brequirement\b`)
+	lookPreclusionRe  = lazyRegexp(`(?i)preclu|only (?:one|1) of|one only|not receive|may not take|cannot take|exclu|(?:further|additional|duplicate) (?:credit|content)|maximum (?:of|credit)|credit for both|cannot also|\bpr [A-Z]{2,5} `)
+	lookConditionalRe = lazyRegexp(`(?i)\bif\b|\bwhen taken\b|\bprovided\b|\bunless\b|\balone\b|\bby itself\b|\bwill get credit\b|\bstudents (?:in|entering)\b`)
+	lookAlternativeRe = lazyRegexp(`(?i)^or\b|\binstead\b|\bmay (?:request|be (?:granted|assigned))\b|\bcredit will be\b|\bin lieu\b|=`)
+	lookRestrictionRe = lazyRegexp(`(?i)not (?:for|open for) credit|can ?not be used|not suitable|not be counted|does not (?:qualify|satisfy|meet)|\bno credit for\b|\bmajors?\b|\bstudents\b|\bprogram\b|\bfaculty\b|\brequirement\b`)
 )
 
 // textCategory is the rough category of a clause of the notes left text
@@ -372,15 +371,15 @@ var (
 // then read, into Waives).
 func textCategory(clause string, waived bool) string {
 	switch {
-	case waived && waiveRe.MatchString(clause):
+	case waived && waiveRe().MatchString(clause):
 		return textWaiver
-	case lookPreclusionRe.MatchString(clause):
+	case lookPreclusionRe().MatchString(clause):
 		return textPreclusion
-	case lookConditionalRe.MatchString(clause):
+	case lookConditionalRe().MatchString(clause):
 		return textConditional
-	case lookAlternativeRe.MatchString(clause):
+	case lookAlternativeRe().MatchString(clause):
 		return textAlternative
-	case lookRestrictionRe.MatchString(clause):
+	case lookRestrictionRe().MatchString(clause):
 		return textRestriction
 	case len(strings.Fields(clause)) <= 4 && !strings.ContainsAny(clause, "0123456789"):
 		return textLabel

@@ -2,7 +2,6 @@ package transfer
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,18 +34,18 @@ import (
 var (
 	// courseRe reads "[INST ]SUBJ NUM", the subject possibly glued to the
 	// number ("FINA2120") or two subjects joined by a slash.
-	courseRe = regexp.MustCompile(`^(?:([A-Z]{2,5}) )?([A-Za-z]{2,8}(?:/[A-Za-z]{2,8})?) ?([0-9X][0-9A-Za-z]{0,8}(?: lev\b)?)`)
+	courseRe = lazyRegexp(`^(?:([A-Z]{2,5}) )?([A-Za-z]{2,8}(?:/[A-Za-z]{2,8})?) ?([0-9X][0-9A-Za-z]{0,8}(?: lev\b)?)`)
 	// creditsRe reads " (3)", "(1.5)", "(-)", and "(3" at the end of the text.
-	creditsRe = regexp.MustCompile(`^ ?\( ?([0-9]+(?:\.[0-9]+)?|\.[0-9]+|-) ?(\)|$)`)
+	creditsRe = lazyRegexp(`^ ?\( ?([0-9]+(?:\.[0-9]+)?|\.[0-9]+|-) ?(\)|$)`)
 	// desigRe reads a designation: SFU's breadth and skills designations
 	// (Q, W, B-Hum, B-Soc, B-Sci and their slash combinations) and OL.
-	desigRe = regexp.MustCompile(`^(?:OL|(?:Q|W|B ?- ?(?:Hum|Soc|Sci))(?: ?/ ?(?:Q|W|B ?- ?(?:Hum|Soc|Sci)|Hum|Soc|Sci))*)`)
+	desigRe = lazyRegexp(`^(?:OL|(?:Q|W|B ?- ?(?:Hum|Soc|Sci))(?: ?/ ?(?:Q|W|B ?- ?(?:Hum|Soc|Sci)|Hum|Soc|Sci))*)`)
 	// waiveRe finds a waive or exemption clause in the notes.
-	waiveRe = regexp.MustCompile(`(?i)\b(?:waives?|exempt(?:ion)?(?: from| credit for)?)\s+`)
+	waiveRe = lazyRegexp(`(?i)\b(?:waives?|exempt(?:ion)?(?: from| credit for)?)\s+`)
 	// spaceRe collapses white space.
-	spaceRe = regexp.MustCompile(`\s+`)
+	spaceRe = lazyRegexp(`\s+`)
 	// genericNumberRe says a course number is generic credit.
-	genericNumberRe = regexp.MustCompile(`X|^[0-9](?:st|nd|rd|th)$|LEV$|^[0-9][A-Z]{3,}$`)
+	genericNumberRe = lazyRegexp(`X|^[0-9](?:st|nd|rd|th)$|LEV$|^[0-9][A-Z]{3,}$`)
 )
 
 // electiveSubjects are subject codes that name an elective bucket rather
@@ -131,7 +130,7 @@ func (p Parser) Parse(row Row) Rule {
 		return fail("effective end: %v", err)
 	}
 
-	ps := &parser{s: strings.TrimSpace(spaceRe.ReplaceAllString(row.Credit, " ")), dir: dir, dest: dst.Key}
+	ps := &parser{s: strings.TrimSpace(spaceRe().ReplaceAllString(row.Credit, " ")), dir: dir, dest: dst.Key}
 	if ps.s == "" {
 		return fail("empty credit text")
 	}
@@ -395,7 +394,7 @@ type course struct {
 // course reads "[INST] SUBJ NUM [(credits)]". Without INST the course is
 // at the destination when defaultDest (a repair), else it is not a course.
 func (p *parser) course(defaultDest bool) (course, bool) {
-	m := courseRe.FindStringSubmatchIndex(p.rest())
+	m := courseRe().FindStringSubmatchIndex(p.rest())
 	if m == nil {
 		return course{}, false
 	}
@@ -448,7 +447,7 @@ func (p *parser) course(defaultDest bool) (course, bool) {
 		p.repair("subjects joined by a slash read as alternatives")
 	}
 	p.i += end
-	if cm := creditsRe.FindStringSubmatch(p.rest()); cm != nil {
+	if cm := creditsRe().FindStringSubmatch(p.rest()); cm != nil {
 		if cm[2] == "" {
 			p.repair("missing closing parenthesis")
 		}
@@ -485,7 +484,7 @@ func normalizeNumber(n string) string {
 
 // targetKind classifies a target course.
 func targetKind(ref catalog.Ref) TargetKind {
-	if !genericNumberRe.MatchString(ref.Number) {
+	if !genericNumberRe().MatchString(ref.Number) {
 		return TargetCourse
 	}
 	if electiveSubjects[ref.Subject] {

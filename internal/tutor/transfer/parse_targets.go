@@ -180,7 +180,7 @@ func (p *parser) designation() (string, bool) {
 	default:
 		return "", false
 	}
-	m := desigRe.FindString(p.rest())
+	m := desigRe().FindString(p.rest())
 	if m == "" {
 		p.reset(save)
 		return "", false
@@ -220,7 +220,7 @@ func (p *parser) tailDesignations() []string {
 		if !p.comma() {
 			return out
 		}
-		m := desigRe.FindString(p.rest())
+		m := desigRe().FindString(p.rest())
 		if m == "" {
 			p.reset(save)
 			return out
@@ -251,7 +251,7 @@ func (p *parser) tail(r *Rule) {
 	if strings.HasPrefix(strings.ToLower(rest), "or ") && len(textOnly) > 0 && strings.HasPrefix(rest, textOnly[0]) {
 		p.repair("alternative in the notes left as text")
 	}
-	for _, m := range waiveRe.FindAllStringIndex(rest, -1) {
+	for _, m := range waiveRe().FindAllStringIndex(rest, -1) {
 		before := strings.ToLower(rest[:m[0]])
 		if strings.HasSuffix(before, "for ") {
 			continue // "For exemption from X, apply to ...": not a waiver
