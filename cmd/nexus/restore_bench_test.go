@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -74,6 +73,6 @@ func TestSessionRestoreCost(t *testing.T) {
 		name string
 		ds   []time.Duration
 	}{{"first tools/list there (restore + list)", first}, {"second tools/list there", again}, {"restore (first - second, per session)", diff}} {
-		t.Log(fmt.Sprintf("  %-42s p50 %7.3f ms  p90 %7.3f ms", row.name, q(row.ds, .5).Seconds()*1e3, q(row.ds, .9).Seconds()*1e3))
+		t.Logf("  %-42s p50 %7.3f ms  p90 %7.3f ms", row.name, q(row.ds, .5).Seconds()*1e3, q(row.ds, .9).Seconds()*1e3)
 	}
 }

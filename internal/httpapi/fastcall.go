@@ -351,6 +351,7 @@ func sessionlessMeta(meta map[string]json.RawMessage) bool {
 	// roots as a pointer.
 	var caps struct {
 		mcp.ClientCapabilities
+		//lint:ignore SA1019 the SDK still decodes roots in _meta, so a request it refuses for them is refused here
 		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
 	}
 	if c := meta[mcp.MetaKeyClientCapabilities]; len(c) == 0 || c[0] != '{' || json.Unmarshal(c, &caps) != nil {
