@@ -73,18 +73,7 @@ func BenchmarkCreateOverMCP(b *testing.B) {
 				}
 				dbArg = base + sep + "search_path=nexus_bench_beliefs_100000"
 			}
-			addr := testtools.FreeAddr(b)
-			srv := &serveProcess{
-				cmd:    exec.Command(cmp.Or(os.Getenv("NEXUS_BENCH_BINARY"), binary), "serve", "--addr", addr, "--data-dir", b.TempDir(), "--db", dbArg, "--no-demo"),
-				base:   "http://" + addr,
-				stderr: &lockedBuffer{},
-			}
-			srv.cmd.Stderr = srv.stderr
-			if err := srv.cmd.Start(); err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { srv.stop() })
-			testtools.EventuallyErr(b, 60*time.Second, "nexus serve to become healthy", func() error { return healthy(srv.base) })
+			srv := startBenchServe(b, dbArg)
 			base := srv.base
 			cpu0 := processCPU(b, srv.cmd.Process.Pid)
 			pg0 := postgresCPU()
@@ -151,6 +140,26 @@ func BenchmarkCreateOverMCP(b *testing.B) {
 			}
 		})
 	}
+}
+
+// startBenchServe starts "nexus serve" (NEXUS_BENCH_BINARY, or the binary
+// under test) on the store db, without demo data, stopped when b ends, and
+// returns it once healthy.
+func startBenchServe(b *testing.B, db string) *serveProcess {
+	b.Helper()
+	addr := testtools.FreeAddr(b)
+	srv := &serveProcess{
+		cmd:    exec.Command(cmp.Or(os.Getenv("NEXUS_BENCH_BINARY"), binary), "serve", "--addr", addr, "--data-dir", b.TempDir(), "--db", db, "--no-demo"),
+		base:   "http://" + addr,
+		stderr: &lockedBuffer{},
+	}
+	srv.cmd.Stderr = srv.stderr
+	if err := srv.cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { srv.stop() })
+	testtools.EventuallyErr(b, 60*time.Second, "nexus serve to become healthy", func() error { return healthy(srv.base) })
+	return srv
 }
 
 // processCPU is the user and system CPU time process pid has used, from

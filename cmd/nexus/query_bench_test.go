@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,19 +21,9 @@ import (
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/substrate"
+	"github.com/nexus-mcp/nexus/internal/substrate/substratetest"
 	"github.com/nexus-mcp/nexus/internal/testtools"
 )
-
-// queryBenchQueries are questions a student or advisor would ask of the
-// corpus (those of the substrate's BenchmarkBeliefQuery).
-var queryBenchQueries = []string{
-	"Does Langara CPSC 1150 transfer to SFU?", "introduction to psychology", "calculus prerequisites",
-	"which courses transfer to UBC as ENGL 1st", "organic chemistry laboratory", "financial accounting",
-	"Canadian history since confederation", "MATH 1171 transfer credit", "statistics for social sciences",
-	"creative writing poetry workshop", "no credit", "data structures and algorithms", "Aboriginal studies",
-	"who teaches biology in room A167", "waitlisted sections in term 202330", "economics principles microeconomics",
-	"film studies", "nursing clinical practice", "SFU CMPT 120", "transfer to UVIC generic credit 1XX",
-}
 
 // BenchmarkQueryOverMCP: what MCP adds to belief_query (issue 25). The
 // same questions against a copy of the substrate benchmark's SQLite store
@@ -78,7 +67,7 @@ func BenchmarkQueryOverMCP(b *testing.B) {
 	p := pipeline.New(pipeline.Options{Registry: reg})
 	var inProc []time.Duration
 	for r := range rounds + 1 {
-		for _, q := range queryBenchQueries {
+		for _, q := range substratetest.Queries {
 			raw, _ := json.Marshal(map[string]any{"query": q})
 			t0 := time.Now()
 			o := p.Call(ctx, pipeline.Request{Tool: "belief_query", Args: raw})
@@ -93,18 +82,7 @@ func BenchmarkQueryOverMCP(b *testing.B) {
 	st.Close()
 
 	// Over MCP, on the same file.
-	addr := testtools.FreeAddr(b)
-	srv := &serveProcess{
-		cmd:    exec.Command(cmp.Or(os.Getenv("NEXUS_BENCH_BINARY"), binary), "serve", "--addr", addr, "--data-dir", b.TempDir(), "--db", db, "--no-demo"),
-		base:   "http://" + addr,
-		stderr: &lockedBuffer{},
-	}
-	srv.cmd.Stderr = srv.stderr
-	if err := srv.cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { srv.stop() })
-	testtools.EventuallyErr(b, 60*time.Second, "nexus serve to become healthy", func() error { return healthy(srv.base) })
+	srv := startBenchServe(b, db)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
 		&mcp.StreamableClientTransport{Endpoint: srv.base + "/mcp"}, testtools.WithSession())
 	if err != nil {
@@ -114,7 +92,7 @@ func BenchmarkQueryOverMCP(b *testing.B) {
 	var overMCP []time.Duration
 	var size int
 	for r := range rounds + 1 {
-		for _, q := range queryBenchQueries {
+		for _, q := range substratetest.Queries {
 			t0 := time.Now()
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "belief_query", Arguments: map[string]any{"query": q}})
 			if d := time.Since(t0); r > 0 {
@@ -134,7 +112,7 @@ func BenchmarkQueryOverMCP(b *testing.B) {
 	hc := &http.Client{}
 	var raw []time.Duration
 	for r := range rounds + 1 {
-		for i, q := range queryBenchQueries {
+		for i, q := range substratetest.Queries {
 			body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
 				"params": map[string]any{"name": "belief_query", "arguments": map[string]any{"query": q}}})
 			req, _ := http.NewRequest(http.MethodPost, srv.base+"/mcp", bytes.NewReader(body))

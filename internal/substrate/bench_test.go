@@ -107,16 +107,6 @@ func benchPipeline(b *testing.B, st *store.Store) *pipeline.Pipeline {
 	return pipeline.New(pipeline.Options{Registry: reg})
 }
 
-// benchQueries are questions a student or advisor would ask of the corpus.
-var benchQueries = []string{
-	"Does Langara CPSC 1150 transfer to SFU?", "introduction to psychology", "calculus prerequisites",
-	"which courses transfer to UBC as ENGL 1st", "organic chemistry laboratory", "financial accounting",
-	"Canadian history since confederation", "MATH 1171 transfer credit", "statistics for social sciences",
-	"creative writing poetry workshop", "no credit", "data structures and algorithms", "Aboriginal studies",
-	"who teaches biology in room A167", "waitlisted sections in term 202330", "economics principles microeconomics",
-	"film studies", "nursing clinical practice", "SFU CMPT 120", "transfer to UVIC generic credit 1XX",
-}
-
 func BenchmarkBeliefQuery(b *testing.B) {
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		b.Run(string(d), func(b *testing.B) {
@@ -126,7 +116,7 @@ func BenchmarkBeliefQuery(b *testing.B) {
 			ds := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				raw, _ := json.Marshal(map[string]any{"query": benchQueries[i%len(benchQueries)]})
+				raw, _ := json.Marshal(map[string]any{"query": substratetest.Queries[i%len(substratetest.Queries)]})
 				t0 := time.Now()
 				o := p.Call(ctx, pipeline.Request{Tool: "belief_query", Args: raw})
 				ds = append(ds, time.Since(t0))

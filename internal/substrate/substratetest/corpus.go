@@ -147,3 +147,14 @@ func sentences(text string) []string {
 	}
 	return out
 }
+
+// Queries are questions a student or advisor would ask of the corpus: the
+// belief_query benchmarks' (in process and over MCP) ask the same ones.
+var Queries = []string{
+	"Does Langara CPSC 1150 transfer to SFU?", "introduction to psychology", "calculus prerequisites",
+	"which courses transfer to UBC as ENGL 1st", "organic chemistry laboratory", "financial accounting",
+	"Canadian history since confederation", "MATH 1171 transfer credit", "statistics for social sciences",
+	"creative writing poetry workshop", "no credit", "data structures and algorithms", "Aboriginal studies",
+	"who teaches biology in room A167", "waitlisted sections in term 202330", "economics principles microeconomics",
+	"film studies", "nursing clinical practice", "SFU CMPT 120", "transfer to UVIC generic credit 1XX",
+}
