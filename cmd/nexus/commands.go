@@ -355,7 +355,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Routes:        map[string]http.Handler{"/api/": api, "/openapi.json": api, httpapi.WebSocketPath: chatWS},
 		SessionRoutes: map[string]http.Handler{"/mcp/servers/": px},
 		Loopback:      httpapi.IsLoopbackAddr(*addr), Health: a.Health, Ready: a.Ready, Drain: draining, Logger: log,
-		Sessions: a.MCPSessions, SessionIDs: a.SessionIDs, Events: a.Events, Auth: authn, TokenLimit: limit,
+		Sessions: a.MCPSessions, Events: a.Events, Auth: authn, TokenLimit: limit,
 		AuthorizationServers: authServers, Resource: resource, UI: webui.Handler(),
 		AllowedHosts: hosts, AllowedOrigins: origins, MaxSessions: *maxSessions, MaxSessionsPerUser: *maxPerUser, Metrics: a.Metrics.Handler,
 		Endpoints: append(rest.Endpoints(), httpapi.Endpoint{Path: "/mcp/servers/{toolbox}/{server}", Description: "MCP, one downstream server proxied unchanged"},

@@ -540,3 +540,47 @@ func (p *pinned) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.URL.Scheme, r.URL.Host, r.Host = u.Scheme, u.Host, ""
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// TestRestoredSessionOpensToolboxes: a session that began on one replica
+// and reaches another for the first time with its tools/list is restored
+// there from the store, without an initialize: its listing opens that
+// replica's toolboxes first, as the initialize did on the first, so that it
+// names the downstream servers' tools too.
+func TestRestoredSessionOpensToolboxes(t *testing.T) {
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"dev": map[string]any{"description": "development", "mcpServers": map[string]any{
+			"hello": map[string]any{"command": helloServer(t)},
+		}},
+	}})
+	reps, _ := startReplicas(t, 2, "--no-demo", "--config", cfg)
+	b := bases(reps)
+	post := func(base, session, body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp, string(data)
+	}
+	resp, body := post(b[0], "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || id == "" {
+		t.Fatalf("initialize on the first replica: %s %s", resp.Status, body)
+	}
+	if resp, body := post(b[0], id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("initialized: %s %s", resp.Status, body)
+	}
+	resp, body = post(b[1], id, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"dev__hello__greet"`) || !strings.Contains(body, `"belief_query"`) {
+		t.Fatalf("tools/list of the restored session on the second replica: %s\n%s", resp.Status, body)
+	}
+}

@@ -29,7 +29,6 @@ import (
 	"github.com/nexus-mcp/nexus/internal/events"
 	"github.com/nexus-mcp/nexus/internal/flat"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
-	"github.com/nexus-mcp/nexus/internal/ids"
 	"github.com/nexus-mcp/nexus/internal/llm"
 	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/mcpsession"
@@ -139,11 +138,9 @@ type App struct {
 	// Users are the users and their tokens; the HTTP front authenticates
 	// with them, and their changes reach the other replicas' caches.
 	Users *users.Users
-	// MCPSessions keeps the MCP sessions over HTTP in the store, and
-	// SessionIDs names new ones, so that any replica serves any session
-	// (serve gives both to the HTTP front).
+	// MCPSessions keeps the MCP sessions over HTTP in the store, so that
+	// any replica serves any session (serve gives it to the HTTP front).
 	MCPSessions *mcpsession.Store
-	SessionIDs  *ids.MCPSessions
 	// Events carries events between the replicas sharing the store.
 	Events *events.Bus
 	// Calls holds the tools/call the HTTP front serves without the SDK
@@ -277,7 +274,6 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	}
 	a.Access = access.New(st, rules)
 	a.MCPSessions = mcpsession.New(st, httpapi.SessionTimeout)
-	a.SessionIDs = ids.NewMCPSessions()
 	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: conv, Logger: log, Bindings: a.MCPSessions,
 		Tracer: tel.Tracer("github.com/nexus-mcp/nexus/internal/pipeline"), Resolve: a.resolve, Observer: a.Metrics,
 		Principal: caller, Authorizer: a.Access})
@@ -491,7 +487,7 @@ func (a *App) buildSurfaces(transport string) error {
 			name += "-" + transport
 		}
 		return mcpkit.Options{Name: "nexus", Version: Version, Surface: name, Instructions: Intro, Catalog: a.Catalog, Logger: a.log,
-			Sessions: a.MCPSessions, IDs: a.SessionIDs, Calls: a.Calls}
+			Sessions: a.MCPSessions, Calls: a.Calls}
 	}
 	// Bounded first: it registers its meta-tools, which the others, which
 	// follow the registry, would otherwise each sync again.

@@ -46,65 +46,33 @@ type ToolCalls interface {
 	Implementation() *mcp.Implementation
 }
 
-// fastCalls serves, in front of the SDK's Streamable HTTP handler of one
-// server, the POSTs that are one tools/call request of a live, initialized
-// session of that handler, for a tool calls serves, answering as the SDK
-// would: an SSE response of one message event, or the same JSON-RPC error.
-// Everything else goes to the SDK unchanged: other methods, batches,
-// notifications and responses, requests of a session it does not know (the
-// SDK's 404), a protocol version header it might refuse, a request with a
-// progress token
-// or other protocol _meta, a Last-Event-ID, anything unusual in the
-// message. A notifications/cancelled naming a call served here cancels
-// that call (and goes to the SDK too, which answers it).
-//
-// Requests without a session (the sessionless protocol, one-off POSTs)
-// never reach it: the front hands them to the SDK's stateless handler
-// before the session limiter (see sessionless), so that the fast path only
-// ever serves sessions it learned; the header checks below would leave them
-// to the SDK anyway.
-//
-// Sessions are learned from the initialize responses the SDK writes
-// through fastCalls, and forgotten when the client deletes them or the
-// session ends (ServerSession.Wait).
+// fastCalls serves the POSTs of one server's endpoint that are one
+// tools/call request, for a tool calls serves, without the SDK server's
+// JSON-RPC machinery, answering as the SDK would: an SSE response of one
+// message event, or the same JSON-RPC error. For a session
+// ([fastCalls.serve]) the session table hands it the requests of a live,
+// initialized session; for the sessionless protocol
+// ([fastCalls.serveSessionless]) the front hands it the requests without a
+// session. Everything else goes to the SDK unchanged: other methods,
+// notifications and responses, a request with a progress token or other
+// protocol _meta, a Last-Event-ID, anything unusual in the message. A
+// notifications/cancelled naming a call served here cancels that call (and
+// goes to the SDK too, which answers it).
 type fastCalls struct {
 	srv   *mcp.Server
 	calls ToolCalls
-	next  http.Handler
-
-	mu       sync.Mutex
-	sessions map[string]*fastSession
 }
 
-// fastSession is a session fastCalls serves, with its calls in flight.
-type fastSession struct {
-	ss *mcp.ServerSession
-
-	mu       sync.Mutex
-	inflight map[string]context.CancelFunc // by the request's id, encoded
+// inFlight are the tools/call requests of one session that fastCalls runs,
+// by the request's id (encoded), so that a notifications/cancelled finds
+// them.
+type inFlight struct {
+	mu    sync.Mutex
+	calls map[string]context.CancelFunc
 }
 
-func newFastCalls(srv *mcp.Server, calls ToolCalls, next http.Handler) *fastCalls {
-	return &fastCalls{srv: srv, calls: calls, next: next, sessions: map[string]*fastSession{}}
-}
-
-func (f *fastCalls) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	id := r.Header.Get(sessionHeader)
-	switch {
-	case r.Method == http.MethodPost && id == "":
-		if b, ok := r.Body.(*bufferedBody); ok && b.checked && b.info.Method == "initialize" {
-			f.next.ServeHTTP(w, r)
-			f.learn(w.Header().Get(sessionHeader))
-			return
-		}
-	case r.Method == http.MethodPost:
-		if f.serve(w, r, id) {
-			return
-		}
-	case r.Method == http.MethodDelete:
-		f.forget(id)
-	}
-	f.next.ServeHTTP(w, r)
+func newFastCalls(srv *mcp.Server, calls ToolCalls) *fastCalls {
+	return &fastCalls{srv: srv, calls: calls}
 }
 
 // The headers of a Streamable HTTP request that fastCalls reads.
@@ -113,80 +81,22 @@ const (
 	protocolHeader = mcpwire.VersionHeader
 )
 
-// learn starts serving session id if the SDK made and initialized it.
-func (f *fastCalls) learn(id string) {
-	if id == "" {
-		return
-	}
-	for ss := range f.srv.Sessions() {
-		if ss.ID() != id {
-			continue
-		}
-		if ss.InitializeParams() == nil {
-			return
-		}
-		s := &fastSession{ss: ss, inflight: map[string]context.CancelFunc{}}
-		f.mu.Lock()
-		f.sessions[id] = s
-		f.mu.Unlock()
-		go func() {
-			ss.Wait()
-			f.mu.Lock()
-			if f.sessions[id] == s {
-				delete(f.sessions, id)
-			}
-			f.mu.Unlock()
-		}()
-		return
-	}
-}
-
-// forget stops serving session id (before the SDK deletes it).
-func (f *fastCalls) forget(id string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.sessions, id)
-}
-
-func (f *fastCalls) session(id string) *fastSession {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.sessions[id]
-}
-
 // fastMessage is a tools/call request as fastCalls reads it: its members by
 // their exact names, as the SDK's decoder matches them.
 type fastMessage map[string]json.RawMessage
 
 // serve answers r if it is a tools/call fastCalls serves (see fastCalls),
 // and reports whether it did.
-func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request, id string) bool {
+func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, s *inFlight) bool {
 	b, ok := r.Body.(*bufferedBody)
-	if !ok || !b.checked {
-		return false
-	}
-	switch {
-	case b.info.Method == "notifications/cancelled" && !b.info.HasID:
-		f.cancel(id, b.data)
-		return false
-	case b.info.Method != "tools/call" || !b.info.HasID:
+	if !ok || !b.checked || b.info.Method != "tools/call" || !b.info.HasID {
 		return false
 	}
 	h := r.Header
 	if !mcpwire.IsHandshake(h.Get(protocolHeader)) || len(h.Values("Last-Event-ID")) > 0 || mcpwire.MediaType(h.Get("Content-Type")) != "application/json" || !acceptsBoth(h.Values("Accept")) {
 		return false
 	}
-	s := f.session(id)
-	if s == nil {
-		// A session this handler did not see initialize: re-created from
-		// the store (its initialize was not a client's), or one whose
-		// initialize was not yet complete when its answer was written.
-		f.learn(id)
-		if s = f.session(id); s == nil {
-			return false
-		}
-	}
-	if ip := s.ss.InitializeParams(); ip == nil || !mcpwire.IsHandshake(ip.ProtocolVersion) {
+	if ip := ss.InitializeParams(); ip == nil || !mcpwire.IsHandshake(ip.ProtocolVersion) {
 		return false
 	}
 	rid, name, args, meta, ok := readCall(b.data, false)
@@ -207,7 +117,7 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request, id string) boo
 		return true
 	}
 	defer s.end(string(key))
-	result, rerr := f.calls.Call(ctx, s.ss, name, args, meta)
+	result, rerr := f.calls.Call(ctx, ss, name, args, meta)
 	writeAnswer(w, rid, result, rerr)
 	return true
 }
@@ -417,31 +327,34 @@ func completeResult(result json.RawMessage, impl *mcp.Implementation) (json.RawM
 }
 
 // begin records a call of s in flight, unless one with its id is.
-func (s *fastSession) begin(key string, cancel context.CancelFunc) bool {
+func (s *inFlight) begin(key string, cancel context.CancelFunc) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, dup := s.inflight[key]; dup {
+	if _, dup := s.calls[key]; dup {
 		return false
 	}
-	s.inflight[key] = cancel
+	if s.calls == nil {
+		s.calls = map[string]context.CancelFunc{}
+	}
+	s.calls[key] = cancel
 	return true
 }
 
-func (s *fastSession) end(key string) {
+func (s *inFlight) end(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.inflight, key)
+	delete(s.calls, key)
 }
 
-// cancel cancels the call a notifications/cancelled of session id names,
-// if it is in flight here.
-func (f *fastCalls) cancel(id string, data []byte) {
-	s := f.session(id)
-	if s == nil {
+// cancelled cancels the call that r, if it is a notifications/cancelled,
+// names, if that call is in flight here (in s).
+func (f *fastCalls) cancelled(r *http.Request, s *inFlight) {
+	b, ok := r.Body.(*bufferedBody)
+	if !ok || !b.checked || b.info.Method != "notifications/cancelled" || b.info.HasID {
 		return
 	}
 	s.mu.Lock()
-	n := len(s.inflight)
+	n := len(s.calls)
 	s.mu.Unlock()
 	if n == 0 {
 		return
@@ -451,7 +364,7 @@ func (f *fastCalls) cancel(id string, data []byte) {
 			RequestID any `json:"requestId"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(data, &msg) != nil {
+	if json.Unmarshal(b.data, &msg) != nil {
 		return
 	}
 	rid, err := jsonrpc.MakeID(msg.Params.RequestID)
@@ -463,7 +376,7 @@ func (f *fastCalls) cancel(id string, data []byte) {
 		return
 	}
 	s.mu.Lock()
-	cancel := s.inflight[string(key)]
+	cancel := s.calls[string(key)]
 	s.mu.Unlock()
 	if cancel != nil {
 		cancel()

@@ -43,7 +43,6 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/events"
-	"github.com/nexus-mcp/nexus/internal/ids"
 	"github.com/nexus-mcp/nexus/internal/jsonrpcmsg"
 	"github.com/nexus-mcp/nexus/internal/mcpsession"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
@@ -104,8 +103,9 @@ type Options struct {
 	// (optional).
 	Bounded *mcp.Server
 	// SessionRoutes are further MCP endpoints over Streamable HTTP by
-	// ServeMux pattern (the per-server proxy): their sessions count against
-	// MaxSessions like those of the surfaces.
+	// ServeMux pattern (the per-server proxy), which serve their sessions
+	// themselves: those count against MaxSessions like the surfaces', and
+	// a handler that is a [SessionCloser] may lose its idlest to the cap.
 	SessionRoutes map[string]http.Handler
 	// Routes are further handlers by ServeMux pattern (optional).
 	Routes map[string]http.Handler
@@ -182,13 +182,11 @@ type Options struct {
 	// elsewhere; requests in flight finish.
 	// Nil never drains.
 	Drain <-chan struct{}
-	// Sessions and SessionIDs, when set, let this replica serve MCP sessions
-	// it does not hold: a request for a session the store knows re-creates
-	// it here under its id (the surfaces must be built with the same two,
-	// see mcpkit.Options). Nil: a session lives on the replica that
-	// started it.
-	Sessions   *mcpsession.Store
-	SessionIDs *ids.MCPSessions
+	// Sessions, when set, lets this replica serve MCP sessions it does not
+	// hold: a request for a session the store knows restores it here under
+	// its id (the surfaces must be built with the same store, see
+	// mcpkit.Options). Nil: a session lives on the replica that started it.
+	Sessions *mcpsession.Store
 	// Events, with Sessions, tells the other replicas of sessions that
 	// ended here, and closes the ones that ended elsewhere.
 	Events *events.Bus
@@ -220,7 +218,7 @@ func Handler(o Options) http.Handler {
 	mux := http.NewServeMux()
 	shared := newShares(o.MaxSessions, o.MaxSessionsPerUser)
 	limit := newSessionLimiter(shared)
-	limit.store, limit.ids, limit.log = o.Sessions, o.SessionIDs, o.Logger
+	limit.store, limit.log = o.Sessions, o.Logger
 	// Sessionless listening streams: as many as sessions, besides them,
 	// shared out between users alike.
 	listens := &streamSlots{shares: shared, held: map[string]int{}}
@@ -228,29 +226,25 @@ func Handler(o Options) http.Handler {
 		limit.follow(o.Events)
 	}
 	streamable := func(s *mcp.Server, calls ToolCalls) http.Handler {
-		server := func(*http.Request) *mcp.Server { return s }
-		opts := mcp.StreamableHTTPOptions{
-			Logger:              sdklog.New(o.Logger),
-			MaxRequestBodyBytes: o.MaxBodyBytes,
-			// No SessionTimeout: the limiter ends idle sessions, since a
-			// call served by fastCalls never reaches the SDK's timer.
-			// The guard decides Host for every route; the SDK's own check
-			// would reject the AllowedHosts on a loopback listener.
-			DisableLocalhostProtection: true,
-		}
-		var h http.Handler = mcp.NewStreamableHTTPHandler(server, &opts)
 		var fast *fastCalls
 		if calls != nil {
-			fast = newFastCalls(s, calls, h)
-			h = fast
+			fast = newFastCalls(s, calls)
 		}
-		// The same server without sessions, for the requests that have
-		// none (see sessionless): a session of one request, not counted
-		// by the limiter; a sessionless request's work ends when its
-		// client goes away, its POST being the whole request.
-		opts.Stateless, opts.PropagateRequestCancellation = true, true
-		stateless := mcp.NewStreamableHTTPHandler(server, &opts)
-		return JSONRPCErrors(sessionless(stateless, fast, limit.wrap(h, o.SessionTimeout), listens))
+		// The front serves sessions itself (the session table, on the
+		// SDK's session API); the SDK's stateless handler serves the
+		// requests without one (see sessionless): a session of one
+		// request, not counted by the limiter; a sessionless request's
+		// work ends when its client goes away, its POST being the whole
+		// request. The guard decides Host for every route; the SDK's own
+		// check would reject the AllowedHosts on a loopback listener.
+		stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
+			Stateless:                    true,
+			PropagateRequestCancellation: true,
+			Logger:                       sdklog.New(o.Logger),
+			MaxRequestBodyBytes:          o.MaxBodyBytes,
+			DisableLocalhostProtection:   true,
+		})
+		return JSONRPCErrors(sessionless(stateless, fast, limit.serve(s, fast, o.SessionTimeout), listens))
 	}
 	index := []Endpoint{{"/mcp", "MCP over Streamable HTTP, flat surface: every tool by name"}}
 	mux.Handle("/mcp", streamable(o.MCP, o.MCPCalls))
@@ -266,7 +260,7 @@ func Handler(o Options) http.Handler {
 		mux.Handle(pattern, h)
 	}
 	for pattern, h := range o.SessionRoutes {
-		mux.Handle(pattern, limit.wrap(h, 0))
+		mux.Handle(pattern, limit.wrap(h))
 	}
 	index = append(index, o.Endpoints...)
 	if o.Metrics != nil {
@@ -351,6 +345,9 @@ func (r *recorder) WriteHeader(status int) {
 		r.status = status
 	}
 }
+
+// Flush does nothing: nothing is sent.
+func (r *recorder) Flush() {}
 
 // policy is what the guard accepts, normalized.
 type policy struct {

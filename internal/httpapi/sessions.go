@@ -7,14 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/nexus-mcp/nexus/internal/events"
-	"github.com/nexus-mcp/nexus/internal/ids"
 	"github.com/nexus-mcp/nexus/internal/mcpsession"
 	"github.com/nexus-mcp/nexus/internal/users"
 )
@@ -28,38 +26,36 @@ const DefaultMaxSessions = 10000
 // before it is closed (Options.SessionTimeout, zero meaning this).
 const SessionTimeout = 30 * time.Minute
 
-// sessionLimiter caps the live MCP sessions of the Streamable HTTP
-// endpoints it wraps. An initialize request that would exceed the cap first
-// closes the session idle the longest (no POST in flight; an open GET event
-// stream does not count as activity, as for the SDK's own idle timeout); the
-// closed session's client gets 404 on its next request and, as the MCP
-// specification says, starts a new session. When every session has a POST
-// in flight, the initialize gets 503.
+// sessionLimiter is the table of the live MCP sessions of one Nexus
+// process over Streamable HTTP: it serves the sessions of Nexus's own
+// surfaces itself ([sessionLimiter.serve]) and counts those of the session
+// routes that serve their own ([sessionLimiter.wrap]).
+//
+// It caps them over all endpoints. An initialize request that would exceed
+// the cap first ends the session idle the longest (no POST in flight; an
+// open GET event stream does not count as activity); the ended session's
+// client gets 404 on its next request and, as the MCP specification says,
+// starts a new session. When every session has a POST in flight, the
+// initialize gets 503.
 //
 // Each user holds at most a share of the cap ([shares]), so that one user's
 // load never locks the others out: an initialize of a user at their share
-// closes that user's own session idle the longest, never another's, and
-// gets 429 naming the per-user limit when each of theirs has a POST in
-// flight. Cap and shares are this process's (per replica).
+// ends that user's own session idle the longest, never another's, and gets
+// 429 naming the per-user limit when each of theirs has a POST in flight.
+// Cap and shares are this process's (per replica).
 //
 // A slot is reserved before the initialize runs, so concurrent initializes
 // cannot overshoot the cap or a share.
 //
-// The limiter also ends the sessions of an endpoint wrapped with an idle
-// timeout ([sessionLimiter.wrap]) once they have been idle that long: no
-// POST in flight, none ended (a notification or response counts as one that
-// ended), for the timeout. That is the rule of the SDK's own
-// StreamableHTTPOptions.SessionTimeout, kept here instead because a
-// tools/call the front serves itself ([fastCalls]) never reaches the SDK's
-// timer.
+// The table also ends the sessions of an endpoint with an idle timeout
+// once they have been idle that long: no POST in flight, none ended (a
+// notification or response counts as one that ended), for the timeout.
 type sessionLimiter struct {
 	shares
 	now func() time.Time
-	// store keeps sessions where every replica finds them, and ids names
-	// new ones (both nil: sessions live in this process only); see
-	// [sessionLimiter.restore].
+	// store keeps sessions where every replica finds them (nil: sessions
+	// live in this process only); see [sessionLimiter.restore].
 	store  *mcpsession.Store
-	ids    *ids.MCPSessions
 	events *events.Bus
 	log    *slog.Logger
 
@@ -67,20 +63,38 @@ type sessionLimiter struct {
 	live      map[string]*liveSession
 	pending   int                      // initializes admitted whose session is not known yet
 	held      map[string]int           // live and pending sessions by share
-	restoring map[string]chan struct{} // sessions being re-created, closed when done
+	restoring map[string]chan struct{} // sessions being restored, closed when done
 }
 
 type liveSession struct {
-	handler  http.Handler // the endpoint the session lives on
-	path     string       // and the path it was made on
-	user     string       // the id of the user who made it
-	share    string       // and the share of the slots it takes (shareOf)
+	// end closes the session: the SDK session itself for a session this
+	// front serves ([sessionLimiter.serve]), the route's own way for one of
+	// a route it counts ([sessionLimiter.wrap], [SessionCloser]).
+	end  func()
+	path string // the path it was made on
+	user string // the id of the user who made it
+	// share is the share of the slots it takes (shareOf).
+	share    string
 	last     time.Time
 	inflight int
 	// idle ends the session once idle for idleFor, its endpoint's timeout;
 	// nil without one. Stopped while a POST is in flight.
 	idle    *time.Timer
 	idleFor time.Duration
+
+	// For a session this front serves: the SDK's session and its
+	// transport, and the tools/call requests the fast path runs.
+	ss        *mcp.ServerSession
+	transport *mcp.StreamableServerTransport
+	calls     inFlight
+}
+
+// SessionCloser is implemented by the handler of a session route
+// ([Options.SessionRoutes]) whose sessions the front counts: the front ends
+// one (idle the longest, to make room) through it.
+type SessionCloser interface {
+	// CloseSession ends session id of the endpoint at path, if it holds it.
+	CloseSession(path, id string)
 }
 
 func newSessionLimiter(s shares) *sessionLimiter {
@@ -88,43 +102,30 @@ func newSessionLimiter(s shares) *sessionLimiter {
 		log: slog.New(slog.DiscardHandler)}
 }
 
-// wrap applies the cap to a Streamable HTTP handler; with idle > 0 its
-// sessions also end once idle that long.
-func (l *sessionLimiter) wrap(next http.Handler, idle time.Duration) http.Handler {
+// wrap applies the cap to the Streamable HTTP handler of a session route
+// ([Options.SessionRoutes]), which serves its sessions itself: the limiter
+// counts them from the initialize responses the handler writes, and ends
+// one to make room through the handler ([SessionCloser]; a handler that is
+// none never loses a session to the cap, which then refuses).
+func (l *sessionLimiter) wrap(next http.Handler) http.Handler {
+	closer, _ := next.(SessionCloser)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("Mcp-Session-Id")
-		if id != "" && l.restore(w, r, id, next, idle) {
-			return
-		}
-		if id == "" && r.Method == http.MethodPost && l.ids != nil {
-			// This request may start a session: the SDK asks for its id.
-			defer l.ids.Hold("")()
-		}
+		id := r.Header.Get(sessionHeader)
 		if id != "" && !l.owns(id, requestUser(r)) {
 			// An MCP session is its user's: its id alone grants nothing
 			// (SPEC section 8). Answered as for a session that does not
 			// exist, so that nothing is disclosed.
-			WriteError(w, http.StatusNotFound, errs.E(errs.NotFound, "session not found: start a new session with initialize"))
+			writeNoSession(w, r)
 			return
 		}
 		switch {
 		case id != "" && r.Method == http.MethodPost && !isRequest(r):
-			// A notification or a response: nobody waits for its answer,
-			// however long the SDK's handler takes to return.
 			l.touch(id)
 		case id != "" && r.Method == http.MethodPost:
 			l.begin(id)
 			defer l.end(id)
-			if l.store != nil {
-				if err := l.store.Touch(r.Context(), id); err != nil {
-					l.log.Warn("record an MCP session's use", "session", id, "err", err)
-				}
-			}
 		case id != "" && r.Method == http.MethodDelete:
 			defer l.forget(id)
-			if l.store != nil {
-				defer l.drop(id)
-			}
 		case id == "" && r.Method == http.MethodPost && isInitialize(r):
 			share := shareOf(r)
 			victim, refused := l.reserve(share)
@@ -133,19 +134,32 @@ func (l *sessionLimiter) wrap(next http.Handler, idle time.Duration) http.Handle
 				return
 			}
 			if victim != nil {
-				victim.close()
+				victim.end()
 			}
 			// The session is live from the moment its id is written, before
 			// the client reads the reply: counted from then, it cannot look
 			// younger than a session its client starts next.
-			user := requestUser(r)
-			cw := &captureSession{ResponseWriter: w, admit: func(id string) { l.admit(id, next, r.URL.Path, user, share, idle) }}
+			user, path := requestUser(r), r.URL.Path
+			cw := &captureSession{ResponseWriter: w, admit: func(id string) {
+				var end func()
+				if closer != nil {
+					end = func() { closer.CloseSession(path, id) }
+				}
+				l.admit(id, &liveSession{end: end, path: path, user: user, share: share})
+			}}
 			defer func() { l.settle(cw.session, share) }()
 			next.ServeHTTP(cw, r)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// writeNoSession answers a request for a session that does not exist here
+// (or is another user's): 404, so that its client starts a new session,
+// as the MCP specification says.
+func writeNoSession(w http.ResponseWriter, r *http.Request) {
+	writeRPCErrorCode(w, http.StatusNotFound, requestID(r), rpcInvalidRequest, "session not found: start a new session with initialize")
 }
 
 // message is the part of a JSON-RPC message the limiter reads.
@@ -165,22 +179,29 @@ func peek(r *http.Request) (method string, hasID, ok bool) {
 	if b, isBuffered := r.Body.(*bufferedBody); isBuffered && b.checked {
 		return b.info.Method, b.info.HasID, true
 	}
-	var body []byte
-	if b, isBuffered := r.Body.(*bufferedBody); isBuffered {
-		body = b.data
-	} else {
-		var err error
-		body, err = io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if err != nil {
-			return "", false, false
-		}
-	}
 	var msg message
-	if json.Unmarshal(body, &msg) != nil {
+	if json.Unmarshal(bodyOf(r), &msg) != nil {
 		return "", false, false
 	}
 	return msg.Method, len(msg.ID) > 0 && string(msg.ID) != "null", true
+}
+
+// bodyOf returns r's body, which stays to be read: the guard's buffer, or
+// what is read (and put back) of any other body (nil when it cannot be
+// read).
+func bodyOf(r *http.Request) []byte {
+	if r.Body == nil {
+		return nil
+	}
+	if b, isBuffered := r.Body.(*bufferedBody); isBuffered {
+		return b.data
+	}
+	data, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(data))
+	if err != nil {
+		return nil
+	}
+	return data
 }
 
 // isInitialize reports whether r's body is an initialize request, the only
@@ -276,23 +297,7 @@ func (l *sessionLimiter) expire(id string, s *liveSession) {
 	}
 	l.unlist(id)
 	l.mu.Unlock()
-	(&victim{id: id, path: s.path, handler: s.handler}).close()
-}
-
-// victim is a session chosen for eviction.
-type victim struct {
-	id, path string
-	handler  http.Handler
-}
-
-// close ends the session through its endpoint, as a client's DELETE would:
-// the SDK closes it and forgets it, and Nexus's state of it on this replica
-// ends with it. Its row in the store stays: another replica may be serving
-// it, and should its client come back here, the session is re-created.
-func (v *victim) close() {
-	req := httptest.NewRequest(http.MethodDelete, v.path, nil)
-	req.Header.Set("Mcp-Session-Id", v.id)
-	v.handler.ServeHTTP(httptest.NewRecorder(), req)
+	s.end()
 }
 
 // drop deletes session id from the store, and tells the other replicas
@@ -350,32 +355,6 @@ func (l *sessionLimiter) follow(b *events.Bus) {
 	})
 }
 
-// setLevel sets the log level of this replica's copy of session id, if it
-// holds one, through its endpoint, as the client's logging/setLevel did on
-// the replica it reached, which stored it and told the others: the request
-// is marked ([mcpsession.SyncHeader]), so that it is applied, not stored or
-// told again.
-func (l *sessionLimiter) setLevel(id, level string) {
-	l.mu.Lock()
-	s := l.live[id]
-	l.mu.Unlock()
-	if s == nil {
-		return
-	}
-	lv, _ := json.Marshal(level)
-	req := httptest.NewRequest(http.MethodPost, s.path,
-		strings.NewReader(`{"jsonrpc":"2.0","id":"nexus-sync-level","method":"logging/setLevel","params":{"level":`+string(lv)+`}}`))
-	req.Header.Set(mcpsession.SyncHeader, "1")
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", id)
-	rec := httptest.NewRecorder()
-	s.handler.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
-		l.log.Warn("set the log level of an MCP session changed on another replica", "session", id, "status", rec.Code, "body", rec.Body.String())
-	}
-}
-
 // closeLocal closes this replica's copy of session id, if it holds one,
 // leaving the store alone.
 func (l *sessionLimiter) closeLocal(id string) {
@@ -385,104 +364,10 @@ func (l *sessionLimiter) closeLocal(id string) {
 	if s == nil {
 		return
 	}
-	req := httptest.NewRequest(http.MethodDelete, s.path, nil)
-	req.Header.Set("Mcp-Session-Id", id)
-	s.handler.ServeHTTP(httptest.NewRecorder(), req)
-}
-
-// restore re-creates session id on this replica when the replica does not
-// hold it but the store does (another replica started it, or this one
-// before it restarted), so that its client never notices which replica
-// serves it: the session is initialized again under its id with the
-// client's initialize parameters (through next, the SDK's handler, so that
-// every surface's middleware sees it begin), then its log level is set
-// again; the surfaces restore their own state of it (the bounded surface's
-// discovered tools, the pipeline's conversations) from the store. It
-// reports whether it answered the request itself: a store that does not
-// answer (503), a session of another user or no free slot; a session the
-// store does not know is left to the SDK (404).
-func (l *sessionLimiter) restore(w http.ResponseWriter, r *http.Request, id string, next http.Handler, idle time.Duration) bool {
-	if l.store == nil || l.ids == nil {
-		return false
+	if s.idle != nil {
+		s.idle.Stop()
 	}
-	l.mu.Lock()
-	if _, ok := l.live[id]; ok {
-		l.mu.Unlock()
-		return false
-	}
-	if wait, ok := l.restoring[id]; ok {
-		// Another request of the session is re-creating it.
-		l.mu.Unlock()
-		<-wait
-		return false
-	}
-	done := make(chan struct{})
-	l.restoring[id] = done
-	l.mu.Unlock()
-	defer func() {
-		l.mu.Lock()
-		delete(l.restoring, id)
-		l.mu.Unlock()
-		close(done)
-	}()
-
-	sess, ok, err := l.store.Load(r.Context(), id)
-	if err != nil {
-		l.log.Warn("read an MCP session", "session", id, "err", err)
-		w.Header().Set("Retry-After", "1")
-		WriteError(w, http.StatusServiceUnavailable, errs.E(errs.Unavailable, "the session store does not answer; try again shortly"))
-		return true
-	}
-	if !ok {
-		return false
-	}
-	if sess.User != requestUser(r) {
-		WriteError(w, http.StatusNotFound, errs.E(errs.NotFound, "session not found: start a new session with initialize"))
-		return true
-	}
-	share := shareOf(r)
-	victim, refused := l.reserve(share)
-	if refused != admitted {
-		l.refuse(w, share, sessionSlots, refused == capFull)
-		return true
-	}
-	if victim != nil {
-		victim.close()
-	}
-	init := synthetic(r, `{"jsonrpc":"2.0","id":"nexus-restore","method":"initialize","params":`+string(sess.Params)+`}`, "")
-	rec := httptest.NewRecorder()
-	release := l.ids.Hold(id)
-	next.ServeHTTP(rec, init)
-	release()
-	if rec.Code != http.StatusOK || rec.Header().Get("Mcp-Session-Id") != id {
-		l.settle("", share)
-		l.log.Warn("re-create an MCP session", "session", id, "status", rec.Code, "body", rec.Body.String())
-		return false // the SDK answers: the session is not found
-	}
-	l.admit(id, next, r.URL.Path, sess.User, share, idle)
-	next.ServeHTTP(httptest.NewRecorder(), synthetic(r, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, id))
-	if sess.LogLevel != "" {
-		level, _ := json.Marshal(sess.LogLevel)
-		next.ServeHTTP(httptest.NewRecorder(), synthetic(r, `{"jsonrpc":"2.0","id":"nexus-restore-level","method":"logging/setLevel","params":{"level":`+string(level)+`}}`, id))
-	}
-	l.log.Info("re-created an MCP session from the store", "session", id, "surface", sess.Surface)
-	return false
-}
-
-// synthetic is a POST of body to r's endpoint, as r's client (its context,
-// its user), on session id ("" for none).
-func synthetic(r *http.Request, body, id string) *http.Request {
-	req := httptest.NewRequestWithContext(r.Context(), http.MethodPost, r.URL.Path, strings.NewReader(body))
-	req.Host = r.Host
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if id != "" {
-		req.Header.Set("Mcp-Session-Id", id)
-		if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
-			req.Header.Set("Mcp-Protocol-Version", v)
-		}
-	}
-	return req
+	s.end()
 }
 
 // sessionSlots is what the limiter's slots are, in its refusals.
@@ -501,11 +386,12 @@ const (
 // and of share. When share is full, its own session idle the longest is
 // chosen for eviction (the share's session makes room, not another's);
 // when the cap is, the session idle the longest of all. It refuses when
-// every session it could choose has a request in flight.
-func (l *sessionLimiter) reserve(share string) (*victim, refusal) {
+// every session it could choose has a request in flight. The caller ends
+// the victim returned (liveSession.end), outside the limiter's lock.
+func (l *sessionLimiter) reserve(share string) (*liveSession, refusal) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var v *victim
+	var v *liveSession
 	switch {
 	case l.full(share, l.held[share]):
 		if v = l.evict(func(s *liveSession) bool { return s.share == share }); v == nil {
@@ -522,12 +408,12 @@ func (l *sessionLimiter) reserve(share string) (*victim, refusal) {
 }
 
 // evict unlists the session idle the longest of those that match, none of
-// whose POSTs is in flight, and returns it to be closed; nil when there is
-// none. l.mu is held.
-func (l *sessionLimiter) evict(match func(*liveSession) bool) *victim {
+// whose POSTs is in flight and that can be ended, and returns it to be
+// ended; nil when there is none. l.mu is held.
+func (l *sessionLimiter) evict(match func(*liveSession) bool) *liveSession {
 	oldest := ""
 	for id, s := range l.live {
-		if s.inflight == 0 && match(s) && (oldest == "" || s.last.Before(l.live[oldest].last)) {
+		if s.inflight == 0 && s.end != nil && match(s) && (oldest == "" || s.last.Before(l.live[oldest].last)) {
 			oldest = id
 		}
 	}
@@ -539,17 +425,21 @@ func (l *sessionLimiter) evict(match func(*liveSession) bool) *victim {
 		s.idle.Stop()
 	}
 	l.unlist(oldest)
-	return &victim{id: oldest, path: s.path, handler: s.handler}
+	return s
 }
 
-// admit turns a reservation into a live session once the initialize has
-// written the session's id: its idle time counts from then. The initialize
-// is not in flight from then on: its client has its answer, however long the
-// SDK's handler takes to return.
-func (l *sessionLimiter) admit(id string, h http.Handler, path, user, share string, idle time.Duration) {
+// admit turns a reservation into live session s, idle from now; with an
+// idle timeout (s.idleFor), s ends once idle that long.
+func (l *sessionLimiter) admit(id string, s *liveSession) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pending--
+	l.list(id, s)
+}
+
+// list makes s live session id, idle from now; l.mu is held and s's slot
+// reserved.
+func (l *sessionLimiter) list(id string, s *liveSession) {
 	if old := l.live[id]; old != nil {
 		// Never twice in its share's count.
 		if old.idle != nil {
@@ -557,18 +447,15 @@ func (l *sessionLimiter) admit(id string, h http.Handler, path, user, share stri
 		}
 		l.unlist(id)
 	}
-	s := &liveSession{handler: h, path: path, user: user, share: share, last: l.now(), idleFor: idle}
-	if idle > 0 {
-		// Idle from now, as for the cap (the SDK's own timer starts when
-		// the initialize returns, moments later).
-		s.idle = time.AfterFunc(idle, func() { l.expire(id, s) })
+	s.last = l.now()
+	if s.idleFor > 0 && s.end != nil {
+		s.idle = time.AfterFunc(s.idleFor, func() { l.expire(id, s) })
 	}
 	l.live[id] = s
 }
 
 // owns reports whether session id may be used by user: it is user's, or
-// the limiter does not know it (the SDK answers for a session that does not
-// exist).
+// the limiter does not know it.
 func (l *sessionLimiter) owns(id, user string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()

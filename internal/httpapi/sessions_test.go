@@ -187,11 +187,22 @@ func TestOnlyInitializeMakesRoom(t *testing.T) {
 }
 
 // TestSessionRoutesShareTheCap: sessions of further MCP endpoints (the
-// per-server proxy) count against the same cap and are evicted through
-// their own endpoint.
+// per-server proxy) count against the same cap and are ended through their
+// own endpoint (httpapi.SessionCloser).
 func TestSessionRoutesShareTheCap(t *testing.T) {
 	proxied := mcp.NewServer(&mcp.Implementation{Name: "p", Version: "1"}, nil)
-	ph := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return proxied }, &mcp.StreamableHTTPOptions{DisableLocalhostProtection: true})
+	var closed []string
+	ph := closingRoute{
+		Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return proxied }, &mcp.StreamableHTTPOptions{DisableLocalhostProtection: true}),
+		close: func(path, id string) {
+			closed = append(closed, path)
+			for ss := range proxied.Sessions() {
+				if ss.ID() == id {
+					ss.Close()
+				}
+			}
+		},
+	}
 	ts := serve(t, httpapi.Options{MaxSessions: 2, SessionRoutes: map[string]http.Handler{"/mcp/servers/": ph}})
 	resp, _ := do(t, ts, "POST", "/mcp/servers/tb/s", "", nil)
 	if resp.StatusCode != http.StatusOK {
@@ -208,10 +219,19 @@ func TestSessionRoutesShareTheCap(t *testing.T) {
 	for range proxied.Sessions() {
 		n++
 	}
-	if n != 0 {
-		t.Fatalf("%d proxied sessions left; the oldest session should have been evicted", n)
+	if n != 0 || len(closed) != 1 || closed[0] != "/mcp/servers/tb/s" {
+		t.Fatalf("%d proxied sessions left, closed through the route at %q; the oldest session should have been evicted through its route", n, closed)
 	}
 }
+
+// closingRoute is a session route that ends its sessions when told to.
+type closingRoute struct {
+	http.Handler
+	close func(path, id string)
+}
+
+// CloseSession implements httpapi.SessionCloser.
+func (c closingRoute) CloseSession(path, id string) { c.close(path, id) }
 
 // TestIdleSessionsEnd: a session of an MCP surface ends once idle for
 // Options.SessionTimeout (the rule of the SDK's own timeout, kept by the

@@ -57,6 +57,8 @@ type Info struct {
 	Method string
 	// HasID reports that the message has an id: a request or a response.
 	HasID bool
+	// ID is the message's id, nil when it has none.
+	ID json.RawMessage
 }
 
 // Inspect is [Validate], also returning what info says of a valid message.
@@ -115,6 +117,9 @@ func Inspect(line []byte, maxDepth int) (raw json.RawMessage, info Info, id json
 		}
 	}
 	info.HasID = hasID
+	if hasID {
+		info.ID = id
+	}
 	return raw, info, nil, 0, ""
 }
 

@@ -17,7 +17,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/nexus-mcp/nexus/internal/ids"
 	"github.com/nexus-mcp/nexus/internal/mcpsession"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -46,12 +45,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Sessions, when set, keeps each Streamable HTTP session in the store
 	// (its initialize parameters, log level and what it discovered), so
-	// that another replica can re-create it; IDs gives new sessions their
-	// ids, which lets the HTTP front re-create one under its old id (both
-	// shared by the surfaces of a process). Nil: sessions live in this
-	// process only.
+	// that another replica can restore it (shared by the surfaces of a
+	// process). Nil: sessions live in this process only.
 	Sessions *mcpsession.Store
-	IDs      *ids.MCPSessions
 	// Calls, when set, receives the tools/call of a surface that the HTTP
 	// front may serve without the SDK server's dispatch (the flat surface's;
 	// see [ToolCalls]), keyed by the surface's server.
@@ -119,7 +115,7 @@ func (o Options) OpenAll() func(context.Context) {
 func (o Options) Server(p *pipeline.Pipeline, how string) *mcp.Server {
 	// The server's own instructions are the built-in toolbox's alone: every
 	// client's are made for it below.
-	s := newServer(o.Name, o.Version, o.Instructions, o.Logger, o.IDs)
+	s := newServer(o.Name, o.Version, o.Instructions, o.Logger)
 	if o.Instructions != "" && o.Catalog != nil {
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -197,10 +193,10 @@ func keep(st *mcpsession.Store, surface string, log *slog.Logger) mcp.Middleware
 // name, version and instructions, the SDK's logs through [sdklog], and tools
 // (with list_changed) advertised even while none is listed.
 func NewServer(name, version, instructions string, log *slog.Logger) *mcp.Server {
-	return newServer(name, version, instructions, log, nil)
+	return newServer(name, version, instructions, log)
 }
 
-func newServer(name, version, instructions string, log *slog.Logger, sessionIDs *ids.MCPSessions) *mcp.Server {
+func newServer(name, version, instructions string, log *slog.Logger) *mcp.Server {
 	o := &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdklog.New(log),
@@ -209,9 +205,6 @@ func newServer(name, version, instructions string, log *slog.Logger, sessionIDs 
 		// levels sessions keep.
 		//lint:ignore SA1019 served to clients of the protocol versions that have logging
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
-	}
-	if sessionIDs != nil {
-		o.GetSessionID = sessionIDs.New
 	}
 	return mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, o)
 }

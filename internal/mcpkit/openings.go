@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/mcpsession"
 )
 
 // OpenOnInitialize returns a receiving middleware that runs open in the
@@ -13,8 +15,9 @@ import (
 // cancelled). A session runs one opening at a time: a repeated initialize
 // (which the SDK refuses anyway) starts none, and a session's entry is
 // removed when its opening ends, so none outlives it. A [Sessionless]
-// request has no initialize before it: its tools/list runs open itself and
-// waits for it.
+// request has no initialize before it, nor has a session restored from the
+// store on another replica than the one it began on: their tools/list runs
+// open itself and waits for it.
 func OpenOnInitialize(open func(context.Context)) mcp.Middleware {
 	mw, _ := openOnInitialize(open)
 	return mw
@@ -54,19 +57,20 @@ func (o *openings) start(ctx context.Context, sess mcp.Session, open func(contex
 	}()
 }
 
-// wait waits for the opening of sess, if one runs, or for ctx.
-func (o *openings) wait(ctx context.Context, sess mcp.Session) error {
+// wait waits for the opening of sess, if one runs, or for ctx; waited
+// reports whether one ran.
+func (o *openings) wait(ctx context.Context, sess mcp.Session) (waited bool, err error) {
 	o.mu.Lock()
 	done := o.running[sess]
 	o.mu.Unlock()
 	if done == nil {
-		return nil
+		return false, nil
 	}
 	select {
 	case <-done:
-		return nil
+		return true, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return true, ctx.Err()
 	}
 }
 
@@ -84,18 +88,23 @@ func openOnInitialize(open func(context.Context)) (mcp.Middleware, *openings) {
 				}
 				return res, err
 			case "tools/list":
-				if Sessionless(req) {
-					// No initialize came first, and the session ends with
-					// this request: the request runs the opening itself
-					// (at once over when the toolboxes are open, as
-					// workbench.Manager.OpenAll is idempotent) and waits for
-					// it, bounded by the request.
-					open(ctx)
-					break
+				if !Sessionless(req) {
+					waited, err := o.wait(ctx, req.GetSession())
+					if err != nil {
+						return nil, err
+					}
+					if waited || !mcpsession.Restored(ctx) {
+						break
+					}
 				}
-				if err := o.wait(ctx, req.GetSession()); err != nil {
-					return nil, err
-				}
+				// A sessionless request had no initialize before it (and
+				// its session ends with it), and a session restored from
+				// the store on this replica passed its initialize on
+				// another: the request runs the opening itself (at once
+				// over when the toolboxes are open, as
+				// workbench.Manager.OpenAll is idempotent) and waits for
+				// it, bounded by the request.
+				open(ctx)
 			}
 			return next(ctx, method, req)
 		}

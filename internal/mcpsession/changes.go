@@ -86,3 +86,22 @@ func (s *Store) publish(ctx context.Context, c Change) error {
 	}
 	return nil
 }
+
+// restoredKey marks the context of a session restored from the store.
+type restoredKey struct{}
+
+// Restoring returns ctx marked as the context a session restored from the
+// store on this replica is connected with: the SDK hands its values on to
+// every request of the session, so that the surfaces know the session
+// passed its initialize on another replica (or before a restart), not
+// here ([Restored]).
+func Restoring(ctx context.Context) context.Context {
+	return context.WithValue(ctx, restoredKey{}, true)
+}
+
+// Restored reports whether ctx is of a request of a session restored from
+// the store on this replica ([Restoring]).
+func Restored(ctx context.Context) bool {
+	v, _ := ctx.Value(restoredKey{}).(bool)
+	return v
+}

@@ -305,6 +305,36 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ep.handler.ServeHTTP(w, r)
 }
 
+// CloseSession ends upstream session id of the endpoint at path, if it
+// holds it, as its client's DELETE would (the downstream session is deleted
+// too): the HTTP front ends a session this way to make room under its cap
+// (it implements httpapi.SessionCloser).
+func (p *Proxy) CloseSession(path, id string) {
+	toolbox, server, ok := splitPath(path)
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	ep := p.endpoints[toolbox+"/"+server]
+	p.mu.Unlock()
+	if ep == nil {
+		return
+	}
+	ep.mu.Lock()
+	raw := ep.raw[id]
+	ep.mu.Unlock()
+	if raw != nil {
+		raw.close(true)
+		return
+	}
+	for ss := range ep.server.Sessions() {
+		if ss.ID() == id {
+			ss.Close()
+			return
+		}
+	}
+}
+
 // splitPath returns the toolbox and server of a request path.
 func splitPath(path string) (toolbox, server string, ok bool) {
 	const prefix = "/mcp/servers/"
@@ -585,3 +615,6 @@ func (ep *endpoint) close() {
 		ep.hc.CloseIdleConnections()
 	}
 }
+
+// The HTTP front ends the proxy's sessions to make room under its cap.
+var _ httpapi.SessionCloser = (*Proxy)(nil)
