@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -274,5 +275,64 @@ func TestIdleSessionsEnd(t *testing.T) {
 	})
 	if err := cs.Ping(ctx, nil); err == nil {
 		t.Fatal("an idle session still answers after its timeout")
+	}
+}
+
+// TestSessionRequestsChecked: the front serves sessions on the SDK's
+// transports and applies the transport's HTTP rules to each request of a
+// session itself, as JSON-RPC errors naming what is wrong; a request it
+// refuses leaves the session as it was.
+func TestSessionRequestsChecked(t *testing.T) {
+	ts := serve(t, httpapi.Options{})
+	resp, body := do(t, ts, "POST", "/mcp", "", nil)
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || id == "" {
+		t.Fatalf("initialize: %s %s", resp.Status, body)
+	}
+	send := func(method, body string, hdr map[string]string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b := new(strings.Builder)
+		io.Copy(b, resp.Body)
+		return resp.StatusCode, b.String()
+	}
+	const ping = `{"jsonrpc":"2.0","id":"p","method":"ping"}`
+	for _, tt := range []struct {
+		name, method string
+		hdr          map[string]string
+		status       int
+		want         string
+	}{
+		{"Content-Type", "POST", map[string]string{"Content-Type": "text/plain"}, 415, `{"jsonrpc":"2.0","id":"p","error":{"code":-32600,"message":"Content-Type must be 'application/json'"}}`},
+		{"Accept of a POST", "POST", map[string]string{"Accept": "application/json"}, 400, `"message":"Accept must contain both 'application/json' and 'text/event-stream'"`},
+		{"Accept of a GET", "GET", map[string]string{"Accept": "application/json"}, 400, `"message":"Accept must contain 'text/event-stream' for GET requests"`},
+		{"protocol version", "POST", map[string]string{"Mcp-Protocol-Version": "2020-01-01"}, 400, `Unsupported protocol version \"2020-01-01\"`},
+		{"an unknown session", "POST", map[string]string{"Mcp-Session-Id": id + "x"}, 404, `"id":"p","error":{"code":-32600,"message":"session not found`},
+	} {
+		status, body := send(tt.method, ping, tt.hdr)
+		if status != tt.status || !strings.Contains(body, tt.want) {
+			t.Errorf("%s: %d %s, want %d with %s", tt.name, status, body, tt.status, tt.want)
+		}
+	}
+	if status, body := send("POST", ping, nil); status != http.StatusOK || !strings.Contains(body, `"id":"p","result":{}`) {
+		t.Fatalf("ping after the refused requests: %d %s", status, body)
+	}
+	if status, _ := send("DELETE", "", nil); status != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", status)
+	}
+	if status, _ := send("POST", ping, nil); status != http.StatusNotFound {
+		t.Fatalf("ping after DELETE: %d, want 404", status)
 	}
 }
