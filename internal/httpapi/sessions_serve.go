@@ -306,7 +306,10 @@ func sessionState(sess mcpsession.Session) (*mcp.ServerSessionState, error) {
 		InitializeParams:          &params,
 		InitializedParams:         &mcp.InitializedParams{},
 		NegotiatedProtocolVersion: version,
-		LogLevel:                  mcp.LoggingLevel(sess.LogLevel),
+		// Sessions of the protocol versions that have logging keep their
+		// level, for the deprecation window (SEP-2577).
+		//lint:ignore SA1019 restored for clients of the protocol versions that have logging
+		LogLevel: mcp.LoggingLevel(sess.LogLevel),
 	}, nil
 }
 
