@@ -20,7 +20,6 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/app"
 	"github.com/nexus-mcp/nexus/internal/errs"
-	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/store"
 )
@@ -227,7 +226,7 @@ func callOutput(o *pipeline.Outcome) []byte {
 	if !o.IsJSON() && o.Err != nil {
 		d := o.Err.Response(o.RequestID)
 		d.Field = o.Err.Field
-		v = httpapi.ErrorBody{Error: d}
+		v = errs.Body{Error: d}
 	} else if json.Unmarshal(body, &v) != nil {
 		return body
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/rest"
 	"github.com/nexus-mcp/nexus/internal/stdio"
 	"github.com/nexus-mcp/nexus/internal/store"
+	"github.com/nexus-mcp/nexus/internal/streamable"
 	"github.com/nexus-mcp/nexus/internal/users"
 	"github.com/nexus-mcp/nexus/internal/webui"
 	"github.com/nexus-mcp/nexus/internal/ws"
@@ -208,7 +209,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	allowHosts := fs.String("allow-hosts", os.Getenv("NEXUS_ALLOW_HOSTS"), "comma-separated host names clients use to reach Nexus, besides loopback ones; required beyond loopback (env NEXUS_ALLOW_HOSTS)")
 	allowOrigins := fs.String("allow-origins", os.Getenv("NEXUS_ALLOW_ORIGINS"), "comma-separated origins whose web pages may call Nexus (CORS), e.g. https://app.example.com (env NEXUS_ALLOW_ORIGINS)")
 	tokenRate := fs.Float64("token-rate", envFloat("NEXUS_TOKEN_RATE", DefaultTokenRate), "requests a second each user's token may make (bursts of twice that, at least 10); 0 for no limit (env NEXUS_TOKEN_RATE)")
-	maxSessions := fs.Int("max-sessions", envInt("NEXUS_MAX_SESSIONS", httpapi.DefaultMaxSessions), "live MCP sessions over HTTP on this replica, at most; the one idle the longest is closed to make room; sessionless listening streams are capped at as many (env NEXUS_MAX_SESSIONS)")
+	maxSessions := fs.Int("max-sessions", envInt("NEXUS_MAX_SESSIONS", streamable.DefaultMaxSessions), "live MCP sessions over HTTP on this replica, at most; the one idle the longest is closed to make room; sessionless listening streams are capped at as many (env NEXUS_MAX_SESSIONS)")
 	maxPerUser := fs.Int("max-sessions-per-user", envInt("NEXUS_MAX_SESSIONS_PER_USER", 0), "each user's share of --max-sessions (and of the listening streams): past it their own idle session is closed, or with each busy they get 429; 0 for a tenth of --max-sessions, at least 10 but at most half; anonymous-tier users share one, the local user has the whole cap (env NEXUS_MAX_SESSIONS_PER_USER)")
 	maxTurns := fs.Int("max-turns", envInt("NEXUS_MAX_TURNS", quota.DefaultMaxTurns), "chat turns one user may run at once, over all their WebSockets on every replica; one more is refused with RATE_LIMITED (env NEXUS_MAX_TURNS)")
 	wsIdle := fs.Duration("ws-idle-timeout", envDuration("NEXUS_WS_IDLE_TIMEOUT", ws.DefaultIdleTimeout), "a chat WebSocket that sends nothing, runs no turn and receives nothing for this long is closed (env NEXUS_WS_IDLE_TIMEOUT)")

@@ -28,7 +28,6 @@ import (
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/events"
 	"github.com/nexus-mcp/nexus/internal/flat"
-	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/llm"
 	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/mcpsession"
@@ -38,6 +37,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/secrets"
 	"github.com/nexus-mcp/nexus/internal/store"
+	"github.com/nexus-mcp/nexus/internal/streamable"
 	"github.com/nexus-mcp/nexus/internal/substrate"
 	"github.com/nexus-mcp/nexus/internal/telemetry"
 	"github.com/nexus-mcp/nexus/internal/trace"
@@ -273,7 +273,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		rules = conf.Access
 	}
 	a.Access = access.New(st, rules)
-	a.MCPSessions = mcpsession.New(st, httpapi.SessionTimeout)
+	a.MCPSessions = mcpsession.New(st, streamable.SessionTimeout)
 	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: conv, Logger: log, Bindings: a.MCPSessions,
 		Tracer: tel.Tracer("github.com/nexus-mcp/nexus/internal/pipeline"), Resolve: a.resolve, Observer: a.Metrics,
 		Principal: caller, Authorizer: a.Access})

@@ -41,7 +41,8 @@ var layers = map[string]int{
 	// 3: what the surfaces share: the MCP surface kit, the HTTP front, the
 	// stdio transport.
 	"internal/mcpkit": 3, "internal/httpapi": 3, "internal/stdio": 3,
-	"internal/chat": 3, // the bounded tool loop of the chat and tn_session_ask
+	"internal/streamable": 3, // MCP's Streamable HTTP on Nexus's endpoints: the session table, sessionless routing, the fast call, JSON-RPC errors
+	"internal/chat":       3, // the bounded tool loop of the chat and tn_session_ask
 	// 4: the surfaces, siblings.
 	"internal/flat": 4, "internal/agents": 4, "internal/bounded": 4, "internal/rest": 4, "internal/ws": 4, "internal/webui": 4,
 	"internal/proxy": 4, "internal/metrics": 4,
@@ -68,6 +69,7 @@ var sameLayer = map[string][]string{
 	"internal/tutor":          {"internal/conversation", "internal/quota"},
 	"internal/pipeline":       {"internal/trace"},
 	"internal/mcpsession":     {"internal/pipeline", "internal/events"},
+	"internal/httpapi":        {"internal/streamable"}, // the front hands the MCP routes' requests to their endpoints
 }
 
 // upward lists imports of a higher layer that are known faults, to remove.

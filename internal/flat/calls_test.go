@@ -22,6 +22,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/pipeline/pipelinetest"
 	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/streamable"
 )
 
 // noSecrets refuses the tool named "secret" to everyone.
@@ -36,7 +37,7 @@ func (noSecrets) DefaultWorkspace(principal.Principal) string { return pipeline.
 
 // countingCalls counts the calls the front served itself.
 type countingCalls struct {
-	httpapi.ToolCalls
+	streamable.ToolCalls
 	n atomic.Int64
 }
 

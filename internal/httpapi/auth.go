@@ -67,7 +67,7 @@ func authenticate(o Options, w http.ResponseWriter, r *http.Request) (*http.Requ
 		return r, true
 	}
 	if r.URL.Query().Has("access_token") {
-		WriteError(w, http.StatusBadRequest, errs.Invalid("access_token", "tokens are not accepted in URLs (they end up in logs): send the header Authorization: Bearer TOKEN"))
+		errs.Write(w, http.StatusBadRequest, errs.Invalid("access_token", "tokens are not accepted in URLs (they end up in logs): send the header Authorization: Bearer TOKEN"))
 		return nil, false
 	}
 	h := r.Header.Get("Authorization")
@@ -101,7 +101,7 @@ func authenticate(o Options, w http.ResponseWriter, r *http.Request) (*http.Requ
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			e := errs.E(errs.RateLimited, "too many requests for this user: at most %s a second; retry in %d s", strconv.FormatFloat(o.TokenLimit.Rate(), 'g', -1, 64), secs)
 			e.RetryAfter = secs
-			WriteError(w, http.StatusTooManyRequests, e)
+			errs.Write(w, http.StatusTooManyRequests, e)
 			return nil, false
 		}
 	}
@@ -125,7 +125,7 @@ func challenge(w http.ResponseWriter, r *http.Request, code, message string) {
 		v += `, error="` + code + `"`
 	}
 	w.Header().Set("WWW-Authenticate", v)
-	WriteError(w, http.StatusUnauthorized, errs.E(errs.Unauthorized, "%s", message))
+	errs.Write(w, http.StatusUnauthorized, errs.E(errs.Unauthorized, "%s", message))
 }
 
 // resourceMetadata serves RFC 9728 protected resource metadata: Nexus's MCP
@@ -152,7 +152,7 @@ func resourceMetadata(resource string, servers []string) http.HandlerFunc {
 func adminsOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u, ok := users.FromContext(r.Context()); ok && !u.Principal().Admin() {
-			WriteError(w, http.StatusForbidden, errs.E(errs.Forbidden, "%s is for admins: it counts every user's calls", r.URL.Path))
+			errs.Write(w, http.StatusForbidden, errs.E(errs.Forbidden, "%s is for admins: it counts every user's calls", r.URL.Path))
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"strings"
+
+	"github.com/nexus-mcp/nexus/internal/streamable"
 )
 
 // closed reports whether c is closed (a nil channel never is).
@@ -29,7 +31,7 @@ func longLived(r *http.Request) bool {
 	case http.MethodGet:
 		return strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 	case http.MethodPost:
-		method, _, ok := peek(r)
+		method, ok := streamable.Method(r)
 		return ok && method == "subscriptions/listen"
 	}
 	return false

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/streamable"
 	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
@@ -57,7 +58,7 @@ func TestSessionlessListensAreCapped(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{}}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", httpapi.SessionlessVersion)
+		req.Header.Set("Mcp-Protocol-Version", streamable.SessionlessVersion)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return err

@@ -14,18 +14,15 @@
 //     (413 beyond) within Options.BodyTimeout (408 and the connection closed
 //     when it stalls).
 //
-// Every MCP endpoint of the surfaces serves clients with a session
-// (initialize, then Mcp-Session-Id on every request) and clients without
-// one (the sessionless protocol, 2026-07-28 and later, and one-off POSTs):
-// see [SessionlessVersion] and servesSessionless.
+// The MCP endpoints themselves, their sessions and the clients without
+// one, are package streamable's: the front hands their requests there.
 //
 // Every error the front itself writes (403, 404, 405, 408, 413) is JSON in
-// the REST surface's one error shape ([WriteError]); the errors the MCP SDK
-// writes on the MCP routes are JSON-RPC errors ([JSONRPCErrors]).
+// the REST surface's one error shape ([errs.Write]); the errors of the MCP
+// routes are JSON-RPC errors ([streamable.JSONRPCErrors]).
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,9 +40,8 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/events"
-	"github.com/nexus-mcp/nexus/internal/jsonrpcmsg"
 	"github.com/nexus-mcp/nexus/internal/mcpsession"
-	"github.com/nexus-mcp/nexus/internal/sdklog"
+	"github.com/nexus-mcp/nexus/internal/streamable"
 )
 
 // DefaultMaxBodyBytes bounds every request body (1 MiB); a larger body gets
@@ -96,7 +92,7 @@ type Options struct {
 	// MCPCalls, when set, serves the flat surface's tools/call requests
 	// without the SDK server's JSON-RPC dispatch (see [ToolCalls]); nil
 	// leaves every request to the SDK.
-	MCPCalls ToolCalls
+	MCPCalls streamable.ToolCalls
 	// Agents is the agents surface's server, behind /mcp/agents (optional).
 	Agents *mcp.Server
 	// Bounded is the bounded surface's server, behind /mcp/bounded
@@ -129,16 +125,16 @@ type Options struct {
 	// DefaultBodyTimeout.
 	BodyTimeout time.Duration
 	// SessionTimeout closes an MCP session of the surfaces idle that long
-	// (no POST in flight, none ended); zero means [SessionTimeout].
+	// (no POST in flight, none ended); zero means [streamable.SessionTimeout].
 	SessionTimeout time.Duration
 	// MaxSessions caps the live MCP sessions over all MCP endpoints, in
-	// this process; zero means DefaultMaxSessions. The session idle the
+	// this process; zero means [streamable.DefaultMaxSessions]. The session idle the
 	// longest is closed to make room for a new one. Sessionless clients'
 	// listening streams (subscriptions/listen) are capped at as many again;
 	// past it they get 503.
 	MaxSessions int
 	// MaxSessionsPerUser is each user's share of MaxSessions, and of the
-	// listening streams; zero means [SessionsPerUser] of MaxSessions. A
+	// listening streams; zero means [streamable.SessionsPerUser] of MaxSessions. A
 	// user's new session past it closes their own session idle the longest;
 	// with each of theirs busy, it gets 429 with Retry-After, while other
 	// users still get in. Users of the anonymous tier share one share; the
@@ -212,59 +208,28 @@ func Handler(o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.SessionTimeout <= 0 {
-		o.SessionTimeout = SessionTimeout
-	}
 	mux := http.NewServeMux()
-	shared := newShares(o.MaxSessions, o.MaxSessionsPerUser)
-	limit := newSessionLimiter(shared)
-	limit.store, limit.log = o.Sessions, o.Logger
-	// Sessionless listening streams: as many as sessions, besides them,
-	// shared out between users alike.
-	listens := &streamSlots{shares: shared, held: map[string]int{}}
-	if o.Events != nil && o.Sessions != nil {
-		limit.follow(o.Events)
-	}
-	streamable := func(s *mcp.Server, calls ToolCalls) http.Handler {
-		var fast *fastCalls
-		if calls != nil {
-			fast = newFastCalls(s, calls)
-		}
-		// The front serves sessions itself (the session table, on the
-		// SDK's session API); the SDK's stateless handler serves the
-		// requests without one (see sessionless): a session of one
-		// request, not counted by the limiter; a sessionless request's
-		// work ends when its client goes away, its POST being the whole
-		// request. The guard decides Host for every route; the SDK's own
-		// check would reject the AllowedHosts on a loopback listener.
-		stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
-			Stateless:                    true,
-			PropagateRequestCancellation: true,
-			Logger:                       sdklog.New(o.Logger),
-			MaxRequestBodyBytes:          o.MaxBodyBytes,
-			DisableLocalhostProtection:   true,
-		})
-		return JSONRPCErrors(sessionless(stateless, fast, limit.serve(s, fast, o.SessionTimeout), listens))
-	}
+	sessions := streamable.New(streamable.Options{MaxSessions: o.MaxSessions, MaxSessionsPerUser: o.MaxSessionsPerUser,
+		SessionTimeout: o.SessionTimeout, MaxBodyBytes: o.MaxBodyBytes, Store: o.Sessions, Events: o.Events, Logger: o.Logger})
 	index := []Endpoint{{"/mcp", "MCP over Streamable HTTP, flat surface: every tool by name"}}
-	mux.Handle("/mcp", streamable(o.MCP, o.MCPCalls))
+	mux.Handle("/mcp", sessions.Endpoint(o.MCP, o.MCPCalls))
 	if o.Agents != nil {
-		mux.Handle("/mcp/agents", streamable(o.Agents, nil))
+		mux.Handle("/mcp/agents", sessions.Endpoint(o.Agents, nil))
 		index = append(index, Endpoint{"/mcp/agents", "MCP, agents surface: one tool per server with a mode argument"})
 	}
 	if o.Bounded != nil {
-		mux.Handle("/mcp/bounded", streamable(o.Bounded, nil))
+		mux.Handle("/mcp/bounded", sessions.Endpoint(o.Bounded, nil))
 		index = append(index, Endpoint{"/mcp/bounded", "MCP, bounded surface: get_tools, open_toolbox, use_tool"})
 	}
 	for pattern, h := range o.Routes {
 		mux.Handle(pattern, h)
 	}
 	for pattern, h := range o.SessionRoutes {
-		mux.Handle(pattern, limit.wrap(h))
+		mux.Handle(pattern, sessions.Route(h))
 	}
 	index = append(index, o.Endpoints...)
 	if o.Metrics != nil {
-		mux.Handle("GET /metrics", adminsOnly(o.Metrics(limit.Live, limit.max)))
+		mux.Handle("GET /metrics", adminsOnly(o.Metrics(sessions.Live, sessions.Max())))
 		index = append(index, Endpoint{"/metrics", "Prometheus metrics: tool calls, downstream servers, MCP sessions, store pool, Go runtime"})
 	}
 	index = append(index, Endpoint{"/healthz", "liveness: 200 while the process answers"},
@@ -320,10 +285,10 @@ func JSONMux(mux *http.ServeMux) http.Handler {
 		if rec.status == http.StatusMethodNotAllowed {
 			allow := rec.header.Get("Allow")
 			w.Header().Set("Allow", allow)
-			WriteError(w, http.StatusMethodNotAllowed, errs.E(errs.BadRequest, "method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow))
+			errs.Write(w, http.StatusMethodNotAllowed, errs.E(errs.BadRequest, "method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow))
 			return
 		}
-		WriteError(w, http.StatusNotFound, errs.E(errs.NotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
+		errs.Write(w, http.StatusNotFound, errs.E(errs.NotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
 }
 
@@ -345,9 +310,6 @@ func (r *recorder) WriteHeader(status int) {
 		r.status = status
 	}
 }
-
-// Flush does nothing: nothing is sent.
-func (r *recorder) Flush() {}
 
 // policy is what the guard accepts, normalized.
 type policy struct {
@@ -394,13 +356,13 @@ func guard(o Options, next http.Handler) http.Handler {
 		hdr := w.Header()
 		hdr.Add("Vary", "Origin")
 		if !p.hostAllowed(r.Host) {
-			WriteError(w, http.StatusForbidden, errs.E(errs.Forbidden, "Forbidden: invalid Host header %q: not a loopback name or address, nor one of the allowed hosts (--allow-hosts)", r.Host))
+			errs.Write(w, http.StatusForbidden, errs.E(errs.Forbidden, "Forbidden: invalid Host header %q: not a loopback name or address, nor one of the allowed hosts (--allow-hosts)", r.Host))
 			return
 		}
 		origin := r.Header.Get("Origin")
 		if origin != "" {
 			if !p.originAllowed(origin, r.Host) {
-				WriteError(w, http.StatusForbidden, errs.E(errs.Forbidden, "Forbidden: invalid Origin header %q: not an allowed origin (--allow-origins)", origin))
+				errs.Write(w, http.StatusForbidden, errs.E(errs.Forbidden, "Forbidden: invalid Origin header %q: not an allowed origin (--allow-origins)", origin))
 				return
 			}
 			hdr.Set("Access-Control-Allow-Origin", origin)
@@ -453,7 +415,7 @@ func preflight(w http.ResponseWriter, r *http.Request) {
 	hdr.Add("Vary", "Access-Control-Request-Headers")
 	if m := r.Header.Get("Access-Control-Request-Method"); !slices.Contains(corsMethods, m) {
 		hdr.Del("Access-Control-Allow-Origin")
-		WriteError(w, http.StatusForbidden, errs.E(errs.Forbidden, "CORS: method %s is not allowed; allowed: %s", m, strings.Join(corsMethods, ", ")))
+		errs.Write(w, http.StatusForbidden, errs.E(errs.Forbidden, "CORS: method %s is not allowed; allowed: %s", m, strings.Join(corsMethods, ", ")))
 		return
 	}
 	for _, v := range r.Header.Values("Access-Control-Request-Headers") {
@@ -461,7 +423,7 @@ func preflight(w http.ResponseWriter, r *http.Request) {
 			name = strings.TrimSpace(name)
 			if name != "" && !slices.ContainsFunc(corsHeaders, func(h string) bool { return strings.EqualFold(h, name) }) {
 				hdr.Del("Access-Control-Allow-Origin")
-				WriteError(w, http.StatusForbidden, errs.E(errs.Forbidden, "CORS: header %s is not allowed; allowed: %s", name, strings.Join(corsHeaders, ", ")))
+				errs.Write(w, http.StatusForbidden, errs.E(errs.Forbidden, "CORS: header %s is not allowed; allowed: %s", name, strings.Join(corsHeaders, ", ")))
 				return
 			}
 		}
@@ -485,7 +447,7 @@ func (p *policy) readBody(w http.ResponseWriter, r *http.Request) bool {
 	deadline := rc.SetReadDeadline(time.Now().Add(p.timeout)) == nil
 	if r.ContentLength > p.maxBody {
 		w.Header().Set("Connection", "close")
-		WriteError(w, http.StatusRequestEntityTooLarge, errs.E(errs.BadRequest, "request body is larger than %d bytes", p.maxBody))
+		errs.Write(w, http.StatusRequestEntityTooLarge, errs.E(errs.BadRequest, "request body is larger than %d bytes", p.maxBody))
 		return false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.maxBody))
@@ -494,11 +456,11 @@ func (p *policy) readBody(w http.ResponseWriter, r *http.Request) bool {
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
-			WriteError(w, http.StatusRequestEntityTooLarge, errs.E(errs.BadRequest, "request body is larger than %d bytes", mbe.Limit))
+			errs.Write(w, http.StatusRequestEntityTooLarge, errs.E(errs.BadRequest, "request body is larger than %d bytes", mbe.Limit))
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			WriteError(w, http.StatusRequestTimeout, errs.E(errs.BadRequest, "request body not received within %v", p.timeout))
+			errs.Write(w, http.StatusRequestTimeout, errs.E(errs.BadRequest, "request body not received within %v", p.timeout))
 		default: // the client went away, or sent a malformed chunked body
-			WriteError(w, http.StatusBadRequest, errs.E(errs.BadRequest, "read request body: %v", err))
+			errs.Write(w, http.StatusBadRequest, errs.E(errs.BadRequest, "read request body: %v", err))
 		}
 		return false
 	}
@@ -508,23 +470,10 @@ func (p *policy) readBody(w http.ResponseWriter, r *http.Request) bool {
 		// at the end of the body; this does not depend on that.)
 		rc.SetReadDeadline(time.Time{})
 	}
-	r.Body = &bufferedBody{Reader: bytes.NewReader(body), data: body}
+	r.Body = streamable.NewBody(body)
 	r.ContentLength = int64(len(body))
 	return true
 }
-
-// bufferedBody is a request body the guard has read: its content, to be read
-// again, and the whole of it ([JSONRPCErrors] finds a request's id in it).
-type bufferedBody struct {
-	*bytes.Reader
-	data []byte
-	// checked: [JSONRPCErrors] found one valid JSON-RPC message in data,
-	// of which info says what the session limiter reads.
-	checked bool
-	info    jsonrpcmsg.Info
-}
-
-func (*bufferedBody) Close() error { return nil }
 
 // hostOnly strips the port from a Host header value.
 func hostOnly(hostport string) string {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/streamable"
 )
 
 // rpcError is a JSON-RPC error response.
@@ -172,7 +173,7 @@ func TestJSONRPCErrorsRewritesOnlyPlainTextErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ts := httptest.NewUnstartedServer(httpapi.JSONRPCErrors(tt.h))
+			ts := httptest.NewUnstartedServer(streamable.JSONRPCErrors(tt.h))
 			ts.Config.ErrorLog = log.New(io.Discard, "", 0) // the superfluous WriteHeader, as without the wrapper
 			ts.Start()
 			defer ts.Close()

@@ -20,6 +20,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/logtest"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
+	"github.com/nexus-mcp/nexus/internal/streamable"
 	"github.com/nexus-mcp/nexus/internal/testtools"
 	"github.com/nexus-mcp/nexus/internal/users"
 )
@@ -232,10 +233,12 @@ func TestSessionlessRequests(t *testing.T) {
 	}
 }
 
-// fastWho is a fast path (httpapi.ToolCalls) for whoServer's tool that
+// fastWho is a fast path (streamable.ToolCalls) for whoServer's tool that
 // answers "fast" (a session's call) or "fast sessionless", so that a test
 // sees which way a call went.
 type fastWho struct{}
+
+var _ streamable.ToolCalls = fastWho{}
 
 func (fastWho) Serves(name string) bool { return name == "who" }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/streamable"
 	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
@@ -189,7 +190,7 @@ func TestOnlyInitializeMakesRoom(t *testing.T) {
 
 // TestSessionRoutesShareTheCap: sessions of further MCP endpoints (the
 // per-server proxy) count against the same cap and are ended through their
-// own endpoint (httpapi.SessionCloser).
+// own endpoint (streamable.SessionCloser).
 func TestSessionRoutesShareTheCap(t *testing.T) {
 	proxied := mcp.NewServer(&mcp.Implementation{Name: "p", Version: "1"}, nil)
 	var closed []string
@@ -231,8 +232,10 @@ type closingRoute struct {
 	close func(path, id string)
 }
 
-// CloseSession implements httpapi.SessionCloser.
+// CloseSession implements streamable.SessionCloser.
 func (c closingRoute) CloseSession(path, id string) { c.close(path, id) }
+
+var _ streamable.SessionCloser = closingRoute{}
 
 // TestIdleSessionsEnd: a session of an MCP surface ends once idle for
 // Options.SessionTimeout (the rule of the SDK's own timeout, kept by the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/access/principal"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/streamable"
 	"github.com/nexus-mcp/nexus/internal/testtools"
 	"github.com/nexus-mcp/nexus/internal/users"
 )
@@ -237,7 +238,7 @@ func TestSessionlessListenShare(t *testing.T) {
 		t.Fatalf("alice's listening stream: %v", err)
 	}
 	resp, body := post(t, busy.ts, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{}}`,
-		map[string]string{"Authorization": "Bearer a", "Mcp-Protocol-Version": httpapi.SessionlessVersion})
+		map[string]string{"Authorization": "Bearer a", "Mcp-Protocol-Version": streamable.SessionlessVersion})
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "at most 1 per user") {
 		t.Fatalf("alice's second listening stream: %s %v %s", resp.Status, resp.Header, body)
 	}
@@ -250,7 +251,7 @@ func TestSessionlessListenShare(t *testing.T) {
 // but at most half of it, so that one user never holds every slot.
 func TestSessionsPerUser(t *testing.T) {
 	for maxSessions, want := range map[int]int{10000: 1000, 200: 20, 50: 10, 20: 10, 10: 5, 3: 2, 2: 1, 1: 1} {
-		if got := httpapi.SessionsPerUser(maxSessions); got != want {
+		if got := streamable.SessionsPerUser(maxSessions); got != want {
 			t.Errorf("SessionsPerUser(%d) = %d, want %d", maxSessions, got, want)
 		}
 	}

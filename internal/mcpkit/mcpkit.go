@@ -55,7 +55,7 @@ type Options struct {
 }
 
 // ToolCalls is an MCP surface's tools/call, for an HTTP front that serves
-// it without the SDK server's JSON-RPC machinery (httpapi.ToolCalls, whose
+// it without the SDK server's JSON-RPC machinery (streamable.ToolCalls, whose
 // methods are these).
 type ToolCalls interface {
 	// Serves reports whether the surface runs a tools/call of name itself.
@@ -68,7 +68,7 @@ type ToolCalls interface {
 	// does, bound to no transport session.
 	CallSessionless(ctx context.Context, name string, args json.RawMessage, meta mcp.Meta) (json.RawMessage, *jsonrpc.Error)
 	// ServesSessionless reports whether the surface runs a sessionless
-	// tools/call of name itself (see httpapi.ToolCalls).
+	// tools/call of name itself (see streamable.ToolCalls).
 	ServesSessionless(name string) bool
 	// Implementation is the server's name and version.
 	Implementation() *mcp.Implementation

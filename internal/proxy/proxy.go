@@ -123,7 +123,7 @@
 // passthrough there is no tool result of Nexus's to render: a tools/call
 // past the server's Timeout is -32603 "tool call timed out after D", a
 // server that cannot be reached fails the initialize, and what the HTTP
-// front refuses is [httpapi.JSONRPCErrors]. On the raw path the proxy
+// front refuses is [streamable.JSONRPCErrors]. On the raw path the proxy
 // checks a request as the SDK's handler does (HTTP method, Content-Type,
 // Accept, protocol version header, Last-Event-ID, an empty or malformed
 // body, batches: [jsonrpcmsg]) and answers with the same status and, behind
@@ -176,10 +176,10 @@ import (
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/downstream"
 	"github.com/nexus-mcp/nexus/internal/errs"
-	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/mcpwire"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
+	"github.com/nexus-mcp/nexus/internal/streamable"
 )
 
 // MetaKey is the "_meta" key of the initialize result that marks a proxied
@@ -284,22 +284,22 @@ func (p *Proxy) SetConfig(cfg *config.Config) {
 // ServeHTTP serves the MCP endpoint of one downstream server. The path ends
 // in /mcp/servers/{toolbox}/{server} (the prefix may have been stripped);
 // an unknown toolbox or server is 404 with a message naming it. The proxy's
-// own errors are the REST error shape ([httpapi.WriteError]); those of the
-// MCP endpoint are JSON-RPC errors ([httpapi.JSONRPCErrors]).
+// own errors are the REST error shape ([errs.Write]); those of the
+// MCP endpoint are JSON-RPC errors ([streamable.JSONRPCErrors]).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	toolbox, server, ok := splitPath(r.URL.Path)
 	if !ok {
-		httpapi.WriteError(w, http.StatusNotFound, errs.E(errs.NotFound, "not found: MCP servers are served at /mcp/servers/{toolbox}/{server}"))
+		errs.Write(w, http.StatusNotFound, errs.E(errs.NotFound, "not found: MCP servers are served at /mcp/servers/{toolbox}/{server}"))
 		return
 	}
 	if p.allow != nil && !p.allow(r, toolbox, server) {
-		httpapi.WriteError(w, http.StatusForbidden, errs.E(errs.Forbidden,
+		errs.Write(w, http.StatusForbidden, errs.E(errs.Forbidden,
 			"server %s/%s is not available to you: this server's access rules hide some or all of its tools from you, and its proxy passes every tool", toolbox, server))
 		return
 	}
 	ep, status, e := p.endpoint(toolbox, server)
 	if ep == nil {
-		httpapi.WriteError(w, status, e)
+		errs.Write(w, status, e)
 		return
 	}
 	ep.handler.ServeHTTP(w, r)
@@ -308,7 +308,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // CloseSession ends upstream session id of the endpoint at path, if it
 // holds it, as its client's DELETE would (the downstream session is deleted
 // too): the HTTP front ends a session this way to make room under its cap
-// (it implements httpapi.SessionCloser).
+// (it implements streamable.SessionCloser).
 func (p *Proxy) CloseSession(path, id string) {
 	toolbox, server, ok := splitPath(path)
 	if !ok {
@@ -469,7 +469,7 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 		EventStore:     mcp.NewMemoryEventStore(nil),
 		SessionTimeout: p.sessionTimeout,
 	})
-	ep.handler = httpapi.JSONRPCErrors(http.HandlerFunc(ep.serve))
+	ep.handler = streamable.JSONRPCErrors(http.HandlerFunc(ep.serve))
 	return ep
 }
 
@@ -617,4 +617,4 @@ func (ep *endpoint) close() {
 }
 
 // The HTTP front ends the proxy's sessions to make room under its cap.
-var _ httpapi.SessionCloser = (*Proxy)(nil)
+var _ streamable.SessionCloser = (*Proxy)(nil)

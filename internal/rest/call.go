@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
-	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 )
 
@@ -63,5 +62,5 @@ func (h *handler) call(w http.ResponseWriter, r *http.Request) {
 	}
 	// The one error shape, whatever the tool's family (its own shape is
 	// for MCP results); o.Err's message is already safe to show.
-	httpapi.WriteError(w, HTTPStatus(o.Err.Code), o.Err)
+	errs.Write(w, HTTPStatus(o.Err.Code), o.Err)
 }

@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
-	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/trace"
 )
@@ -21,7 +20,7 @@ func (h *handler) openapi(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, 0, &errs.Error{Code: errs.Internal, Message: "internal error", Err: err})
 		return
 	}
-	w.Header().Set("X-Request-Id", httpapi.NewRequestID())
+	w.Header().Set("X-Request-Id", errs.NewRequestID())
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)

@@ -22,7 +22,7 @@
 // Every error response, of a tool or of the surface itself (unknown route,
 // wrong method, body too large, bad query parameter or cursor) or of the
 // HTTP guard in front (403, 408, 413), has one JSON shape,
-// [httpapi.ErrorBody]: {"error": {"code", "message", "details"?,
+// [errs.Body]: {"error": {"code", "message", "details"?,
 // "requestId", "field"?}}, the inner object being Tutor Nexus ADR-012's
 // ErrorResponse plus the offending field; never HTML or text.
 //
@@ -174,7 +174,7 @@ func HTTPStatus(c errs.Code) int {
 func (h *handler) fail(w http.ResponseWriter, status int, e *errs.Error) {
 	id := w.Header().Get("X-Request-Id")
 	if id == "" {
-		id = httpapi.NewRequestID()
+		id = errs.NewRequestID()
 		w.Header().Set("X-Request-Id", id)
 	}
 	if status == 0 {
@@ -184,7 +184,7 @@ func (h *handler) fail(w http.ResponseWriter, status int, e *errs.Error) {
 		h.log.Error("rest request failed", "request_id", id, "err", e)
 		e = &errs.Error{Code: errs.Internal, Message: "internal error (request " + id + ")"}
 	}
-	httpapi.WriteError(w, status, e)
+	errs.Write(w, status, e)
 }
 
 // failErr writes err, a BAD_REQUEST from validation or any other error. A

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
-	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
 
@@ -64,7 +63,7 @@ func (h *handler) listTools(w http.ResponseWriter, r *http.Request) {
 		}
 		list.Tools = append(list.Tools, Info(t))
 	}
-	w.Header().Set("X-Request-Id", httpapi.NewRequestID())
+	w.Header().Set("X-Request-Id", errs.NewRequestID())
 	writeJSON(w, http.StatusOK, list)
 }
 

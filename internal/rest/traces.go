@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
-	"github.com/nexus-mcp/nexus/internal/httpapi"
 	"github.com/nexus-mcp/nexus/internal/trace"
 	"github.com/nexus-mcp/nexus/internal/users"
 )
@@ -49,7 +48,7 @@ type TraceItem struct {
 var traceParams = []string{"tool", "source", "session", "workspace", "outcome", "limit", "cursor"}
 
 func (h *handler) traces(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("X-Request-Id", httpapi.NewRequestID())
+	w.Header().Set("X-Request-Id", errs.NewRequestID())
 	if h.st == nil {
 		h.fail(w, 0, errs.E(errs.Unavailable, "traces are not stored by this server"))
 		return

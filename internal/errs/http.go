@@ -1,4 +1,4 @@
-package httpapi
+package errs
 
 import (
 	"encoding/json"
@@ -6,22 +6,20 @@ import (
 	"strconv"
 
 	"github.com/oklog/ulid/v2"
-
-	"github.com/nexus-mcp/nexus/internal/errs"
 )
 
-// ErrorBody is the one error shape of Nexus's HTTP front and REST surface:
-// {"error": errs.Response}, Tutor Nexus ADR-012's ErrorResponse (code,
-// message, details, requestId) plus the offending field.
-type ErrorBody struct {
-	Error errs.Response `json:"error"`
+// Body is the one error shape of Nexus's HTTP front and REST surface:
+// {"error": Response}, Tutor Nexus ADR-012's ErrorResponse (code, message,
+// details, requestId) plus the offending field.
+type Body struct {
+	Error Response `json:"error"`
 }
 
-// WriteError writes e as [ErrorBody] with status. The request id is the
+// Write writes e as [Body] with status. The request id is the
 // response's X-Request-Id header, set to a new id when absent. e.Message is
 // shown as it is: hide internal causes before. A RetryAfter also sets the
 // Retry-After header.
-func WriteError(w http.ResponseWriter, status int, e *errs.Error) {
+func Write(w http.ResponseWriter, status int, e *Error) {
 	hdr := w.Header()
 	id := hdr.Get("X-Request-Id")
 	if id == "" {
@@ -33,7 +31,7 @@ func WriteError(w http.ResponseWriter, status int, e *errs.Error) {
 	if e.RetryAfter > 0 {
 		hdr.Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
-	b, err := json.Marshal(ErrorBody{Error: d})
+	b, err := json.Marshal(Body{Error: d})
 	if err != nil { // cannot happen: the shape always marshals
 		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"INTERNAL_ERROR","message":"encode error","requestId":"`+id+`"}}`)
 	}

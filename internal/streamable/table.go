@@ -1,4 +1,4 @@
-package httpapi
+package streamable
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 const DefaultMaxSessions = 10000
 
 // SessionTimeout is how long an MCP session may stay idle (no request)
-// before it is closed (Options.SessionTimeout, zero meaning this).
+// before it is closed ([Options].SessionTimeout, zero meaning this).
 const SessionTimeout = 30 * time.Minute
 
 // sessionLimiter is the table of the live MCP sessions of one Nexus
@@ -90,8 +90,8 @@ type liveSession struct {
 }
 
 // SessionCloser is implemented by the handler of a session route
-// ([Options.SessionRoutes]) whose sessions the front counts: the front ends
-// one (idle the longest, to make room) through it.
+// ([Sessions.Route]) whose sessions the table counts: the table ends one
+// (idle the longest, to make room) through it.
 type SessionCloser interface {
 	// CloseSession ends session id of the endpoint at path, if it holds it.
 	CloseSession(path, id string)
@@ -103,7 +103,7 @@ func newSessionLimiter(s shares) *sessionLimiter {
 }
 
 // wrap applies the cap to the Streamable HTTP handler of a session route
-// ([Options.SessionRoutes]), which serves its sessions itself: the limiter
+// ([Sessions.Route]), which serves its sessions itself: the table
 // counts them from the initialize responses the handler writes, and ends
 // one to make room through the handler ([SessionCloser]; a handler that is
 // none never loses a session to the cap, which then refuses).

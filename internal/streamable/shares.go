@@ -1,4 +1,4 @@
-package httpapi
+package streamable
 
 import (
 	"net/http"
@@ -78,7 +78,7 @@ func (s shares) full(share string, held int) bool {
 func (s shares) refuse(w http.ResponseWriter, share, slots string, capFull bool) {
 	w.Header().Set("Retry-After", strconv.Itoa(RetryShare))
 	if capFull {
-		WriteError(w, http.StatusServiceUnavailable, errs.E(errs.Unavailable,
+		errs.Write(w, http.StatusServiceUnavailable, errs.E(errs.Unavailable,
 			"all %d %s of this server are busy; try again shortly", s.max, slots))
 		return
 	}
@@ -89,5 +89,5 @@ func (s shares) refuse(w http.ResponseWriter, share, slots string, capFull bool)
 	e := errs.E(errs.RateLimited, "%s %d %s on this server, each busy: at most %d per user (--max-sessions-per-user); end one or try again in %d s",
 		who, s.perUser, slots, s.perUser, RetryShare)
 	e.RetryAfter = RetryShare
-	WriteError(w, http.StatusTooManyRequests, e)
+	errs.Write(w, http.StatusTooManyRequests, e)
 }

@@ -1,4 +1,4 @@
-package httpapi
+package streamable
 
 import (
 	"bytes"
@@ -255,7 +255,7 @@ func (l *sessionLimiter) restore(w http.ResponseWriter, r *http.Request, id stri
 	case err != nil:
 		l.log.Warn("read an MCP session", "session", id, "err", err)
 		w.Header().Set("Retry-After", "1")
-		WriteError(w, http.StatusServiceUnavailable, errs.E(errs.Unavailable, "the session store does not answer; try again shortly"))
+		errs.Write(w, http.StatusServiceUnavailable, errs.E(errs.Unavailable, "the session store does not answer; try again shortly"))
 		return nil, true
 	case !ok || sess.User != requestUser(r):
 		writeNoSession(w, r)
@@ -333,7 +333,7 @@ func (l *sessionLimiter) setLevel(id, level string) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set(sessionHeader, id)
-	rec := &recorder{header: http.Header{}}
+	rec := &discard{header: http.Header{}}
 	s.transport.ServeHTTP(rec, req)
 	if rec.status != 0 && rec.status != http.StatusOK {
 		l.log.Warn("set the log level of an MCP session changed on another replica", "session", id, "status", rec.status)
@@ -348,3 +348,25 @@ func requestID(r *http.Request) json.RawMessage {
 	}
 	return nil
 }
+
+// discard is a response nobody reads: its status is kept.
+type discard struct {
+	header http.Header
+	status int
+}
+
+func (d *discard) Header() http.Header { return d.header }
+
+func (d *discard) Write(b []byte) (int, error) {
+	d.WriteHeader(http.StatusOK)
+	return len(b), nil
+}
+
+func (d *discard) WriteHeader(status int) {
+	if d.status == 0 {
+		d.status = status
+	}
+}
+
+// Flush does nothing: nothing is sent.
+func (d *discard) Flush() {}

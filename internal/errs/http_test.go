@@ -1,11 +1,10 @@
-package httpapi_test
+package errs_test
 
 import (
 	"net/http/httptest"
 	"testing"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
-	"github.com/nexus-mcp/nexus/internal/httpapi"
 )
 
 // TestWriteErrorWire pins the REST/front error body byte for byte:
@@ -26,7 +25,7 @@ func TestWriteErrorWire(t *testing.T) {
 	} {
 		rec := httptest.NewRecorder()
 		rec.Header().Set("X-Request-Id", "R1")
-		httpapi.WriteError(rec, 400, tt.err)
+		errs.Write(rec, 400, tt.err)
 		if got := rec.Body.String(); got != tt.want+"\n" {
 			t.Errorf("%+v:\n got %s\nwant %s", tt.err, got, tt.want)
 		}

@@ -1,4 +1,4 @@
-package httpapi
+package streamable
 
 import (
 	"net/http"
@@ -11,10 +11,10 @@ import (
 // direction of MCP ([mcpwire.Sessionless]).
 const SessionlessVersion = mcpwire.Sessionless
 
-// sessionless sends each request of an MCP endpoint either to the SDK's
-// stateful Streamable HTTP handler (through the session limiter and, on the
-// flat surface, the fast path: next) or to a stateless handler of the same
-// server (stateless), one request at a time. It is the one place that
+// sessionless sends each request of an MCP endpoint either to the session
+// table (next: [sessionLimiter.serve], with the fast path on the flat
+// surface) or to the SDK's stateless handler of the same server
+// (stateless), one request at a time. It is the one place that
 // decides (see [servesSessionless]); the guard (Host, Origin, body bounds,
 // authentication) has run before it for both, and both reach the same
 // server, whose tools run through the one pipeline.
@@ -104,7 +104,7 @@ func (s *streamSlots) give(share string) {
 //
 // Everything else (initialize, any request with Mcp-Session-Id of an
 // earlier version, GET and DELETE, a body that is no JSON-RPC message) goes
-// to the stateful handler, as before.
+// to the session table.
 func servesSessionless(r *http.Request) bool {
 	if r.Header.Get(protocolHeader) >= SessionlessVersion {
 		return true
