@@ -47,12 +47,17 @@ func labeled(name string, ts *httptest.Server) *httptest.Server {
 }
 
 func benchPassthrough(b *testing.B, direct bool, clients int) {
+	benchPassthroughWith(b, direct, clients, Options{})
+}
+
+// benchPassthroughWith is benchPassthrough with the proxy's options o.
+func benchPassthroughWith(b *testing.B, direct bool, clients int, o Options) {
 	s := benchEchoServer()
 	down := labeled("down", httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)))
 	b.Cleanup(down.Close)
 	url := down.URL
 	if !direct {
-		p := New(testConfig(&config.Server{Transport: config.StreamableHTTP, URL: down.URL}), Options{})
+		p := New(testConfig(&config.Server{Transport: config.StreamableHTTP, URL: down.URL}), o)
 		front := labeled("nexus", httptest.NewUnstartedServer(httpapi.Handler(httpapi.Options{Loopback: true, SessionRoutes: map[string]http.Handler{"/mcp/servers/": p}})))
 		b.Cleanup(func() {
 			p.Close()
