@@ -25,6 +25,8 @@ package streamable
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -114,7 +116,33 @@ func (s *Sessions) Endpoint(srv *mcp.Server, calls ToolCalls) http.Handler {
 		MaxRequestBodyBytes:          s.o.MaxBodyBytes,
 		DisableLocalhostProtection:   true,
 	})
-	return JSONRPCErrors(sessionless(stateless, fast, s.table.serve(srv, fast, s.o.SessionTimeout), s.listens))
+	return buffered(s.o.MaxBodyBytes, JSONRPCErrors(sessionless(stateless, fast, s.table.serve(srv, fast, s.o.SessionTimeout), s.listens)))
+}
+
+// buffered reads a POST's body whole, at most maxBytes of it (413 beyond),
+// unless the front's guard did ([NewBody]): the endpoint reads a message's
+// method and id before it is served, and serves it from memory.
+func buffered(maxBytes int64, next http.Handler) http.Handler {
+	if maxBytes <= 0 {
+		maxBytes = mcp.DefaultMaxRequestBodyBytes
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := r.Body.(*bufferedBody); ok || r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+		if err != nil {
+			status := http.StatusBadRequest
+			if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+				status = http.StatusRequestEntityTooLarge
+			}
+			writeRPCErrorCode(w, status, nil, rpcInvalidRequest, fmt.Sprintf("read the request body: %v", err))
+			return
+		}
+		r.Body = NewBody(data)
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Route counts the sessions of h, an MCP endpoint that serves its own
