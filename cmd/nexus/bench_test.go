@@ -103,12 +103,37 @@ func stdioFirstToolsList(dir string) (time.Duration, error) {
 // fresh-db starts each process on a new data directory (creating the
 // database and loading the demo data, as a first run does); existing-db
 // reuses one directory prepared beforehand.
+//
+// bare-sdk is the yardstick of issue 25: a bare SDK server with one tool
+// (testdata/echoserver), after the same initialize and tools/list, in the
+// same run.
 func BenchmarkIdleRSS(b *testing.B) {
 	b.Run("fresh-db", func(b *testing.B) { benchIdleRSS(b, b.TempDir) })
 	b.Run("existing-db", func(b *testing.B) {
 		dir := b.TempDir()
 		startNexusServe(b, dir).stop() // creates the database
 		benchIdleRSS(b, func() string { return dir })
+	})
+	b.Run("bare-sdk", func(b *testing.B) {
+		bin := buildEchoServer(b)
+		var sumRSS, maxRSS, sumHWM float64
+		for range b.N {
+			pid, url := startBareSDK(b, bin)
+			if err := listToolsHTTP(url); err != nil {
+				b.Fatal(err)
+			}
+			time.Sleep(idleWait) // not synchronisation: the idle period is what is measured
+			rss, hwm, err := procMemory(pid)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sumRSS += rss
+			sumHWM += hwm
+			maxRSS = max(maxRSS, rss)
+		}
+		b.ReportMetric(sumRSS/float64(b.N), "rss-MB")
+		b.ReportMetric(maxRSS, "max-rss-MB")
+		b.ReportMetric(sumHWM/float64(b.N), "hwm-MB")
 	})
 }
 

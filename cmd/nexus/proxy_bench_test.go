@@ -250,7 +250,7 @@ func toolOf(cs *mcp.ClientSession) string {
 }
 
 // startProcess starts bin with args until the test ends.
-func startProcess(t *testing.T, bin string, args ...string) *exec.Cmd {
+func startProcess(t testing.TB, bin string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	if err := cmd.Start(); err != nil {
@@ -270,7 +270,7 @@ func startProcess(t *testing.T, bin string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-func waitListening(t *testing.T, addr string) {
+func waitListening(t testing.TB, addr string) {
 	t.Helper()
 	testtools.EventuallyErr(t, 20*time.Second, "a server to listen on "+addr, func() error {
 		c, err := net.Dial("tcp", addr)

@@ -5,42 +5,76 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
 )
 
 // BenchmarkSessionRSS measures what idle MCP sessions cost "nexus serve": it
 // opens sessionsPerRun sessions (initialize + notifications/initialized, never
 // closed) on each surface of a fresh process and reports the growth of VmRSS
 // per 1,000 sessions. Run it with -benchtime=1x; each surface gets its own
-// process.
+// process. "bare-sdk" is the yardstick of issue 25 (at most 1.3× of it):
+// the same sessions on a bare SDK server with one tool (testdata/echoserver),
+// in the same run.
 func BenchmarkSessionRSS(b *testing.B) {
 	for _, path := range []string{"/mcp", "/mcp/agents", "/mcp/bounded"} {
 		b.Run(path[1:], func(b *testing.B) {
 			var sum float64
 			for range b.N {
-				sum += sessionRSS(b, path)
+				p := startNexusServe(b, b.TempDir())
+				sum += sessionRSS(b, p.cmd.Process.Pid, p.base+path)
+				p.stop()
 			}
 			b.ReportMetric(sum/float64(b.N), "MB/1000-sessions")
 		})
 	}
+	b.Run("bare-sdk", func(b *testing.B) {
+		bin := buildEchoServer(b)
+		var sum float64
+		for range b.N {
+			pid, url := startBareSDK(b, bin)
+			sum += sessionRSS(b, pid, url)
+		}
+		b.ReportMetric(sum/float64(b.N), "MB/1000-sessions")
+	})
+}
+
+// buildEchoServer builds testdata/echoserver, a bare SDK server with one
+// tool, and returns its path.
+func buildEchoServer(tb testing.TB) string {
+	bin := filepath.Join(tb.TempDir(), "echoserver")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/echoserver").CombinedOutput(); err != nil {
+		tb.Fatalf("build the echo server: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startBareSDK starts the bare SDK server bin on a free port until tb ends
+// and returns its process id and endpoint.
+func startBareSDK(tb testing.TB, bin string) (int, string) {
+	addr := testtools.FreeAddr(tb)
+	cmd := startProcess(tb, bin, "-addr", addr)
+	waitListening(tb, addr)
+	return cmd.Process.Pid, "http://" + addr + "/"
 }
 
 const sessionsPerRun = 3000
 
-// sessionRSS returns the VmRSS growth of a fresh "nexus serve" per 1,000
-// idle sessions opened on path.
-func sessionRSS(b *testing.B, path string) float64 {
-	p := startNexusServe(b, b.TempDir())
-	defer p.stop()
+// sessionRSS returns the VmRSS growth of process pid, a fresh server, per
+// 1,000 idle sessions opened on its endpoint.
+func sessionRSS(b *testing.B, pid int, endpoint string) float64 {
 	// Warm up: one session, so that lazily built state is not counted.
-	if _, err := openSession(p.base + path); err != nil {
+	if _, err := openSession(endpoint); err != nil {
 		b.Fatal(err)
 	}
 	time.Sleep(time.Second) // not synchronisation: an idle second before the measure, as after the sessions
-	before, _, err := procMemory(p.cmd.Process.Pid)
+	before, _, err := procMemory(pid)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -52,7 +86,7 @@ func sessionRSS(b *testing.B, path string) float64 {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if _, err := openSession(p.base + path); err != nil {
+			if _, err := openSession(endpoint); err != nil {
 				errc <- err
 			}
 		}()
@@ -60,10 +94,10 @@ func sessionRSS(b *testing.B, path string) float64 {
 	wg.Wait()
 	close(errc)
 	if err := <-errc; err != nil {
-		b.Fatalf("%v\nstderr:\n%s", err, p.stderr.String())
+		b.Fatal(err)
 	}
 	time.Sleep(2 * time.Second) // not synchronisation: the process idles before its memory is read
-	after, _, err := procMemory(p.cmd.Process.Pid)
+	after, _, err := procMemory(pid)
 	if err != nil {
 		b.Fatal(err)
 	}
