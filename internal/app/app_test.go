@@ -32,6 +32,22 @@ func TestToolsDoc(t *testing.T) {
 	testtools.Golden(t, filepath.Join("..", "..", "docs", "tools.md"), app.ToolsMarkdown(a.Registry), *update)
 }
 
+// TestEveryLocalSchemaCompiles: a tool's input schema is compiled on its
+// first call (registry.Tool.CompileSchema), so a schema of Nexus's own that
+// does not compile is caught here, for every tool the app registers.
+func TestEveryLocalSchemaCompiles(t *testing.T) {
+	a := openApp(t)
+	tools := a.Registry.List()
+	if len(tools) < 50 {
+		t.Fatalf("%d tools registered", len(tools))
+	}
+	for _, tool := range tools {
+		if err := tool.CompileSchema(); err != nil {
+			t.Errorf("%s: %v", tool.ID.Name(), err)
+		}
+	}
+}
+
 func TestDemoDataLoadsOnlyIntoANewDatabase(t *testing.T) {
 	dir := t.TempDir()
 	for i := range 2 {

@@ -460,10 +460,7 @@ func (l *loop) offer(names []string) error {
 		if !l.c.o.Pipeline.Visible(l.ctx, t) {
 			continue
 		}
-		schema, err := json.Marshal(t.ListedSchema())
-		if err != nil {
-			return fmt.Errorf("schema of %s: %w", t.ID.Name(), err)
-		}
+		schema := t.ListedSchemaJSON()
 		l.add(t.ID.Name(), offered{spec: llm.ToolSpec{Name: t.ID.Name(), Description: t.Description, Schema: schema}, flat: t.ID.Name()})
 	}
 	return nil

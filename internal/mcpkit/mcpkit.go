@@ -359,7 +359,7 @@ func Tool(t *registry.Tool) *mcp.Tool {
 		Name:        t.ID.Name(),
 		Title:       t.Title,
 		Description: t.Description,
-		InputSchema: t.ListedSchema(),
+		InputSchema: t.ListedSchemaJSON(),
 		Annotations: t.Annotations,
 		Icons:       t.Icons,
 		Meta:        t.ToolMeta,

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -141,9 +142,15 @@ func (d Def) Tool(toolbox, server string) (Tool, error) {
 	case len(d.Schema) == 0:
 		return fail(errors.New("no input schema"))
 	}
-	parsed, err := checkInput(d.Schema, d.Handler.in)
-	if err != nil {
-		return fail(err)
+	// The hand-written schema is checked against the handler's input type
+	// where the code is tested (every Def is registered by the tests of
+	// Nexus's servers): a built binary cannot change its definitions, and
+	// checking them at every start cost about a third of opening Nexus
+	// (docs/benchmarks.md, "Start-up").
+	if testing.Testing() {
+		if err := checkInput(d.Schema, d.Handler.in); err != nil {
+			return fail(err)
+		}
 	}
 	if err := checkOutputKind(d.Handler.out); err != nil {
 		return fail(err)
@@ -152,7 +159,6 @@ func (d Def) Tool(toolbox, server string) (Tool, error) {
 		ID: id, Title: d.Title, Description: d.Description, Annotations: d.Annotations,
 		InputSchema: d.Schema, Source: Local, Family: d.Family, ReadOnly: d.ReadOnly,
 		Meta: d.Meta, SelfValidating: d.SelfValidating, Handler: d.Handler.run,
-		parsed: parsed,
 	}, nil
 }
 
@@ -215,33 +221,32 @@ func outputSchema(t reflect.Type) (*jsonschema.Schema, error) {
 }
 
 // checkInput reports how the Go type in disagrees with the JSON object
-// schema (see [Def] for the rules), every mismatch joined in one error; it
-// returns the parsed schema, which registration compiles.
-func checkInput(schema json.RawMessage, in reflect.Type) (*jsonschema.Schema, error) {
+// schema (see [Def] for the rules), every mismatch joined in one error.
+func checkInput(schema json.RawMessage, in reflect.Type) error {
 	if in == nil {
-		return nil, errors.New("no input type")
+		return errors.New("no input type")
 	}
 	var hand jsonschema.Schema
 	if err := json.Unmarshal(schema, &hand); err != nil {
-		return nil, fmt.Errorf("input schema: %w", err)
+		return fmt.Errorf("input schema: %w", err)
 	}
 	t := in
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t.Kind() != reflect.Struct {
-		return nil, fmt.Errorf("input type %s is not a struct", in)
+		return fmt.Errorf("input type %s is not a struct", in)
 	}
 	derived, err := jsonschema.ForType(t, forOptions())
 	if err != nil {
-		return nil, fmt.Errorf("input type %s: %w", in, err)
+		return fmt.Errorf("input type %s: %w", in, err)
 	}
 	var c checker
 	c.object("", &hand, derived, true)
 	if err := errors.Join(c.errs...); err != nil {
-		return nil, fmt.Errorf("input type %s does not match the input schema: %w", in, err)
+		return fmt.Errorf("input type %s does not match the input schema: %w", in, err)
 	}
-	return &hand, nil
+	return nil
 }
 
 // checker collects the mismatches of a hand-written schema and the schema

@@ -76,8 +76,8 @@ func TestValidateDefaultsQuick(t *testing.T) {
 	if err := prepare(&tool); err != nil {
 		t.Fatal(err)
 	}
-	if tool.quick == nil || !tool.quick.defaults {
-		t.Fatalf("quick = %+v, want a quick check that knows of defaults", tool.quick)
+	if q := tool.schema.get().quick; q == nil || !q.defaults {
+		t.Fatalf("quick = %+v, want a quick check that knows of defaults", q)
 	}
 	args := map[string]any{"s": "x"}
 	if err := tool.Validate(args); err != nil {

@@ -163,10 +163,9 @@ type Tool struct {
 	// exact error texts); the pipeline only checks that they are an object.
 	SelfValidating bool
 
-	input    *jsonschema.Resolved // nil: the schema could not be compiled; only "object" is checked
-	quick    *quick               // the schema's quick check (quick.go), nil outside its subset
-	parsed   *jsonschema.Schema   // InputSchema already parsed (by Def.Tool), or nil
+	schema   *compiled // the input schema's validator, compiled on first use
 	listed   map[string]any
+	encoded  json.RawMessage // listed, encoded once
 	declared map[string]bool // which of ContextNames the tool's own schema declares
 	sessions []string        // the tool's own arguments that name a conversation (SessionArgNames)
 }
@@ -204,29 +203,77 @@ type Encoded struct {
 // Validate checks args (a decoded JSON object) against the tool's own input
 // schema after applying its defaults in place.
 func (t *Tool) Validate(args map[string]any) error {
-	if t.input == nil {
+	c := t.schema.get()
+	if c.input == nil {
 		return nil
 	}
-	if t.quick == nil || t.quick.defaults {
-		if err := t.input.ApplyDefaults(&args); err != nil {
+	if c.quick == nil || c.quick.defaults {
+		if err := c.input.ApplyDefaults(&args); err != nil {
 			return err
 		}
 	}
-	if t.quick != nil && t.quick.accepts(args) {
+	if c.quick != nil && c.quick.accepts(args) {
 		return nil // what the full validator would say (quick.go)
 	}
-	return t.input.Validate(args)
+	return c.input.Validate(args)
 }
 
 // AppliesDefaults reports whether [Tool.Validate] may change the arguments it
 // checks, by applying defaults of the tool's schema.
-func (t *Tool) AppliesDefaults() bool { return t.input != nil && (t.quick == nil || t.quick.defaults) }
+func (t *Tool) AppliesDefaults() bool {
+	c := t.schema.get()
+	return c.input != nil && (c.quick == nil || c.quick.defaults)
+}
+
+// CompileSchema compiles the tool's input schema now, if it was not yet,
+// and returns why it does not compile (nil when it does). A tool's schema
+// is compiled on its first call, not when it is registered: a catalog of
+// thousands of tools (and Nexus's start) pays only for those called. A
+// schema that does not compile validates nothing but the object its
+// arguments must be; the tests of Nexus's own tools check that theirs
+// compile.
+func (t *Tool) CompileSchema() error { return t.schema.get().err }
+
+// compiled is a tool's input schema, compiled once, on first use.
+type compiled struct {
+	raw  json.RawMessage
+	once sync.Once
+	// input is nil when the schema could not be compiled (err says why):
+	// only "object" is checked then.
+	input *jsonschema.Resolved
+	quick *quick // the schema's quick check (quick.go), nil outside its subset
+	err   error
+}
+
+func (c *compiled) get() *compiled {
+	if c == nil {
+		return &compiled{}
+	}
+	c.once.Do(func() {
+		s := new(jsonschema.Schema)
+		err := json.Unmarshal(c.raw, s)
+		if err == nil {
+			c.input, err = s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+		}
+		if err != nil {
+			c.input, c.err = nil, fmt.Errorf("input schema: %w", err)
+			return
+		}
+		c.quick = compileQuick(s)
+	})
+	return c
+}
 
 // ListedSchema is the input schema as surfaces list it: the tool's own schema
 // plus seed 000's optional "context" and "workspaceContext" objects and the
 // legacy top-level "sessionId", each where the tool's own schema does not
 // declare that name (a declared one keeps the tool's definition).
 func (t *Tool) ListedSchema() map[string]any { return t.listed }
+
+// ListedSchemaJSON is [Tool.ListedSchema] encoded (once, when the tool was
+// registered), for listings: encoding the map again for every surface and
+// every tools/list sorted its keys each time.
+func (t *Tool) ListedSchemaJSON() json.RawMessage { return t.encoded }
 
 // ContextSchema is the schema of seed 000's "context" argument.
 func ContextSchema() map[string]any {
@@ -291,26 +338,10 @@ func prepare(t *Tool) error {
 	if listed["type"] != "object" {
 		return fmt.Errorf("registry: tool %q input schema must have type object", name)
 	}
-	s := t.parsed
-	var err error
-	if s == nil {
-		s = new(jsonschema.Schema)
-		err = json.Unmarshal(t.InputSchema, s)
-	}
-	if err == nil {
-		t.input, err = s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
-	}
-	if err == nil {
-		t.quick = compileQuick(s)
-	}
-	if err != nil {
-		if t.Source == Local {
-			return fmt.Errorf("registry: tool %q input schema: %w", name, err)
-		}
-		// A downstream server's schema we cannot compile is still listed as
-		// given; the downstream server validates its own arguments.
-		t.input = nil
-	}
+	// Compiled on first use; a downstream server's schema that does not
+	// compile is still listed as given, and the server validates its own
+	// arguments.
+	t.schema = &compiled{raw: t.InputSchema}
 	props, _ := listed["properties"].(map[string]any)
 	if props == nil {
 		props = map[string]any{}
@@ -343,11 +374,17 @@ func prepare(t *Tool) error {
 		}
 	}
 	t.listed = listed
+	encoded, err := json.Marshal(listed)
+	if err != nil {
+		return fmt.Errorf("registry: tool %q input schema: %w", name, err)
+	}
+	t.encoded = encoded
 	return nil
 }
 
-// Add registers t, resolving its schemas. It fails on a duplicate name, an
-// invalid name or a local tool's schema that does not compile.
+// Add registers t. It fails on a duplicate name, an invalid name or a
+// schema that is not a JSON object of type "object" (the schema itself is
+// compiled on first use: [Tool.CompileSchema]).
 func (r *Registry) Add(t Tool) error {
 	if err := prepare(&t); err != nil {
 		return err

@@ -21,7 +21,6 @@ func TestAddRejectsBadTools(t *testing.T) {
 		{"bad name", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "has space"}, Source: registry.Local, InputSchema: json.RawMessage(`{"type":"object"}`), Handler: nop}, "MCP name rules"},
 		{"no handler", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, Source: registry.Local, InputSchema: json.RawMessage(`{"type":"object"}`)}, "no handler"},
 		{"not object", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, Source: registry.Local, InputSchema: json.RawMessage(`{"type":"string"}`), Handler: nop}, "type object"},
-		{"bad schema", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, Source: registry.Local, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer","default":"x"}}}`), Handler: nop}, "input schema"},
 		{"not json", registry.Tool{ID: registry.ID{Toolbox: "nexus", Tool: "x"}, Source: registry.Local, InputSchema: json.RawMessage(`{`), Handler: nop}, "input schema"},
 	}
 	for _, tt := range tests {
@@ -31,6 +30,43 @@ func TestAddRejectsBadTools(t *testing.T) {
 				t.Fatalf("Add = %v, want error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestSchemaCompiledOnFirstUse: a tool's input schema is compiled when it
+// is first needed, not when the tool is registered; one that does not
+// compile says why (CompileSchema) and checks only that the arguments are
+// an object, and a good one validates.
+func TestSchemaCompiledOnFirstUse(t *testing.T) {
+	r := registry.New()
+	bad := registry.Tool{ID: registry.ID{Toolbox: "nexus", Server: "s", Tool: "bad"}, Source: registry.Local, Handler: nop,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer","default":"x"}}}`)}
+	good := registry.Tool{ID: registry.ID{Toolbox: "nexus", Server: "s", Tool: "good"}, Source: registry.Local, Handler: nop,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]}`)}
+	for _, tool := range []registry.Tool{bad, good} {
+		if err := r.Add(tool); err != nil {
+			t.Fatalf("Add %s: %v", tool.ID.Tool, err)
+		}
+	}
+	b, _ := r.Lookup("bad")
+	if err := b.CompileSchema(); err == nil || !strings.Contains(err.Error(), "input schema") {
+		t.Fatalf("CompileSchema of a schema whose default is of the wrong type = %v", err)
+	}
+	if err := b.Validate(map[string]any{"a": "anything"}); err != nil {
+		t.Errorf("a schema that does not compile refused an object: %v", err)
+	}
+	g, _ := r.Lookup("good")
+	if err := g.CompileSchema(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Validate(map[string]any{}); err == nil {
+		t.Error("a missing required argument passed")
+	}
+	if err := g.Validate(map[string]any{"a": 1}); err != nil {
+		t.Error(err)
+	}
+	if got := string(g.ListedSchemaJSON()); !strings.HasPrefix(got, `{"properties":{"a":{"type":"integer"},"context":`) {
+		t.Errorf("ListedSchemaJSON = %s", got)
 	}
 }
 
