@@ -10,6 +10,7 @@ package mcpwire
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"mime"
 	"net/http"
 	"slices"
@@ -92,6 +93,39 @@ func Accepts(values []string) (jsonOK, streamOK bool) {
 		}
 	}
 	return jsonOK, streamOK
+}
+
+// CheckRequest says what is wrong with r, a request of the session
+// protocol (a POST of a message, the initialize among them, or a GET of a
+// session's stream), by the Streamable HTTP transport's rules: a protocol
+// version header of a version of the handshake, the Accept of a GET (an
+// event stream) and of a POST (JSON and an event stream), a POST's
+// Content-Type (JSON) and body (not empty: body is what was read of it).
+// It returns the HTTP status to answer and the message, which names what is
+// wrong; status 0 when nothing is.
+func CheckRequest(r *http.Request, body []byte) (status int, message string) {
+	h := r.Header
+	if v := h.Get(VersionHeader); v != "" && !IsHandshake(v) {
+		return http.StatusBadRequest, fmt.Sprintf("Bad Request: Unsupported protocol version %q (supported versions: %s)", v, strings.Join(HandshakeVersions(), ","))
+	}
+	jsonOK, streamOK := Accepts(h.Values("Accept"))
+	switch r.Method {
+	case http.MethodGet:
+		if !streamOK {
+			return http.StatusBadRequest, "Accept must contain 'text/event-stream' for GET requests"
+		}
+	case http.MethodPost:
+		if len(bytes.TrimSpace(body)) == 0 {
+			return http.StatusBadRequest, "Bad Request: POST requires a non-empty body"
+		}
+		if MediaType(h.Get("Content-Type")) != "application/json" {
+			return http.StatusUnsupportedMediaType, "Content-Type must be 'application/json'"
+		}
+		if !jsonOK || !streamOK {
+			return http.StatusBadRequest, "Accept must contain both 'application/json' and 'text/event-stream'"
+		}
+	}
+	return 0, ""
 }
 
 // NextEvent finds the first complete SSE event of in (lines up to an empty

@@ -3,6 +3,8 @@ package mcpwire
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -103,4 +105,42 @@ func FuzzNextEvent(f *testing.F) {
 			in = in[end:]
 		}
 	})
+}
+
+// TestCheckRequest: the transport's rules for a request of the session
+// protocol, each refusal naming what is wrong, with its status.
+func TestCheckRequest(t *testing.T) {
+	req := func(method, version, accept, contentType string) *http.Request {
+		r := httptest.NewRequest(method, "/mcp", nil)
+		if version != "" {
+			r.Header.Set(VersionHeader, version)
+		}
+		r.Header.Set("Accept", accept)
+		r.Header.Set("Content-Type", contentType)
+		return r
+	}
+	const both, body = "application/json, text/event-stream", `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	for _, tt := range []struct {
+		name   string
+		r      *http.Request
+		body   string
+		status int
+		want   string
+	}{
+		{"a good POST", req("POST", "2025-06-18", both, "application/json"), body, 0, ""},
+		{"no version header", req("POST", "", both, "application/json; charset=utf-8"), body, 0, ""},
+		{"a good GET", req("GET", "2025-11-25", "text/event-stream", ""), "", 0, ""},
+		{"unknown version", req("POST", "2020-01-01", both, "application/json"), body, 400, `Unsupported protocol version "2020-01-01"`},
+		{"sessionless version", req("POST", Sessionless, both, "application/json"), body, 400, "Unsupported protocol version"},
+		{"GET without event stream", req("GET", "", "application/json", ""), "", 400, "text/event-stream' for GET"},
+		{"empty POST", req("POST", "", both, "application/json"), " \n", 400, "non-empty body"},
+		{"text POST", req("POST", "", both, "text/plain"), body, 415, "Content-Type must be 'application/json'"},
+		{"POST accepting JSON only", req("POST", "", "application/json", "application/json"), body, 400, "Accept must contain both"},
+		{"POST accepting anything", req("POST", "", "*/*", "application/json"), body, 0, ""},
+	} {
+		status, msg := CheckRequest(tt.r, []byte(tt.body))
+		if status != tt.status || !strings.Contains(msg, tt.want) || (tt.want == "") != (msg == "") {
+			t.Errorf("%s: %d %q, want %d naming %q", tt.name, status, msg, tt.status, tt.want)
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package streamable
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -47,11 +46,7 @@ func (l *sessionLimiter) serve(srv *mcp.Server, fast *fastCalls, idle time.Durat
 			writeRPCErrorCode(w, http.StatusMethodNotAllowed, nil, rpcInvalidRequest, "Method Not Allowed: "+r.Method+"; an MCP endpoint takes GET, POST and DELETE")
 			return
 		}
-		if msg := badRequest(r); msg != "" {
-			status := http.StatusBadRequest
-			if strings.HasPrefix(msg, "Content-Type") {
-				status = http.StatusUnsupportedMediaType
-			}
+		if status, msg := mcpwire.CheckRequest(r, bodyOf(r)); status != 0 {
 			writeRPCErrorCode(w, status, requestID(r), rpcInvalidRequest, msg)
 			return
 		}
@@ -98,33 +93,6 @@ func (l *sessionLimiter) serve(srv *mcp.Server, fast *fastCalls, idle time.Durat
 		}
 		s.transport.ServeHTTP(w, r)
 	})
-}
-
-// badRequest is what is wrong with r's headers for a request of a session
-// (or the initialize starting one), "" when nothing is.
-func badRequest(r *http.Request) string {
-	h := r.Header
-	if v := h.Get(protocolHeader); v != "" && !mcpwire.IsHandshake(v) {
-		return fmt.Sprintf("Bad Request: Unsupported protocol version %q (supported versions: %s)", v, strings.Join(mcpwire.HandshakeVersions(), ","))
-	}
-	jsonOK, streamOK := mcpwire.Accepts(h.Values("Accept"))
-	switch r.Method {
-	case http.MethodGet:
-		if !streamOK {
-			return "Accept must contain 'text/event-stream' for GET requests"
-		}
-	case http.MethodPost:
-		if len(bytes.TrimSpace(bodyOf(r))) == 0 {
-			return "Bad Request: POST requires a non-empty body"
-		}
-		if mcpwire.MediaType(h.Get("Content-Type")) != "application/json" {
-			return "Content-Type must be 'application/json'"
-		}
-		if !jsonOK || !streamOK {
-			return "Accept must contain both 'application/json' and 'text/event-stream'"
-		}
-	}
-	return ""
 }
 
 // start serves an initialize that makes a new session of srv.
