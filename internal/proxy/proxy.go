@@ -169,6 +169,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -211,6 +212,10 @@ type Options struct {
 	// RecordPassthrough: a trace and the call metrics); ctx is the
 	// caller's.
 	Record func(ctx context.Context, c pipeline.Passthrough)
+	// MaxKeptSessions bounds the downstream sessions each endpoint keeps
+	// for clients of the sessionless protocol (one per calling user; see
+	// the package doc). Zero means DefaultMaxKeptSessions.
+	MaxKeptSessions int
 }
 
 // Proxy serves MCP Streamable HTTP at /mcp/servers/{toolbox}/{server}.
@@ -221,6 +226,7 @@ type Proxy struct {
 	sessionTimeout time.Duration
 	allow          func(r *http.Request, toolbox, server string) bool
 	record         func(ctx context.Context, c pipeline.Passthrough)
+	maxKept        int
 
 	mu        sync.Mutex
 	closed    bool
@@ -237,7 +243,11 @@ func New(cfg *config.Config, o Options) *Proxy {
 		sessionTimeout: o.SessionTimeout,
 		allow:          o.Allow,
 		record:         o.Record,
+		maxKept:        o.MaxKeptSessions,
 		endpoints:      map[string]*endpoint{},
+	}
+	if p.maxKept <= 0 {
+		p.maxKept = DefaultMaxKeptSessions
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -418,10 +428,26 @@ type endpoint struct {
 	// checks of the typed ServerSession methods.
 	upSend mcp.MethodHandler
 
+	// ctx ends when the endpoint closes: sessionless requests forwarded
+	// raw end with it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// Sessionless clients (sessionless.go): slMode is how they are served
+	// (a sessionlessMode, asked of the server once, under probeMu); slRaw
+	// forwards their POSTs raw; slServer behind slHandler forwards them on
+	// kept sessions, sending upstream with slSend.
+	slMode    atomic.Int32
+	probeMu   sync.Mutex
+	slRaw     *rawSession
+	slServer  *mcp.Server
+	slHandler http.Handler
+	slSend    mcp.MethodHandler
+
 	mu     sync.Mutex
 	closed bool
 	links  map[*mcp.ServerSession]*link
-	raw    map[string]*rawSession // by upstream session id
+	raw    map[string]*rawSession  // by upstream session id
+	kept   map[string]*keptSession // by user
 }
 
 // endpointConfig is the configuration an endpoint of server name keeps.
@@ -442,7 +468,9 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 		log:     p.log.With("toolbox", toolbox, "server", name),
 		links:   map[*mcp.ServerSession]*link{},
 		raw:     map[string]*rawSession{},
+		kept:    map[string]*keptSession{},
 	}
+	ep.ctx, ep.cancel = context.WithCancel(context.Background())
 	if c.Transport == config.StreamableHTTP {
 		ep.hc = downstream.HTTPClient(&c)
 	}
@@ -469,13 +497,19 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 		EventStore:     mcp.NewMemoryEventStore(nil),
 		SessionTimeout: p.sessionTimeout,
 	})
+	ep.newSessionless()
 	ep.handler = httpapi.JSONRPCErrors(http.HandlerFunc(ep.serve))
 	return ep
 }
 
 // serve sends the requests of raw sessions, and initializes that open
-// them, to the raw passthrough, and everything else to the SDK's handler.
+// them, to the raw passthrough, those of sessionless clients to
+// serveSessionless, and everything else to the SDK's handler.
 func (ep *endpoint) serve(w http.ResponseWriter, r *http.Request) {
+	if isSessionless(r) {
+		ep.serveSessionless(w, r)
+		return
+	}
 	if ep.hc != nil {
 		if id := r.Header.Get(mcpwire.SessionHeader); id != "" {
 			if s := ep.rawSession(id); s != nil {
@@ -523,7 +557,7 @@ func (ep *endpoint) initialize(ctx context.Context, ss *mcp.ServerSession, req m
 	if ss == nil || params == nil || ep.link(ss) != nil {
 		return next(ctx, "initialize", req) // the SDK refuses
 	}
-	l, err := ep.dial(ctx, ss, params)
+	l, err := ep.dial(ctx, ss, nil, params)
 	if err != nil {
 		return nil, err
 	}
@@ -580,6 +614,13 @@ func (ep *endpoint) link(ss *mcp.ServerSession) *link {
 func (ep *endpoint) remove(l *link) {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
+	if l.kept != nil {
+		if ep.kept[l.kept.user] == l.kept {
+			delete(ep.kept, l.kept.user)
+		}
+		l.kept.stop()
+		return
+	}
 	if ep.links[l.ss] == l {
 		delete(ep.links, l.ss)
 	}
@@ -597,7 +638,13 @@ func (ep *endpoint) close() {
 	for _, s := range ep.raw {
 		raws = append(raws, s)
 	}
+	for _, k := range ep.kept {
+		if k.l != nil {
+			links = append(links, k.l)
+		}
+	}
 	ep.mu.Unlock()
+	ep.cancel()
 	var wg sync.WaitGroup
 	for _, l := range links {
 		wg.Go(l.close)
