@@ -26,10 +26,64 @@
 // them (link.go). A raw forwarding of those transports would need a message
 // framing of their own (newline-delimited stdio, the SSE transport's POST
 // endpoint), which is not done. So do, on any server, the requests that
-// belong to no raw session: a client of the sessionless protocol
-// (2026-07-28 and later) initializing, which is told to use the handshake;
-// requests without a session or with an unknown one, which the SDK's
-// handler answers (or refuses) as before.
+// belong to no raw session and to no sessionless client: requests without a
+// session or with an unknown one, which the SDK's handler answers (or
+// refuses) as before.
+//
+// # Sessionless clients
+//
+// A client of the sessionless protocol (2026-07-28 and later, SEP-2575 and
+// SEP-2567: no initialize and no Mcp-Session-Id; server/discover, then
+// every request on its own, with Mcp-Protocol-Version and its protocol
+// version, clientInfo and capabilities in its "_meta") is served without a
+// session too (sessionless.go). A request is the sessionless client's when
+// it has no Mcp-Session-Id and a protocol version header from 2026-07-28
+// on. How it reaches the server depends on the server, which the endpoint
+// asks once: over Streamable HTTP it connects an SDK client of the
+// sessionless protocol, which sends server/discover and falls back to
+// initialize on a server without it (that session is deleted at once);
+// the answer is kept for the endpoint's life (a reload that changes the
+// server asks again; a failed probe is not kept). Stdio and SSE servers
+// have sessions only.
+//
+//   - A Streamable HTTP server of the sessionless protocol gets each POST
+//     as one sessionless POST (the raw passthrough, no session on either
+//     side), with the client's Mcp-Method, Mcp-Name and Mcp-Param-*
+//     headers, and its response (JSON or SSE) is copied back as on a raw
+//     session; the server/discover result gets MetaKey in its "_meta". A
+//     request cut short (the client gone, the Timeout) ends its downstream
+//     HTTP request, which is the protocol's cancellation.
+//   - Any other server is reached through a downstream session the
+//     endpoint keeps for the calling user (the user of the request's
+//     context, users.FromContext; requests without one share the session
+//     of no user): the SDK serves the sessionless requests (its stateless
+//     Streamable HTTP handler over a second SDK server), and that server's
+//     receiving middleware forwards each on the user's kept session as a
+//     link forwards an upstream session's, results as the server wrote
+//     them. Users never share a downstream session. The session is opened
+//     by the user's first request, with the clientInfo and capabilities of
+//     that request's "_meta" (capabilities as the SDK models them), and
+//     reused by the user's next requests, whichever client sends them; it
+//     is closed when idle for Options.SessionTimeout, on Proxy.Close and
+//     reload, when the downstream session ends, and when a new user needs
+//     its place under Options.MaxKeptSessions (per endpoint; the session
+//     idle longest goes; with every one busy, the new user's request
+//     fails). server/discover is answered with the downstream server's
+//     capabilities, instructions and serverInfo, and MetaKey; each result
+//     names the downstream server in "_meta" (io.modelcontextprotocol/
+//     serverInfo) and is marked "resultType": "complete" where the
+//     protocol has it, as a server of the sessionless protocol answers.
+//     The protocol's own "_meta" entries are removed from forwarded
+//     params (the kept session had them in its handshake). Log messages
+//     and progress of a request travel on its response stream;
+//     notifications of no request (list_changed, resources/updated) are
+//     dropped, subscriptions/listen is the SDK's (it acknowledges and
+//     sends nothing), and server-to-client requests (sampling,
+//     elicitation, roots) are refused, since a sessionless request's
+//     stream takes no answer from the client.
+//
+// Tool filters apply to both, and every tools/call is recorded, as on the
+// session paths.
 //
 // # Sessions
 //
@@ -48,9 +102,9 @@
 // # Handshake
 //
 // The downstream session is opened with the upstream client's clientInfo,
-// capabilities and protocol version (any version before 2026-07-28: the
-// endpoint is stateful, so clients of the sessionless protocol are told to
-// use the handshake). The upstream "initialize" is answered with the
+// capabilities and protocol version (any version before 2026-07-28:
+// clients of the sessionless protocol have no handshake, see above). The
+// upstream "initialize" is answered with the
 // downstream server's negotiated protocol version, capabilities,
 // instructions and serverInfo, unchanged: a client sees the real server's
 // identity. The only addition is the "_meta" entry [MetaKey] of the
@@ -156,7 +210,9 @@
 //     on the raw path, the client's Accept, MCP-Protocol-Version and
 //     Last-Event-ID).
 //   - Each upstream session costs a downstream session (a process for
-//     stdio); sessions idle for Options.SessionTimeout are closed.
+//     stdio); sessions idle for Options.SessionTimeout are closed. Each
+//     user of sessionless clients of a server without the sessionless
+//     protocol costs one too (bounded by Options.MaxKeptSessions).
 package proxy
 
 import (

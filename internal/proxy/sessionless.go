@@ -62,8 +62,11 @@ func (ep *endpoint) serveSessionless(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The SDK's stateless handler serves the rest (and refuses what is not
-	// a POST).
-	ep.slHandler.ServeHTTP(w, r)
+	// a POST); requests in flight and open subscriptions/listen streams end
+	// when the endpoint closes.
+	ctx, stop := mergeCancel(r.Context(), ep.ctx)
+	defer stop()
+	ep.slHandler.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // sessionlessMode returns how the endpoint serves sessionless clients,
@@ -265,20 +268,26 @@ func (ep *endpoint) idlestKept() *link {
 }
 
 // keptIdle closes a kept session idle for the session timeout, else checks
-// again when it could be.
+// again when it could be. A request takes a kept session under ep.mu, so
+// one that is forgotten here with no request is taken by none.
 func (ep *endpoint) keptIdle(k *keptSession) {
 	d := ep.p.sessionTimeout
 	ep.mu.Lock()
 	l := k.l
-	ep.mu.Unlock()
 	if l == nil || k.calls.Load() > 0 {
+		ep.mu.Unlock()
 		k.timer.Reset(d)
 		return
 	}
 	if left := d - time.Since(time.Unix(0, k.last.Load())); left > 0 {
+		ep.mu.Unlock()
 		k.timer.Reset(left)
 		return
 	}
+	if ep.kept[k.user] == k {
+		delete(ep.kept, k.user)
+	}
+	ep.mu.Unlock()
 	ep.log.Debug("closing an idle kept session", "user", k.user)
 	l.close()
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
 
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/errs"
@@ -160,6 +161,13 @@ func TestSessionless(t *testing.T) {
 			if client.ClientInfo == nil || client.ClientInfo.Name != "test-upstream" {
 				t.Errorf("the server sees client %s, want the upstream client", mustJSON(t, client.ClientInfo))
 			}
+			var directClient mcp.InitializeParams
+			if err := json.Unmarshal([]byte(text(t, call(t, direct, "client", nil))), &directClient); err != nil {
+				t.Fatal(err)
+			}
+			if g, w := mustJSON(t, client.Capabilities), mustJSON(t, directClient.Capabilities); g != w {
+				t.Errorf("the server sees client capabilities %s, want %s (as directly)", g, w)
+			}
 
 			filtered, fspy := connectSessionless(t, newClient(&events{}), ts.URL+"/mcp/servers/tb/filtered")
 			for _, tool := range allTools(t, filtered) {
@@ -302,7 +310,8 @@ func keptCount(p *Proxy) int {
 // TestKeptSessions: a server with sessions only (stdio here: one process
 // per downstream session) serves sessionless clients on a session kept per
 // user: a user's requests share one, two users never do; it is closed when
-// idle, and by Proxy.Close.
+// idle, and by Proxy.Close, which leaves no goroutine behind; a new user
+// beyond the bound takes the place of the session idle longest.
 func TestKeptSessions(t *testing.T) {
 	pidOf := func(cs *mcp.ClientSession) int {
 		n, err := strconv.Atoi(text(t, call(t, cs, "pid", nil)))
@@ -312,6 +321,8 @@ func TestKeptSessions(t *testing.T) {
 		return n
 	}
 	t.Run("per user", func(t *testing.T) {
+		ignore := goleak.IgnoreCurrent()
+		t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // runs last
 		p := New(testConfig(downstreams[0].start(t)), Options{Logger: testLogger(t), Stderr: devNull(t)})
 		t.Cleanup(func() { p.Close() })
 		url := asUsers(t, p).URL + "/mcp/servers/tb/s"
@@ -332,6 +343,8 @@ func TestKeptSessions(t *testing.T) {
 		}
 	})
 	t.Run("idle", func(t *testing.T) {
+		ignore := goleak.IgnoreCurrent()
+		t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // runs last
 		p := New(testConfig(downstreams[0].start(t)), Options{Logger: testLogger(t), Stderr: devNull(t), SessionTimeout: 50 * time.Millisecond})
 		t.Cleanup(func() { p.Close() })
 		url := asUsers(t, p).URL + "/mcp/servers/tb/s"
