@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -370,4 +371,58 @@ func TestKeptSessions(t *testing.T) {
 			t.Errorf("ada still reaches process %d: want its session closed for bob's", first)
 		}
 	})
+}
+
+// TestSessionlessDiscoverMarked: the server/discover result a sessionless
+// client gets through the passthrough carries MetaKey, whichever way the
+// server is reached (the SDK's client keeps only serverInfo of a discover
+// result's _meta, so the request is made by hand).
+func TestSessionlessDiscoverMarked(t *testing.T) {
+	for _, d := range sessionlessDownstreams {
+		t.Run(d.name, func(t *testing.T) {
+			_, ts := startProxy(t, testConfig(d.start(t)))
+			body := `{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{"_meta":{` +
+				`"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+				`"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},` +
+				`"io.modelcontextprotocol/clientCapabilities":{}}}}`
+			req, err := http.NewRequest(http.MethodPost, ts.URL+"/mcp/servers/tb/s", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set(mcpwire.VersionHeader, testtools.SessionlessProtocol)
+			req.Header.Set(mcpwire.MethodHeader, "server/discover")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			data, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Header.Get(mcpwire.SessionHeader) != "" {
+				t.Errorf("answered with session %q", resp.Header.Get(mcpwire.SessionHeader))
+			}
+			if mcpwire.MediaType(resp.Header.Get("Content-Type")) == "text/event-stream" {
+				_, lines, ok := mcpwire.NextEvent(data, true)
+				if !ok {
+					t.Fatalf("no event in %s", data)
+				}
+				data = mcpwire.EventData(lines)
+			}
+			var msg struct {
+				Result struct {
+					Meta map[string]json.RawMessage `json:"_meta"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal(data, &msg); err != nil {
+				t.Fatalf("%s: %v", data, err)
+			}
+			if g, w := string(msg.Result.Meta[MetaKey]), `{"server":"s","toolbox":"tb"}`; g != w {
+				t.Errorf("_meta[%q] = %s, want %s (response %s)", MetaKey, g, w, data)
+			}
+		})
+	}
 }
