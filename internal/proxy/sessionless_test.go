@@ -426,3 +426,37 @@ func TestSessionlessDiscoverMarked(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionlessProgress: a sessionless client's progress notifications
+// reach it on its request's stream, as directly, whichever way the server
+// is reached (a kept session forwards them to the request they belong to).
+func TestSessionlessProgress(t *testing.T) {
+	for _, d := range sessionlessDownstreams {
+		t.Run(d.name, func(t *testing.T) {
+			_, ts := startProxy(t, testConfig(d.start(t)))
+			var ev events
+			cs, _ := connectSessionless(t, newClient(&ev), ts.URL+"/mcp/servers/tb/s")
+			var refEv events
+			direct, _ := connectSessionless(t, newClient(&refEv), statelessServer(t))
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			for _, c := range []*mcp.ClientSession{cs, direct} {
+				p := &mcp.CallToolParams{Name: "progress"}
+				p.SetProgressToken("tok-1")
+				res, err := c.CallTool(ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if text(t, res) != "tok-1" {
+					t.Errorf("the server saw progress token %q", text(t, res))
+				}
+			}
+			for _, e := range []*events{&ev, &refEv} {
+				testtools.Eventually(t, 10*time.Second, "3 progress notifications", func() bool { return len(e.snapshot().progress) == 3 })
+			}
+			if g, w := strings.Join(ev.snapshot().progress, ","), strings.Join(refEv.snapshot().progress, ","); g != w {
+				t.Errorf("progress = %q, want %q (as directly)", g, w)
+			}
+		})
+	}
+}
