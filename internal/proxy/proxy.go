@@ -74,9 +74,10 @@
 //     serverInfo) and is marked "resultType": "complete" where the
 //     protocol has it, as a server of the sessionless protocol answers.
 //     The protocol's own "_meta" entries are removed from forwarded
-//     params (the kept session had them in its handshake). Log messages
-//     and progress of a request travel on its response stream;
-//     notifications of no request (list_changed, resources/updated) are
+//     params (the kept session had them in its handshake). Progress, and
+//     log messages the server sends, of a request travel on its response
+//     stream (the log level a request asks for in "_meta" is not set on
+//     the kept session); notifications of no request (list_changed, resources/updated) are
 //     dropped, subscriptions/listen is the SDK's (it acknowledges and
 //     sends nothing), and server-to-client requests (sampling,
 //     elicitation, roots) are refused, since a sessionless request's
