@@ -335,8 +335,35 @@ func TestKeptSessions(t *testing.T) {
 		if a == b {
 			t.Errorf("two users share the downstream process %d", a)
 		}
-		if n := keptCount(p); n != 2 {
-			t.Errorf("%d kept sessions, want 2", n)
+		// A user's first requests, at once, open one session.
+		pids := make([]string, 4)
+		tr := &http.Transport{}
+		t.Cleanup(tr.CloseIdleConnections)
+		var wg sync.WaitGroup
+		for i := range pids {
+			wg.Go(func() {
+				ctx := context.Background()
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "carl", Version: "1"}, nil).Connect(ctx,
+					&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: userTransport{"carl", tr}}}, testtools.Sessionless())
+				if err != nil {
+					t.Errorf("connect: %v", err)
+					return
+				}
+				defer cs.Close()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "pid"})
+				if err != nil || len(res.Content) == 0 {
+					t.Errorf("pid: %v", err)
+					return
+				}
+				pids[i] = res.Content[0].(*mcp.TextContent).Text
+			})
+		}
+		wg.Wait()
+		if pids[0] == strconv.Itoa(a) || pids[0] == strconv.Itoa(b) || slices.ContainsFunc(pids, func(pid string) bool { return pid != pids[0] }) {
+			t.Errorf("one user's concurrent first calls reached processes %v (ada %d, bob %d): want one of its own", pids, a, b)
+		}
+		if n := keptCount(p); n != 3 {
+			t.Errorf("%d kept sessions, want 3", n)
 		}
 		p.Close()
 		if n := keptCount(p); n != 0 {
