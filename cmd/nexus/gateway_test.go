@@ -131,6 +131,20 @@ func TestDesktopConfigThroughEverySurface(t *testing.T) {
 			t.Fatalf("unknown server: %d", resp.StatusCode)
 		}
 	})
+	t.Run("transparent, sessionless", func(t *testing.T) {
+		// A client of the sessionless protocol stays sessionless through
+		// the proxy (the server has sessions only: Nexus keeps one).
+		cs := connectSessionless(t, base+"/mcp/servers/default/hello")
+		if names := toolNames(t, cs); !slices.Equal(names, []string{"greet"}) {
+			t.Fatalf("proxied tools: %v", names)
+		}
+		if info := cs.InitializeResult().ServerInfo; info == nil || info.Name != "greeter" {
+			t.Fatalf("proxied serverInfo: %+v", info)
+		}
+		if res := call(t, cs, "greet", map[string]any{"name": "proxy"}); text(res) != "Hi proxy" {
+			t.Fatalf("proxied call: %s", text(res))
+		}
+	})
 	t.Run("bounded", func(t *testing.T) {
 		cs, _ := connect(t, base+"/mcp/bounded")
 		if instr := cs.InitializeResult().Instructions; !strings.Contains(instr, "- default: Servers from claude_desktop_config.json") {

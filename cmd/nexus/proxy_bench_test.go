@@ -38,7 +38,12 @@ import (
 // NEXUS_BENCH_ROUNDS (default 5) and NEXUS_BENCH_CALLS (calls per client per
 // run, default 1500) size it; NEXUS_BENCH_PROTOCOL is the protocol version
 // every client asks for (default 2025-11-25, the newest with the initialize
-// handshake, which the passthrough needs); NEXUS_BENCH_BASELINE names another nexus
+// handshake). With a sessionless one (2026-07-28) the echo server speaks it
+// too (its stateless handler), so that "direct" is a sessionless
+// connection and the passthrough forwards sessionless POSTs; with
+// NEXUS_BENCH_STATEFUL=1 as well, the echo server keeps to sessions, and
+// the passthrough serves the sessionless clients on the downstream session
+// it keeps (direct then falls back to a session). NEXUS_BENCH_BASELINE names another nexus
 // binary (e.g. built from an older commit) whose passthrough and flat name
 // run as two more variants, against the same downstream server.
 
@@ -66,21 +71,22 @@ func TestProxyCrossProcess(t *testing.T) {
 	rounds := benchEnvInt(t, "NEXUS_BENCH_ROUNDS", 5)
 	calls := benchEnvInt(t, "NEXUS_BENCH_CALLS", 1500)
 	const clients = 8
-	// Every variant speaks the same protocol version: the passthrough's
-	// sessions are stateful, so a client asking for the sessionless
-	// protocol (the SDK's default) is told to use the handshake there but
-	// not directly, and would compare two protocols.
+	// Every variant speaks the same protocol version.
 	protocol := os.Getenv("NEXUS_BENCH_PROTOCOL")
 	if protocol == "" {
 		protocol = "2025-11-25"
+	}
+	downArgs := []string{"-addr", testtools.FreeAddr(t)}
+	if protocol >= testtools.SessionlessProtocol && os.Getenv("NEXUS_BENCH_STATEFUL") == "" {
+		downArgs = append(downArgs, "-stateless")
 	}
 
 	echoBin := filepath.Join(t.TempDir(), "echoserver")
 	if out, err := exec.Command("go", "build", "-o", echoBin, "./testdata/echoserver").CombinedOutput(); err != nil {
 		t.Fatalf("build the echo server: %v\n%s", err, out)
 	}
-	downAddr := testtools.FreeAddr(t)
-	down := startProcess(t, echoBin, "-addr", downAddr)
+	downAddr := downArgs[1]
+	down := startProcess(t, echoBin, downArgs...)
 	waitListening(t, downAddr)
 	downURL := "http://" + downAddr + "/"
 
@@ -119,6 +125,7 @@ func TestProxyCrossProcess(t *testing.T) {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: 4 * clients, MaxIdleConnsPerHost: 4 * clients}}
 	t.Cleanup(hc.CloseIdleConnections)
 	sessions := map[string][]*mcp.ClientSession{}
+	negotiated := map[string]string{} // by variant: the protocol its clients got
 	for _, v := range variants {
 		for range clients {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -131,6 +138,7 @@ func TestProxyCrossProcess(t *testing.T) {
 			t.Cleanup(func() { cs.Close() })
 			benchTools.Store(cs, v.tool)
 			sessions[v.name] = append(sessions[v.name], cs)
+			negotiated[v.name] = cs.InitializeResult().ProtocolVersion
 		}
 		// Warm up: connections, the toolbox's downstream session, caches.
 		if err := callRun(sessions[v.name], 200, nil); err != nil {
@@ -177,7 +185,7 @@ func TestProxyCrossProcess(t *testing.T) {
 	var b strings.Builder
 	direct := stats["direct"]
 	dP50 := pct(direct.lat, 50)
-	fmt.Fprintf(&b, "%d rounds, %d calls per client per run, protocol %s; load average before %s, after %s\n", rounds, calls, protocol, load0, loadAvg())
+	fmt.Fprintf(&b, "%d rounds, %d calls per client per run, protocol %s (echo server %s); load average before %s, after %s\n", rounds, calls, protocol, strings.Join(downArgs[2:], " "), load0, loadAvg())
 	// The ratio to direct is taken in each round (the variants of a round
 	// ran within a minute of each other), then its median.
 	ratio := func(s *benchStats) float64 {
@@ -203,6 +211,9 @@ func TestProxyCrossProcess(t *testing.T) {
 	}
 	for _, v := range variants {
 		fmt.Fprintf(&b, "%s calls/s by round: %s\n", v.name, fmtFloats(stats[v.name].rates))
+	}
+	for _, v := range variants {
+		fmt.Fprintf(&b, "%s negotiated %s\n", v.name, negotiated[v.name])
 	}
 	t.Logf("cross-process proxy benchmark (calls/s: median of rounds; x: median of the rounds' ratios to direct; CPU µs per call: median of the runs with 8 clients / with 1):\n%s", b.String())
 }

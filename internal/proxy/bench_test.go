@@ -15,6 +15,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/httpapi"
+	"github.com/nexus-mcp/nexus/internal/mcpwire"
 )
 
 // In-process benchmarks of the passthrough route, for profiling (the
@@ -47,13 +48,14 @@ func labeled(name string, ts *httptest.Server) *httptest.Server {
 }
 
 func benchPassthrough(b *testing.B, direct bool, clients int) {
-	benchPassthroughWith(b, direct, clients, Options{})
+	benchProtocol(b, direct, clients, "2025-11-25", false, Options{})
 }
 
-// benchPassthroughWith is benchPassthrough with the proxy's options o.
-func benchPassthroughWith(b *testing.B, direct bool, clients int, o Options) {
+// benchProtocol is benchPassthrough with clients of protocol, the server
+// stateless (the sessionless protocol) or not, and the proxy's options o.
+func benchProtocol(b *testing.B, direct bool, clients int, protocol string, stateless bool, o Options) {
 	s := benchEchoServer()
-	down := labeled("down", httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)))
+	down := labeled("down", httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: stateless})))
 	b.Cleanup(down.Close)
 	url := down.URL
 	if !direct {
@@ -70,8 +72,8 @@ func benchPassthroughWith(b *testing.B, direct bool, clients int, o Options) {
 	var sessions []*mcp.ClientSession
 	for range clients {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc},
-			// The protocol the passthrough speaks, directly too.
-			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			// The same protocol directly and through the passthrough.
+			&mcp.ClientSessionOptions{ProtocolVersion: protocol})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -104,3 +106,13 @@ func BenchmarkPassthroughRaw(b *testing.B) { benchPassthrough(b, false, 8) }
 func BenchmarkPassthroughLatencyDirect(b *testing.B) { benchPassthrough(b, true, 1) }
 
 func BenchmarkPassthroughLatencyRaw(b *testing.B) { benchPassthrough(b, false, 1) }
+
+// Sessionless clients (2026-07-28): on a server of the sessionless
+// protocol (forwarded raw) and on a server of sessions (a kept session).
+func BenchmarkPassthroughSessionlessRaw(b *testing.B) {
+	benchProtocol(b, false, 8, mcpwire.Sessionless, true, Options{})
+}
+
+func BenchmarkPassthroughSessionlessKept(b *testing.B) {
+	benchProtocol(b, false, 8, mcpwire.Sessionless, false, Options{})
+}

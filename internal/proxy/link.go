@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,10 +19,15 @@ import (
 	"github.com/nexus-mcp/nexus/internal/sdklog"
 )
 
-// link pairs one upstream server session with its downstream client session.
+// link pairs one upstream server session with its downstream client session
+// or, for a kept session (sessionless.go), one calling user's sessionless
+// requests with the downstream client session kept for them.
 type link struct {
-	ep     *endpoint
-	ss     *mcp.ServerSession
+	ep *endpoint
+	ss *mcp.ServerSession // nil for a kept session
+	// kept is the kept session this link serves; nil for an upstream
+	// session's.
+	kept   *keptSession
 	client *mcp.Client
 	// downSend is the client's own sending method handler (see
 	// endpoint.upSend).
@@ -44,12 +50,16 @@ type link struct {
 type upCall struct {
 	ctx    context.Context // the upstream handler's context
 	method string
+	// ss is the upstream session of the request on a kept session (each
+	// sessionless request has its own); nil otherwise.
+	ss *mcp.ServerSession
 }
 
-// dial opens the downstream session for the upstream session ss, mirroring
-// the upstream client's identity, capabilities and protocol version.
-func (ep *endpoint) dial(ctx context.Context, ss *mcp.ServerSession, params *mcp.InitializeParams) (*link, error) {
-	l := &link{ep: ep, ss: ss, tokens: map[string]*upCall{}}
+// dial opens the downstream session for the upstream session ss (nil:
+// for the kept session k), mirroring the upstream client's identity,
+// capabilities and protocol version.
+func (ep *endpoint) dial(ctx context.Context, ss *mcp.ServerSession, k *keptSession, params *mcp.InitializeParams) (*link, error) {
+	l := &link{ep: ep, ss: ss, kept: k, tokens: map[string]*upCall{}}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 
 	ep.mu.Lock()
@@ -58,7 +68,11 @@ func (ep *endpoint) dial(ctx context.Context, ss *mcp.ServerSession, params *mcp
 		l.cancel()
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the MCP proxy is shutting down"}
 	}
-	ep.links[ss] = l
+	if ss != nil {
+		ep.links[ss] = l
+	} else {
+		k.l = l
+	}
 	ep.mu.Unlock()
 
 	impl := &mcp.Implementation{Name: "nexus-proxy", Version: "1"}
@@ -121,7 +135,7 @@ func (ep *endpoint) dial(ctx context.Context, ss *mcp.ServerSession, params *mcp
 		cs.Close()
 		return fail(errors.New("the MCP proxy is shutting down"))
 	}
-	ep.log.Debug("proxy session opened", "session", ss.ID(), "protocol", cs.InitializeResult().ProtocolVersion)
+	ep.log.Debug("proxy session opened", "session", l.name(), "protocol", cs.InitializeResult().ProtocolVersion)
 	return l, nil
 }
 
@@ -137,12 +151,24 @@ func legacyVersion(v string) string {
 	return mcpwire.LatestHandshake()
 }
 
-// watch closes the link when either session ends.
+// name is the link's upstream session id, or the user of a kept session,
+// for logs.
+func (l *link) name() string {
+	if l.ss == nil {
+		return "kept for user " + strconv.Quote(l.kept.user)
+	}
+	return l.ss.ID()
+}
+
+// watch closes the link when either session ends (a kept session's link has
+// only the downstream one).
 func (l *link) watch() {
-	go func() {
-		l.ss.Wait()
-		l.close()
-	}()
+	if l.ss != nil {
+		go func() {
+			l.ss.Wait()
+			l.close()
+		}()
+	}
 	go func() {
 		l.cs.Wait()
 		l.close()
@@ -153,7 +179,7 @@ func (l *link) watch() {
 // downstream one first, which ends a stdio server's process). It must not be
 // called from a handler of the upstream session, whose Close waits for them.
 func (l *link) close() {
-	if l.abort() {
+	if l.abort() && l.ss != nil {
 		l.ss.Close()
 	}
 }
@@ -172,7 +198,7 @@ func (l *link) abort() bool {
 		if cs != nil {
 			established = true
 			cs.Close()
-			l.ep.log.Debug("proxy session closed", "session", l.ss.ID())
+			l.ep.log.Debug("proxy session closed", "session", l.name())
 		}
 	})
 	return established
@@ -205,7 +231,7 @@ func (l *link) forwardCall(ctx context.Context, method string, params mcp.Params
 			defer cancel()
 		}
 	}
-	call := &upCall{ctx: ctx, method: method}
+	call := &upCall{ctx: ctx, method: method, ss: requestSession(ctx)}
 	l.begin(call, params)
 	defer l.end(call)
 
@@ -318,6 +344,15 @@ func (l *link) relatedCall() *upCall {
 // response stream carries it) or, for a message of the session,
 // context.Background() (the standalone stream).
 func (l *link) upstreamValues(method string, raw json.RawMessage) context.Context {
+	if c := l.callFor(method, raw); c != nil {
+		return c.ctx
+	}
+	return context.Background()
+}
+
+// callFor is the upstream request in flight a downstream message belongs
+// to; nil for a message of the session.
+func (l *link) callFor(method string, raw json.RawMessage) *upCall {
 	switch method {
 	case "notifications/progress":
 		var p struct {
@@ -328,20 +363,15 @@ func (l *link) upstreamValues(method string, raw json.RawMessage) context.Contex
 				l.mu.Lock()
 				c := l.tokens[string(key)]
 				l.mu.Unlock()
-				if c != nil {
-					return c.ctx
-				}
+				return c
 			}
 		}
-		return context.Background()
+		return nil
 	case "notifications/tools/list_changed", "notifications/prompts/list_changed",
 		"notifications/resources/list_changed", "notifications/resources/updated":
-		return context.Background()
+		return nil
 	}
-	if c := l.relatedCall(); c != nil {
-		return c.ctx
-	}
-	return context.Background()
+	return l.relatedCall()
 }
 
 // forwardedUp reports whether a downstream notification is forwarded
@@ -363,6 +393,10 @@ func (l *link) notifyUp(method string, raw json.RawMessage) {
 	var params mcp.Params
 	if len(raw) > 0 && string(raw) != "null" {
 		params = &rawParams{raw: raw}
+	}
+	if l.ss == nil {
+		l.notifyRequest(method, raw, params)
+		return
 	}
 	send := func(vals context.Context) error {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(vals), notifyTimeout)
@@ -411,6 +445,10 @@ func (l *link) receive(next mcp.MethodHandler) mcp.MethodHandler {
 // requestUp forwards a downstream server's request to the upstream client
 // and returns its answer.
 func (l *link) requestUp(ctx context.Context, method string, params mcp.Params) (mcp.Result, error) {
+	if l.ss == nil {
+		// A sessionless request's stream takes no answer from the client.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the client reached this server through the proxy without a session", method)}
+	}
 	vals := context.Background()
 	if c := l.relatedCall(); c != nil {
 		vals = c.ctx

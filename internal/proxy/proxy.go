@@ -26,10 +26,65 @@
 // them (link.go). A raw forwarding of those transports would need a message
 // framing of their own (newline-delimited stdio, the SSE transport's POST
 // endpoint), which is not done. So do, on any server, the requests that
-// belong to no raw session: a client of the sessionless protocol
-// (2026-07-28 and later) initializing, which is told to use the handshake;
-// requests without a session or with an unknown one, which the SDK's
-// handler answers (or refuses) as before.
+// belong to no raw session and to no sessionless client: requests without a
+// session or with an unknown one, which the SDK's handler answers (or
+// refuses) as before.
+//
+// # Sessionless clients
+//
+// A client of the sessionless protocol (2026-07-28 and later, SEP-2575 and
+// SEP-2567: no initialize and no Mcp-Session-Id; server/discover, then
+// every request on its own, with Mcp-Protocol-Version and its protocol
+// version, clientInfo and capabilities in its "_meta") is served without a
+// session too (sessionless.go). A request is the sessionless client's when
+// it has no Mcp-Session-Id and a protocol version header from 2026-07-28
+// on. How it reaches the server depends on the server, which the endpoint
+// asks once: over Streamable HTTP it connects an SDK client of the
+// sessionless protocol, which sends server/discover and falls back to
+// initialize on a server without it (that session is deleted at once);
+// the answer is kept for the endpoint's life (a reload that changes the
+// server asks again; a failed probe is not kept). Stdio and SSE servers
+// have sessions only.
+//
+//   - A Streamable HTTP server of the sessionless protocol gets each POST
+//     as one sessionless POST (the raw passthrough, no session on either
+//     side), with the client's Mcp-Method, Mcp-Name and Mcp-Param-*
+//     headers, and its response (JSON or SSE) is copied back as on a raw
+//     session; the server/discover result gets MetaKey in its "_meta". A
+//     request cut short (the client gone, the Timeout) ends its downstream
+//     HTTP request, which is the protocol's cancellation.
+//   - Any other server is reached through a downstream session the
+//     endpoint keeps for the calling user (the user of the request's
+//     context, users.FromContext; requests without one share the session
+//     of no user): the SDK serves the sessionless requests (its stateless
+//     Streamable HTTP handler over a second SDK server), and that server's
+//     receiving middleware forwards each on the user's kept session as a
+//     link forwards an upstream session's, results as the server wrote
+//     them. Users never share a downstream session. The session is opened
+//     by the user's first request, with the clientInfo and capabilities of
+//     that request's "_meta" (capabilities as the SDK models them), and
+//     reused by the user's next requests, whichever client sends them; it
+//     is closed when idle for Options.SessionTimeout, on Proxy.Close and
+//     reload, when the downstream session ends, and when a new user needs
+//     its place under Options.MaxKeptSessions (per endpoint; the session
+//     idle longest goes; with every one busy, the new user's request
+//     fails). server/discover is answered with the downstream server's
+//     capabilities, instructions and serverInfo, and MetaKey; each result
+//     names the downstream server in "_meta" (io.modelcontextprotocol/
+//     serverInfo) and is marked "resultType": "complete" where the
+//     protocol has it, as a server of the sessionless protocol answers.
+//     The protocol's own "_meta" entries are removed from forwarded
+//     params (the kept session had them in its handshake). Progress, and
+//     log messages the server sends, of a request travel on its response
+//     stream (the log level a request asks for in "_meta" is not set on
+//     the kept session); notifications of no request (list_changed, resources/updated) are
+//     dropped, subscriptions/listen is the SDK's (it acknowledges and
+//     sends nothing), and server-to-client requests (sampling,
+//     elicitation, roots) are refused, since a sessionless request's
+//     stream takes no answer from the client.
+//
+// Tool filters apply to both, and every tools/call is recorded, as on the
+// session paths.
 //
 // # Sessions
 //
@@ -48,9 +103,9 @@
 // # Handshake
 //
 // The downstream session is opened with the upstream client's clientInfo,
-// capabilities and protocol version (any version before 2026-07-28: the
-// endpoint is stateful, so clients of the sessionless protocol are told to
-// use the handshake). The upstream "initialize" is answered with the
+// capabilities and protocol version (any version before 2026-07-28:
+// clients of the sessionless protocol have no handshake, see above). The
+// upstream "initialize" is answered with the
 // downstream server's negotiated protocol version, capabilities,
 // instructions and serverInfo, unchanged: a client sees the real server's
 // identity. The only addition is the "_meta" entry [MetaKey] of the
@@ -156,7 +211,9 @@
 //     on the raw path, the client's Accept, MCP-Protocol-Version and
 //     Last-Event-ID).
 //   - Each upstream session costs a downstream session (a process for
-//     stdio); sessions idle for Options.SessionTimeout are closed.
+//     stdio); sessions idle for Options.SessionTimeout are closed. Each
+//     user of sessionless clients of a server without the sessionless
+//     protocol costs one too (bounded by Options.MaxKeptSessions).
 package proxy
 
 import (
@@ -169,6 +226,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -211,6 +269,10 @@ type Options struct {
 	// RecordPassthrough: a trace and the call metrics); ctx is the
 	// caller's.
 	Record func(ctx context.Context, c pipeline.Passthrough)
+	// MaxKeptSessions bounds the downstream sessions each endpoint keeps
+	// for clients of the sessionless protocol (one per calling user; see
+	// the package doc). Zero means DefaultMaxKeptSessions.
+	MaxKeptSessions int
 }
 
 // Proxy serves MCP Streamable HTTP at /mcp/servers/{toolbox}/{server}.
@@ -221,6 +283,7 @@ type Proxy struct {
 	sessionTimeout time.Duration
 	allow          func(r *http.Request, toolbox, server string) bool
 	record         func(ctx context.Context, c pipeline.Passthrough)
+	maxKept        int
 
 	mu        sync.Mutex
 	closed    bool
@@ -237,7 +300,11 @@ func New(cfg *config.Config, o Options) *Proxy {
 		sessionTimeout: o.SessionTimeout,
 		allow:          o.Allow,
 		record:         o.Record,
+		maxKept:        o.MaxKeptSessions,
 		endpoints:      map[string]*endpoint{},
+	}
+	if p.maxKept <= 0 {
+		p.maxKept = DefaultMaxKeptSessions
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -418,10 +485,26 @@ type endpoint struct {
 	// checks of the typed ServerSession methods.
 	upSend mcp.MethodHandler
 
+	// ctx ends when the endpoint closes: sessionless requests forwarded
+	// raw end with it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// Sessionless clients (sessionless.go): slMode is how they are served
+	// (a sessionlessMode, asked of the server once, under probeMu); slRaw
+	// forwards their POSTs raw; slServer behind slHandler forwards them on
+	// kept sessions, sending upstream with slSend.
+	slMode    atomic.Int32
+	probeMu   sync.Mutex
+	slRaw     *rawSession
+	slServer  *mcp.Server
+	slHandler http.Handler
+	slSend    mcp.MethodHandler
+
 	mu     sync.Mutex
 	closed bool
 	links  map[*mcp.ServerSession]*link
-	raw    map[string]*rawSession // by upstream session id
+	raw    map[string]*rawSession  // by upstream session id
+	kept   map[string]*keptSession // by user
 }
 
 // endpointConfig is the configuration an endpoint of server name keeps.
@@ -442,7 +525,9 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 		log:     p.log.With("toolbox", toolbox, "server", name),
 		links:   map[*mcp.ServerSession]*link{},
 		raw:     map[string]*rawSession{},
+		kept:    map[string]*keptSession{},
 	}
+	ep.ctx, ep.cancel = context.WithCancel(context.Background())
 	if c.Transport == config.StreamableHTTP {
 		ep.hc = downstream.HTTPClient(&c)
 	}
@@ -469,13 +554,19 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 		EventStore:     mcp.NewMemoryEventStore(nil),
 		SessionTimeout: p.sessionTimeout,
 	})
+	ep.newSessionless()
 	ep.handler = streamable.JSONRPCErrors(http.HandlerFunc(ep.serve))
 	return ep
 }
 
 // serve sends the requests of raw sessions, and initializes that open
-// them, to the raw passthrough, and everything else to the SDK's handler.
+// them, to the raw passthrough, those of sessionless clients to
+// serveSessionless, and everything else to the SDK's handler.
 func (ep *endpoint) serve(w http.ResponseWriter, r *http.Request) {
+	if isSessionless(r) {
+		ep.serveSessionless(w, r)
+		return
+	}
 	if ep.hc != nil {
 		if id := r.Header.Get(mcpwire.SessionHeader); id != "" {
 			if s := ep.rawSession(id); s != nil {
@@ -523,7 +614,7 @@ func (ep *endpoint) initialize(ctx context.Context, ss *mcp.ServerSession, req m
 	if ss == nil || params == nil || ep.link(ss) != nil {
 		return next(ctx, "initialize", req) // the SDK refuses
 	}
-	l, err := ep.dial(ctx, ss, params)
+	l, err := ep.dial(ctx, ss, nil, params)
 	if err != nil {
 		return nil, err
 	}
@@ -580,6 +671,13 @@ func (ep *endpoint) link(ss *mcp.ServerSession) *link {
 func (ep *endpoint) remove(l *link) {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
+	if l.kept != nil {
+		if ep.kept[l.kept.user] == l.kept {
+			delete(ep.kept, l.kept.user)
+		}
+		l.kept.stop()
+		return
+	}
 	if ep.links[l.ss] == l {
 		delete(ep.links, l.ss)
 	}
@@ -597,7 +695,13 @@ func (ep *endpoint) close() {
 	for _, s := range ep.raw {
 		raws = append(raws, s)
 	}
+	for _, k := range ep.kept {
+		if k.l != nil {
+			links = append(links, k.l)
+		}
+	}
 	ep.mu.Unlock()
+	ep.cancel()
 	var wg sync.WaitGroup
 	for _, l := range links {
 		wg.Go(l.close)

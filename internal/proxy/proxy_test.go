@@ -311,14 +311,16 @@ func newClient(ev *events) *mcp.Client {
 	return c
 }
 
-// connect connects client to url with its own HTTP transport (closed at
-// cleanup, so that idle connections do not outlive the test).
+// connect connects client to url with a session (the protocol version of
+// testtools.WithSession) and its own HTTP transport (closed at cleanup, so
+// that idle connections do not outlive the test). Clients of the
+// sessionless protocol: connectSessionless.
 func connect(t *testing.T, client *mcp.Client, url string) *mcp.ClientSession {
 	t.Helper()
 	tr := &http.Transport{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: tr}}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: tr}}, testtools.WithSession())
 	if err != nil {
 		t.Fatalf("connect to %s: %v", url, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,6 +69,10 @@ func (ep *endpoint) newRawSession(down, version string) *rawSession {
 	}
 	return s
 }
+
+// sessionless reports whether s forwards the requests of sessionless
+// clients (the endpoint's slRaw): no session on either side.
+func (s *rawSession) sessionless() bool { return s.id == "" }
 
 func (ep *endpoint) rawSession(id string) *rawSession {
 	ep.mu.Lock()
@@ -154,6 +159,15 @@ func (ep *endpoint) downRequest(ctx context.Context, r *http.Request, s *rawSess
 	}
 	if s != nil && s.down != "" {
 		h[mcpwire.SessionHeader] = []string{s.down}
+	}
+	if s != nil && s.sessionless() {
+		// The headers that repeat the request's method, name and
+		// arguments (the server checks them against the body).
+		for k, v := range r.Header {
+			if k == mcpwire.MethodHeader || k == mcpwire.NameHeader || strings.HasPrefix(k, mcpwire.ParamHeaderPrefix) {
+				h[k] = v
+			}
+		}
 	}
 	return req, nil
 }
@@ -246,28 +260,11 @@ func (ep *endpoint) rawInitialize(w http.ResponseWriter, r *http.Request) bool {
 func (ep *endpoint) initializeResult(data []byte, mt string, id json.RawMessage) ([]byte, string) {
 	var version string
 	edit := func(msg []byte) []byte {
-		var m envelope
-		if json.Unmarshal(msg, &m) != nil || m.Method != "" || !bytes.Equal(m.ID, id) || len(m.Result) == 0 {
-			return nil
+		out, v := ep.markResult(msg, id)
+		if out != nil {
+			version = v
 		}
-		var res map[string]json.RawMessage
-		if json.Unmarshal(m.Result, &res) != nil || res == nil {
-			return nil
-		}
-		json.Unmarshal(res["protocolVersion"], &version)
-		meta := map[string]json.RawMessage{}
-		if raw, ok := res["_meta"]; ok && string(raw) != "null" {
-			if json.Unmarshal(raw, &meta) != nil || meta == nil {
-				return nil
-			}
-		}
-		mark, _ := json.Marshal(map[string]string{"toolbox": ep.toolbox, "server": ep.name})
-		meta[MetaKey] = mark
-		var err error
-		if res["_meta"], err = json.Marshal(meta); err != nil {
-			return nil
-		}
-		return replaceResult(msg, res)
+		return out
 	}
 	switch mt {
 	case "application/json":
@@ -280,6 +277,35 @@ func (ep *endpoint) initializeResult(data []byte, mt string, id json.RawMessage)
 		}
 	}
 	return nil, ""
+}
+
+// markResult returns the response msg to the request id with MetaKey added
+// to its result's "_meta", and the result's protocolVersion (an initialize
+// result's); nil if msg is not a successful response to id.
+func (ep *endpoint) markResult(msg []byte, id json.RawMessage) ([]byte, string) {
+	var m envelope
+	if json.Unmarshal(msg, &m) != nil || m.Method != "" || !bytes.Equal(m.ID, id) || len(m.Result) == 0 {
+		return nil, ""
+	}
+	var res map[string]json.RawMessage
+	if json.Unmarshal(m.Result, &res) != nil || res == nil {
+		return nil, ""
+	}
+	var version string
+	json.Unmarshal(res["protocolVersion"], &version)
+	meta := map[string]json.RawMessage{}
+	if raw, ok := res["_meta"]; ok && string(raw) != "null" {
+		if json.Unmarshal(raw, &meta) != nil || meta == nil {
+			return nil, ""
+		}
+	}
+	mark, _ := json.Marshal(map[string]string{"toolbox": ep.toolbox, "server": ep.name})
+	meta[MetaKey] = mark
+	var err error
+	if res["_meta"], err = json.Marshal(meta); err != nil {
+		return nil, ""
+	}
+	return replaceResult(msg, res), version
 }
 
 // serve serves an HTTP request of a raw session.
@@ -390,7 +416,9 @@ func (s *rawSession) servePOST(w http.ResponseWriter, r *http.Request) {
 	cfg := ep.cfg
 	ctx, stop := mergeCancel(r.Context(), s.ctx)
 	defer stop()
-	filter := false
+	// edit, when set, rewrites the response to the request (msg is one
+	// JSON-RPC message; nil leaves it as it is).
+	var edit func(msg []byte) []byte
 	var call *toolCall // recorded (record.go)
 	if request {
 		switch m.Method {
@@ -415,7 +443,13 @@ func (s *rawSession) servePOST(w http.ResponseWriter, r *http.Request) {
 				defer cancel()
 			}
 		case "tools/list":
-			filter = len(cfg.ToolFilters) > 0
+			if len(cfg.ToolFilters) > 0 {
+				edit = func(msg []byte) []byte { return filterResponse(msg, cfg.ToolFilters) }
+			}
+		case "server/discover":
+			if s.sessionless() {
+				edit = func(msg []byte) []byte { out, _ := ep.markResult(msg, m.ID); return out }
+			}
 		}
 	}
 
@@ -431,13 +465,25 @@ func (s *rawSession) servePOST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusNotFound {
+	if resp.StatusCode == http.StatusNotFound && !s.sessionless() {
 		// The downstream session is gone: so is the upstream one.
 		s.close(false)
 	}
 	copyHeader(w.Header(), resp.Header)
 	mt := mcpwire.MediaType(resp.Header.Get("Content-Type"))
 	switch {
+	case call != nil && s.sessionless() && resp.StatusCode/100 != 2 && mt == "application/json":
+		// A server of the sessionless protocol may refuse a call with an
+		// HTTP error whose body is the JSON-RPC error (an unknown tool
+		// named in Mcp-Name): recorded by its code.
+		data, _ := io.ReadAll(resp.Body)
+		w.WriteHeader(resp.StatusCode)
+		w.Write(data)
+		if isResponse(data, m.ID) {
+			call.answered(data)
+		} else {
+			call.failed(len(data))
+		}
 	case !request || resp.StatusCode/100 != 2 || (mt != "text/event-stream" && mt != "application/json"):
 		if l := resp.Header.Get("Content-Length"); l != "" {
 			w.Header().Set("Content-Length", l)
@@ -452,24 +498,25 @@ func (s *rawSession) servePOST(w http.ResponseWriter, r *http.Request) {
 			call.failed(0)
 			return
 		}
-		if filter {
-			data = filterResponse(data, cfg.ToolFilters)
+		if edit != nil {
+			if out := edit(data); out != nil {
+				data = out
+			}
 		}
 		w.WriteHeader(resp.StatusCode)
 		w.Write(data)
 		call.answered(data)
 	default:
 		w.WriteHeader(resp.StatusCode)
-		s.relaySSE(w, r, ctx, &m, resp.Body, filter, call)
+		s.relaySSE(w, r, ctx, &m, resp.Body, edit, call)
 	}
 }
 
 // relaySSE copies the SSE stream of a forwarded request event by event,
-// flushing each; with filter, the request's tools/list result is filtered;
-// call, when not nil, is recorded with the response. If the stream ends
+// flushing each; edit, when set, rewrites the request's response; call, when not nil, is recorded with the response. If the stream ends
 // before the request's response (the call's Timeout, the session's end, the
 // server), the client gets an error response.
-func (s *rawSession) relaySSE(w http.ResponseWriter, r *http.Request, ctx context.Context, m *envelope, body io.Reader, filter bool, call *toolCall) {
+func (s *rawSession) relaySSE(w http.ResponseWriter, r *http.Request, ctx context.Context, m *envelope, body io.Reader, edit func([]byte) []byte, call *toolCall) {
 	rc := http.NewResponseController(w)
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
@@ -488,8 +535,10 @@ func (s *rawSession) relaySSE(w http.ResponseWriter, r *http.Request, ctx contex
 			if !answered {
 				if data := mcpwire.EventData(lines); data != nil && isResponse(data, m.ID) {
 					answered = true
-					if filter {
-						ev = rewriteEvent(lines, filterResponse(data, s.ep.cfg.ToolFilters))
+					if edit != nil {
+						if out := edit(data); out != nil {
+							ev = rewriteEvent(lines, out)
+						}
 					}
 					call.answered(data)
 				}
@@ -555,7 +604,9 @@ func (s *rawSession) failed(w http.ResponseWriter, r *http.Request, ctx context.
 // cancelDown tells the downstream server that a forwarded request is
 // cancelled (in the background).
 func (s *rawSession) cancelDown(m *envelope, reason string) {
-	if !m.isRequest() || s.ctx.Err() != nil {
+	if !m.isRequest() || s.ctx.Err() != nil || s.sessionless() {
+		// A sessionless request is cancelled by ending its HTTP request,
+		// which the proxy has done.
 		return
 	}
 	params, _ := json.Marshal(map[string]any{"requestId": m.ID, "reason": reason})

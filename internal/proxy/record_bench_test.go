@@ -27,5 +27,5 @@ func BenchmarkPassthroughRawRecorded(b *testing.B) {
 		st.Close()
 	})
 	p := pipeline.New(pipeline.Options{Registry: registry.New(), Traces: tw})
-	benchPassthroughWith(b, false, 8, Options{Record: p.RecordPassthrough})
+	benchProtocol(b, false, 8, "2025-11-25", false, Options{Record: p.RecordPassthrough})
 }
