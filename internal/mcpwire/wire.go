@@ -95,17 +95,18 @@ func Accepts(values []string) (jsonOK, streamOK bool) {
 	return jsonOK, streamOK
 }
 
-// CheckRequest says what is wrong with r, a request of the session
-// protocol (a POST of a message, the initialize among them, or a GET of a
-// session's stream), by the Streamable HTTP transport's rules: a protocol
-// version header of a version of the handshake, the Accept of a GET (an
+// CheckRequest says what is wrong with r, a POST of a message or a GET of
+// a session's stream, by the Streamable HTTP transport's rules: a protocol
+// version header of a version of the handshake or of the sessionless
+// protocol (whose requests carry their version and are checked each on
+// its own), the Accept of a GET (an
 // event stream) and of a POST (JSON and an event stream), a POST's
 // Content-Type (JSON) and body (not empty: body is what was read of it).
 // It returns the HTTP status to answer and the message, which names what is
 // wrong; status 0 when nothing is.
 func CheckRequest(r *http.Request, body []byte) (status int, message string) {
 	h := r.Header
-	if v := h.Get(VersionHeader); v != "" && !IsHandshake(v) {
+	if v := h.Get(VersionHeader); v != "" && v < Sessionless && !IsHandshake(v) {
 		return http.StatusBadRequest, fmt.Sprintf("Bad Request: Unsupported protocol version %q (supported versions: %s)", v, strings.Join(HandshakeVersions(), ","))
 	}
 	jsonOK, streamOK := Accepts(h.Values("Accept"))

@@ -178,12 +178,15 @@ func (ep *endpoint) downRequest(ctx context.Context, r *http.Request, s *rawSess
 // initialize the raw passthrough takes: the SDK's handler then serves it
 // (or refuses it) as before.
 func (ep *endpoint) rawInitialize(w http.ResponseWriter, r *http.Request) bool {
-	if !postHeadersOK(nil, r) || !versionHeaderOK(nil, r) || r.Header.Get(mcpwire.LastEventIDHeader) != "" {
+	if r.Header.Get(mcpwire.LastEventIDHeader) != "" {
 		return false
 	}
 	body, err := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if err != nil || len(bytes.TrimSpace(body)) == 0 {
+	if err != nil {
+		return false
+	}
+	if status, _ := mcpwire.CheckRequest(r, body); status != 0 {
 		return false
 	}
 	if _, _, code, _ := jsonrpcmsg.Validate(body, jsondepth.Max); code != 0 {
@@ -310,8 +313,12 @@ func (ep *endpoint) markResult(msg []byte, id json.RawMessage) ([]byte, string) 
 
 // serve serves an HTTP request of a raw session.
 func (s *rawSession) serve(w http.ResponseWriter, r *http.Request) {
-	if !versionHeaderOK(w, r) {
-		return
+	if r.Method != http.MethodPost {
+		// A POST is checked with its body (servePOST).
+		if status, msg := mcpwire.CheckRequest(r, nil); status != 0 {
+			writeError(w, status, nil, msg)
+			return
+		}
 	}
 	switch r.Method {
 	case http.MethodPost:
@@ -328,27 +335,23 @@ func (s *rawSession) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+		writeError(w, http.StatusMethodNotAllowed, nil, "Method Not Allowed: "+r.Method+"; an MCP endpoint takes GET, POST and DELETE")
 	}
 }
 
 // serveGET forwards the standalone SSE stream (or its resumption).
 func (s *rawSession) serveGET(w http.ResponseWriter, r *http.Request) {
-	if _, streamOK := mcpwire.Accepts(r.Header.Values("Accept")); !streamOK {
-		http.Error(w, "Accept must contain 'text/event-stream' for GET requests", http.StatusBadRequest)
-		return
-	}
 	ctx, stop := mergeCancel(r.Context(), s.ctx)
 	defer stop()
 	req, err := s.ep.downRequest(ctx, r, s, nil)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		writeError(w, http.StatusInternalServerError, nil, err.Error())
 		return
 	}
 	resp, err := s.ep.hc.Do(req)
 	if err != nil {
 		if ctx.Err() == nil {
-			http.Error(w, fmt.Sprintf("MCP server %q of toolbox %q: %v", s.ep.name, s.ep.toolbox, err), http.StatusBadGateway)
+			writeError(w, http.StatusBadGateway, nil, fmt.Sprintf("MCP server %q of toolbox %q: %v", s.ep.name, s.ep.toolbox, err))
 		}
 		return
 	}
@@ -381,24 +384,21 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }
 // servePOST forwards one POSTed message and its response.
 func (s *rawSession) servePOST(w http.ResponseWriter, r *http.Request) {
 	ep := s.ep
-	if !postHeadersOK(w, r) {
-		return
-	}
-	if r.Header.Get(mcpwire.LastEventIDHeader) != "" {
-		http.Error(w, "can't send Last-Event-ID for POST request", http.StatusBadRequest)
-		return
-	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+			writeError(w, http.StatusRequestEntityTooLarge, nil, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
 			return
 		}
-		http.Error(w, "failed to read body", http.StatusBadRequest)
+		writeError(w, http.StatusBadRequest, nil, "read the request body: "+err.Error())
 		return
 	}
-	if len(body) == 0 {
-		http.Error(w, "POST requires a non-empty body", http.StatusBadRequest)
+	if status, msg := mcpwire.CheckRequest(r, body); status != 0 {
+		writeError(w, status, messageID(body), msg)
+		return
+	}
+	if r.Header.Get(mcpwire.LastEventIDHeader) != "" {
+		writeError(w, http.StatusBadRequest, messageID(body), "can't send Last-Event-ID for POST request")
 		return
 	}
 	// As JSONRPCErrors checks a body the HTTP front has read (when the
@@ -455,7 +455,7 @@ func (s *rawSession) servePOST(w http.ResponseWriter, r *http.Request) {
 
 	req, err := ep.downRequest(ctx, r, s, body)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		writeError(w, http.StatusInternalServerError, m.ID, err.Error())
 		return
 	}
 	resp, err := ep.hc.Do(req)
@@ -589,7 +589,7 @@ func (s *rawSession) failed(w http.ResponseWriter, r *http.Request, ctx context.
 	}
 	if !m.isRequest() {
 		if !sse {
-			http.Error(w, msg, http.StatusBadGateway)
+			writeError(w, http.StatusBadGateway, nil, msg)
 		}
 		return
 	}

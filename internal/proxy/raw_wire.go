@@ -3,10 +3,10 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"strings"
 
+	"github.com/nexus-mcp/nexus/internal/jsondepth"
+	"github.com/nexus-mcp/nexus/internal/jsonrpcmsg"
 	"github.com/nexus-mcp/nexus/internal/mcpwire"
 )
 
@@ -23,35 +23,24 @@ func copyHeader(dst, src http.Header) {
 	}
 }
 
-// postHeadersOK reports whether a POST has the Content-Type and Accept the
-// SDK's handler requires, writing its error if not.
-func postHeadersOK(w http.ResponseWriter, r *http.Request) bool {
-	if mcpwire.MediaType(r.Header.Get("Content-Type")) != "application/json" {
-		if w != nil {
-			http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
-		}
-		return false
+// writeError answers a request of the raw passthrough with a JSON-RPC error
+// of the proxy's own (the HTTP status says what failed: -32603 for a 5xx,
+// else -32600), to the request id, nil when unknown.
+func writeError(w http.ResponseWriter, status int, id json.RawMessage, msg string) {
+	code := jsonrpcmsg.CodeInvalidRequest
+	if status >= 500 {
+		code = codeInternalError
 	}
-	if jsonOK, streamOK := mcpwire.Accepts(r.Header.Values("Accept")); !jsonOK || !streamOK {
-		if w != nil {
-			http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
-		}
-		return false
-	}
-	return true
+	mcpwire.WriteError(w, status, id, code, msg)
 }
 
-// versionHeaderOK reports whether the MCP-Protocol-Version header is absent
-// or one the endpoint speaks, writing the SDK handler's error if not.
-func versionHeaderOK(w http.ResponseWriter, r *http.Request) bool {
-	v := r.Header.Get(mcpwire.VersionHeader)
-	if v == "" || v >= mcpwire.Sessionless || mcpwire.IsHandshake(v) {
-		return true
+// messageID is the id of the JSON-RPC message body, nil when it has none
+// or is no valid message.
+func messageID(body []byte) json.RawMessage {
+	if _, info, _, code, _ := jsonrpcmsg.Inspect(body, jsondepth.Max); code == 0 {
+		return info.ID
 	}
-	if w != nil {
-		http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version (supported versions: %s)", strings.Join(mcpwire.HandshakeVersions(), ",")), http.StatusBadRequest)
-	}
-	return false
+	return nil
 }
 
 // envelope is what the raw passthrough decodes of a message.
