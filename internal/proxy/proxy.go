@@ -179,14 +179,15 @@
 // past the server's Timeout is -32603 "tool call timed out after D", a
 // server that cannot be reached fails the initialize, and what the HTTP
 // front refuses is [streamable.JSONRPCErrors]. On the raw path the proxy
-// checks a request as the SDK's handler does (HTTP method, Content-Type,
-// Accept, protocol version header, Last-Event-ID, an empty or malformed
-// body, batches: [jsonrpcmsg]) and answers with the same status and, behind
-// the HTTP front as "nexus serve" mounts it, the same JSON-RPC error (mounted
-// alone, a malformed body is refused in [jsonrpcmsg]'s words rather than the
-// SDK's); the server's own refusals (plain text from the SDK's
-// handler) are made JSON-RPC errors the same way. docs/surfaces.md says so
-// for users.
+// checks a request by the transport's rules, written once for Nexus's
+// endpoints ([mcpwire.CheckRequest]: HTTP method, Content-Type, Accept,
+// protocol version header, an empty body; then Last-Event-ID, a malformed
+// body, batches: [jsonrpcmsg]) and answers with the status the SDK's
+// handler would and a JSON-RPC error of its own ([mcpwire.WriteError]),
+// which says at least what the SDK's says (mounted alone, a malformed body
+// is refused in [jsonrpcmsg]'s words rather than the SDK's); on the SDK
+// path the SDK's handler's plain-text refusals are made JSON-RPC errors by
+// [streamable.JSONRPCErrors]. docs/surfaces.md says so for users.
 //
 // # Limitations
 //
