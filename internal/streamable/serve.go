@@ -116,11 +116,11 @@ func (l *sessionLimiter) start(w http.ResponseWriter, r *http.Request, srv *mcp.
 	}
 	// The session is live from now, before the client reads the reply:
 	// counted from then, it cannot look younger than a session its client
-	// starts next.
+	// starts next. The initialize is not in flight, nor activity, once its
+	// client has its answer, however long the SDK's transport takes to
+	// return.
 	l.admit(id, s)
-	l.begin(id)
 	s.transport.ServeHTTP(w, r)
-	l.end(id)
 	if s.ss.InitializeParams() == nil {
 		// The initialize failed: nobody holds the session's id.
 		l.closeLocal(id)
