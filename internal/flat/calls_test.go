@@ -30,6 +30,7 @@ type noSecrets struct{}
 
 func (noSecrets) Tool(_ principal.Principal, t *registry.Tool) bool { return t.ID.Tool != "secret" }
 func (noSecrets) Toolbox(principal.Principal, string) bool          { return true }
+func (noSecrets) Server(principal.Principal, string, string) bool   { return true }
 func (noSecrets) Workspace(context.Context, principal.Principal, string) error {
 	return nil
 }

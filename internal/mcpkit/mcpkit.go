@@ -48,6 +48,9 @@ type Options struct {
 	// that another replica can restore it (shared by the surfaces of a
 	// process). Nil: sessions live in this process only.
 	Sessions *mcpsession.Store
+	// Extras advertises prompts and resources (with list_changed): the
+	// surface serves its downstream servers' (the flat surface).
+	Extras bool
 	// Calls, when set, receives the tools/call of a surface that the HTTP
 	// front may serve without the SDK server's dispatch (the flat surface's;
 	// see [ToolCalls]), keyed by the surface's server.
@@ -115,7 +118,7 @@ func (o Options) OpenAll() func(context.Context) {
 func (o Options) Server(p *pipeline.Pipeline, how string) *mcp.Server {
 	// The server's own instructions are the built-in toolbox's alone: every
 	// client's are made for it below.
-	s := newServer(o.Name, o.Version, o.Instructions, o.Logger)
+	s := newServer(o.Name, o.Version, o.Instructions, o.Logger, o.Extras)
 	if o.Instructions != "" && o.Catalog != nil {
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -193,10 +196,10 @@ func keep(st *mcpsession.Store, surface string, log *slog.Logger) mcp.Middleware
 // name, version and instructions, the SDK's logs through [sdklog], and tools
 // (with list_changed) advertised even while none is listed.
 func NewServer(name, version, instructions string, log *slog.Logger) *mcp.Server {
-	return newServer(name, version, instructions, log)
+	return newServer(name, version, instructions, log, false)
 }
 
-func newServer(name, version, instructions string, log *slog.Logger) *mcp.Server {
+func newServer(name, version, instructions string, log *slog.Logger, extras bool) *mcp.Server {
 	o := &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdklog.New(log),
@@ -205,6 +208,12 @@ func newServer(name, version, instructions string, log *slog.Logger) *mcp.Server
 		// levels sessions keep.
 		//lint:ignore SA1019 served to clients of the protocol versions that have logging
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
+	}
+	if extras {
+		// Downstream servers connect after a client initializes: their
+		// prompts and resources come later, and the lists say when.
+		o.Capabilities.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+		o.Capabilities.Resources = &mcp.ResourceCapabilities{ListChanged: true}
 	}
 	return mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, o)
 }

@@ -87,7 +87,7 @@ func openOnInitialize(open func(context.Context)) (mcp.Middleware, *openings) {
 					o.start(context.WithoutCancel(ctx), req.GetSession(), open)
 				}
 				return res, err
-			case "tools/list":
+			case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 				if !Sessionless(req) {
 					waited, err := o.wait(ctx, req.GetSession())
 					if err != nil {

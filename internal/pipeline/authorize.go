@@ -24,6 +24,10 @@ type Authorizer interface {
 	// only to those it allows ([Pipeline.ToolboxVisible]), and answers
 	// anyone else as if it did not exist.
 	Toolbox(who principal.Principal, toolbox string) bool
+	// Server reports whether who may reach everything of the downstream
+	// server {toolbox, server}: its prompts and resources are served to
+	// such callers only ([Pipeline.ServerVisible]).
+	Server(who principal.Principal, toolbox, server string) bool
 	// Workspace returns nil when who may act in workspace ws, else the
 	// error to answer (FORBIDDEN, naming the workspace). A workspace nobody
 	// holds yet becomes who's.
@@ -47,6 +51,13 @@ func (p *Pipeline) defaultWorkspace(who principal.Principal) string {
 // list only such tools (the authorize step's listing half).
 func (p *Pipeline) Visible(ctx context.Context, t *registry.Tool) bool {
 	return p.authz == nil || p.authz.Tool(p.principal(ctx), t)
+}
+
+// ServerVisible reports whether the caller of ctx may use the downstream
+// server {toolbox, server}: its prompts and resources are listed and served
+// to such callers only, by the same access rules as its tools.
+func (p *Pipeline) ServerVisible(ctx context.Context, toolbox, server string) bool {
+	return p.authz == nil || p.authz.Server(p.principal(ctx), toolbox, server)
 }
 
 // ToolboxVisible reports whether the caller of ctx may know of toolbox:

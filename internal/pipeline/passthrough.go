@@ -21,8 +21,11 @@ const SurfaceProxy = "proxy"
 // client sees the server as if connected to it directly. It is still
 // recorded as every call is (SPEC section 5): [Pipeline.RecordPassthrough].
 type Passthrough struct {
+	// Surface is the surface that forwarded it: [SurfaceProxy] when empty.
+	Surface string
 	// Toolbox and Server name the downstream server; Tool is the name the
-	// client called, as the server knows it.
+	// client called, as the server knows it (for a prompt or a resource a
+	// surface forwarded: "prompt:NAME", "resource:URI").
 	Toolbox, Server, Tool string
 	// Start is when the call was received, Duration how long it took to
 	// answer.
@@ -48,6 +51,10 @@ type Passthrough struct {
 // never become labels.
 func (p *Pipeline) RecordPassthrough(ctx context.Context, c Passthrough) {
 	id := registry.ID{Toolbox: c.Toolbox, Server: c.Server, Tool: c.Tool}
+	surface := c.Surface
+	if surface == "" {
+		surface = SurfaceProxy
+	}
 	outcome := "ok"
 	switch {
 	case c.Err != "":
@@ -62,13 +69,13 @@ func (p *Pipeline) RecordPassthrough(ctx context.Context, c Passthrough) {
 		} else if _, known := p.reg.LookupID(id); known {
 			tool = id.Name()
 		}
-		p.observer.ObserveCall(tool, SurfaceProxy, outcome, c.Duration)
+		p.observer.ObserveCall(tool, surface, outcome, c.Duration)
 	}
 	if p.traces == nil {
 		return
 	}
 	rec := trace.Record{
-		RequestID: ulid.Make().String(), Surface: SurfaceProxy, Toolbox: c.Toolbox, Server: c.Server, Tool: c.Tool,
+		RequestID: ulid.Make().String(), Surface: surface, Toolbox: c.Toolbox, Server: c.Server, Tool: c.Tool,
 		Source: string(registry.MCP), Workspace: DefaultWorkspace, UserID: p.principal(ctx).ID,
 		StartedAt: c.Start, Duration: c.Duration, Outcome: trace.OK, ArgsBytes: c.ArgsBytes, ResultBytes: c.ResultBytes,
 	}

@@ -310,11 +310,12 @@ func ValidName(name string) bool { return namePattern.MatchString(name) }
 type Registry struct {
 	mu        sync.RWMutex
 	tools     map[string]*Tool
+	extras    map[string]*extras // by "toolbox/server" (extras.go)
 	listeners []func()
 }
 
 // New returns an empty registry.
-func New() *Registry { return &Registry{tools: map[string]*Tool{}} }
+func New() *Registry { return &Registry{tools: map[string]*Tool{}, extras: map[string]*extras{}} }
 
 // prepare checks t and compiles its schemas.
 func prepare(t *Tool) error {
@@ -458,7 +459,8 @@ func (r *Registry) ReplaceServer(toolbox, server string, tools []Tool) []error {
 	return errs
 }
 
-// OnChange registers fn to be called after every change of the tool set.
+// OnChange registers fn to be called after every change of the tool set
+// (or of the downstream servers' prompts and resources: [Registry.ReplaceExtras]).
 // fn runs on the changing goroutine, without the registry's lock held.
 func (r *Registry) OnChange(fn func()) {
 	r.mu.Lock()

@@ -94,6 +94,7 @@ func (m *Manager) Reload(ctx context.Context, cfg *config.Config) Changes {
 			defer close(stopped[key])
 			s.stop()
 			m.reg.ReplaceServer(s.toolbox, s.name, nil)
+			m.reg.ReplaceExtras(s.toolbox, s.name, nil)
 		}()
 	}
 	wg.Wait()

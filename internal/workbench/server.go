@@ -128,13 +128,10 @@ func newServer(m *Manager, toolbox, name string, sc *config.Server, impl *mcp.Im
 		Logger: sdklog.New(m.log.With("toolbox", toolbox, "server", name)),
 		// Nexus is a proxy: it offers downstream servers no roots, sampling
 		// or elicitation of its own.
-		Capabilities: &mcp.ClientCapabilities{},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			select {
-			case s.refresh <- struct{}{}:
-			default: // a refresh is already pending
-			}
-		},
+		Capabilities:               &mcp.ClientCapabilities{},
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { s.listChanged() },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { s.listChanged() },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { s.listChanged() },
 	})
 	return s
 }
@@ -620,6 +617,9 @@ func (s *server) list(ctx context.Context, cs *mcp.ClientSession) error {
 		if got, ok := s.m.reg.LookupID(t.ID); ok && got.ID == t.ID {
 			ids = append(ids, t.ID)
 		}
+	}
+	if p := s.listExtras(ctx, cs); p != "" {
+		problems = append(problems, p)
 	}
 	msg := strings.Join(problems, "; ")
 	if msg != "" {

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/testtools"
+)
+
+// notesServer is a downstream MCP server over Streamable HTTP with a prompt
+// (greet, one argument), a resource (memo://notes/1) and a resource
+// template (memo://notes/{id}), as an everything server has them.
+func notesServer(t *testing.T) string {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "noop", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Greets someone.", Arguments: []*mcp.PromptArgument{{Name: "name", Required: true}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Say hello to " + req.Params.Arguments["name"]}}}}, nil
+		})
+	read := func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		id := strings.TrimPrefix(req.Params.URI, "memo://notes/")
+		if id == "404" {
+			return nil, mcp.ResourceNotFoundError(req.Params.URI)
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "note " + id}}}, nil
+	}
+	s.AddResource(&mcp.Resource{URI: "memo://notes/1", Name: "first note", MIMEType: "text/plain"}, read)
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "memo://notes/{id}", Name: "a note"}, read)
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(ts.Close)
+	return ts.URL + "/"
+}
+
+// TestDownstreamPromptsAndResources: the flat surface lists a downstream
+// server's prompts (under its server's prefix, as its tools), resources
+// and resource templates, and serves them, for session and sessionless
+// clients alike; the server's refusal reaches the client as an error that
+// names the server; each prompts/get and resources/read is traced.
+func TestDownstreamPromptsAndResources(t *testing.T) {
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"docs": map[string]any{"description": "notes", "mcpServers": map[string]any{
+			"notes": map[string]any{"url": notesServer(t), "transport": "http"},
+		}},
+	}})
+	base := startServe(t, "--no-demo", "--config", cfg)
+	ctx := context.Background()
+	for _, kind := range []struct {
+		name string
+		opts *mcp.ClientSessionOptions
+	}{{"session", testtools.WithSession()}, {"sessionless", testtools.Sessionless()}} {
+		t.Run(kind.name, func(t *testing.T) {
+			cs, _ := connectWith(t, base+"/mcp", kind.opts)
+			if caps := cs.InitializeResult().Capabilities; caps.Prompts == nil || caps.Resources == nil {
+				t.Fatalf("capabilities %+v: want prompts and resources", caps)
+			}
+			var prompts []string
+			testtools.EventuallyErr(t, 30*time.Second, "the downstream prompt to be listed", func() error {
+				lp, err := cs.ListPrompts(ctx, nil)
+				if err != nil {
+					return err
+				}
+				prompts = prompts[:0]
+				for _, p := range lp.Prompts {
+					prompts = append(prompts, p.Name)
+				}
+				if !slices.Contains(prompts, "docs__notes__greet") {
+					return fmt.Errorf("prompts %v", prompts)
+				}
+				return nil
+			})
+			got, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "docs__notes__greet", Arguments: map[string]string{"name": "Ada"}})
+			if err != nil || len(got.Messages) != 1 || got.Messages[0].Content.(*mcp.TextContent).Text != "Say hello to Ada" {
+				t.Fatalf("prompts/get: %+v %v", got, err)
+			}
+			if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet"}); err == nil || !strings.Contains(err.Error(), `unknown prompt "greet"`) {
+				t.Errorf("a prompt by its server's name: %v, want unknown prompt", err)
+			}
+
+			lr, err := cs.ListResources(ctx, nil)
+			if err != nil || len(lr.Resources) != 1 || lr.Resources[0].URI != "memo://notes/1" {
+				t.Fatalf("resources/list: %+v %v", lr, err)
+			}
+			lt, err := cs.ListResourceTemplates(ctx, nil)
+			if err != nil || len(lt.ResourceTemplates) != 1 || lt.ResourceTemplates[0].URITemplate != "memo://notes/{id}" {
+				t.Fatalf("resources/templates/list: %+v %v", lt, err)
+			}
+			for uri, want := range map[string]string{"memo://notes/1": "note 1", "memo://notes/7": "note 7"} {
+				rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+				if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != want {
+					t.Fatalf("resources/read %s: %+v %v", uri, rr, err)
+				}
+			}
+			if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "memo://notes/404"}); err == nil || !strings.Contains(err.Error(), "notes") {
+				t.Errorf("a resource the server does not have: %v, want its refusal naming the server", err)
+			}
+			if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "other://x"}); err == nil {
+				t.Error("a URI no server has was read")
+			}
+		})
+	}
+	// Traced as calls of the server.
+	resp, err := http.Get(base + "/api/traces?limit=50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body bytes.Buffer
+	if _, err := body.ReadFrom(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"tool":"prompt:greet"`, `"tool":"resource:memo://notes/7"`} {
+		if !strings.Contains(body.String(), want) {
+			t.Errorf("traces lack %s: %.600s", want, body.String())
+		}
+	}
+}

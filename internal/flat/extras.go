@@ -1,0 +1,251 @@
+package flat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
+
+	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/pipeline"
+	"github.com/nexus-mcp/nexus/internal/registry"
+)
+
+// The downstream servers' prompts, resources and resource templates on the
+// flat surface (issue 26): a prompt is listed under its server's prefix as
+// a tool is (toolbox__server__prompt), a resource and a template under
+// their own URIs. Each is listed to, and served to, the callers who may use
+// its server (pipeline.Pipeline.ServerVisible, the access rules of the
+// per-server proxy); a prompts/get or resources/read is recorded as a call
+// (traced on the surface, counted in /metrics, as "prompt:NAME" and
+// "resource:URI" of its server). The SDK server tells the clients when the
+// lists change (notifications/prompts/list_changed and
+// notifications/resources/list_changed), as for tools.
+
+// extrasSyncer keeps an MCP server's prompts, resources and templates equal
+// to the registry's.
+type extrasSyncer struct {
+	s       *mcp.Server
+	p       *pipeline.Pipeline
+	surface string
+
+	mu        sync.Mutex
+	prompts   map[string]registry.Prompt           // by listed name
+	resources map[string]registry.Resource         // by URI
+	templates map[string]registry.ResourceTemplate // by URI template
+}
+
+func newExtrasSyncer(s *mcp.Server, p *pipeline.Pipeline, surface string) *extrasSyncer {
+	return &extrasSyncer{s: s, p: p, surface: surface, prompts: map[string]registry.Prompt{},
+		resources: map[string]registry.Resource{}, templates: map[string]registry.ResourceTemplate{}}
+}
+
+// sync adds what the registry has that the server does not, and removes
+// what it no longer has.
+func (x *extrasSyncer) sync() {
+	reg := x.p.Registry()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+
+	prompts := map[string]registry.Prompt{}
+	for _, p := range reg.Prompts() {
+		prompts[p.ID.Name()] = p
+	}
+	var gone []string
+	for name, old := range x.prompts {
+		if now, ok := prompts[name]; !ok || now.Prompt != old.Prompt {
+			gone = append(gone, name)
+		}
+	}
+	x.s.RemovePrompts(gone...)
+	for name, p := range prompts {
+		if old, ok := x.prompts[name]; !ok || old.Prompt != p.Prompt {
+			listed := *p.Prompt
+			listed.Name = name
+			x.s.AddPrompt(&listed, x.getPrompt)
+		}
+	}
+	x.prompts = prompts
+
+	resources := map[string]registry.Resource{}
+	for _, r := range reg.Resources() {
+		resources[r.Resource.URI] = r
+	}
+	gone = gone[:0]
+	for uri, old := range x.resources {
+		if now, ok := resources[uri]; !ok || now.Resource != old.Resource {
+			gone = append(gone, uri)
+		}
+	}
+	x.s.RemoveResources(gone...)
+	for uri, r := range resources {
+		if old, ok := x.resources[uri]; !ok || old.Resource != r.Resource {
+			x.s.AddResource(r.Resource, x.readResource)
+		}
+	}
+	x.resources = resources
+
+	templates := map[string]registry.ResourceTemplate{}
+	for _, t := range reg.ResourceTemplates() {
+		if _, dup := templates[t.Template.URITemplate]; !dup {
+			templates[t.Template.URITemplate] = t
+		}
+	}
+	gone = gone[:0]
+	for tmpl, old := range x.templates {
+		if now, ok := templates[tmpl]; !ok || now.Template != old.Template {
+			gone = append(gone, tmpl)
+		}
+	}
+	x.s.RemoveResourceTemplates(gone...)
+	for tmpl, t := range templates {
+		if old, ok := x.templates[tmpl]; !ok || old.Template != t.Template {
+			x.s.AddResourceTemplate(t.Template, x.readResource)
+		}
+	}
+	x.templates = templates
+}
+
+// getPrompt serves prompts/get of a downstream server's prompt.
+func (x *extrasSyncer) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	name := req.Params.Name
+	x.mu.Lock()
+	p, ok := x.prompts[name]
+	x.mu.Unlock()
+	if !ok || !x.p.ServerVisible(ctx, p.ID.Toolbox, p.ID.Server) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", name)}
+	}
+	start := time.Now()
+	res, err := p.Get(ctx, req.Params.Arguments)
+	x.record(ctx, p.ID.Toolbox, p.ID.Server, "prompt:"+p.ID.Tool, start, err)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	return res, nil
+}
+
+// readResource serves resources/read of a downstream server's resource, or
+// of a URI one of their templates matches.
+func (x *extrasSyncer) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	toolbox, server, ok := x.owner(uri)
+	if !ok || !x.p.ServerVisible(ctx, toolbox, server) {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	read := x.p.Registry().ReadResource(toolbox, server)
+	if read == nil {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	start := time.Now()
+	res, err := read(ctx, uri)
+	x.record(ctx, toolbox, server, "resource:"+uri, start, err)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	return res, nil
+}
+
+// owner is the server of the resource uri: the one that listed it, else the
+// first whose template matches it.
+func (x *extrasSyncer) owner(uri string) (toolbox, server string, ok bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if r, ok := x.resources[uri]; ok {
+		return r.Toolbox, r.Server, true
+	}
+	for _, t := range x.p.Registry().ResourceTemplates() {
+		if cur, listed := x.templates[t.Template.URITemplate]; listed && cur.Template == t.Template && matches(t.Template.URITemplate, uri) {
+			return t.Toolbox, t.Server, true
+		}
+	}
+	return "", "", false
+}
+
+// record records a prompts/get or resources/read as a call.
+func (x *extrasSyncer) record(ctx context.Context, toolbox, server, name string, start time.Time, err error) {
+	c := pipeline.Passthrough{Surface: x.surface, Toolbox: toolbox, Server: server, Tool: name, Start: start, Duration: time.Since(start)}
+	if err != nil {
+		c.Err = errs.Unavailable
+		if e, ok := errors.AsType[*errs.Error](err); ok {
+			c.Err = e.Code
+		}
+	}
+	x.p.RecordPassthrough(ctx, c)
+}
+
+// rpcError is the JSON-RPC error of a failed prompts/get or resources/read:
+// the server's refusal as invalid params, anything else as an internal
+// error, with the message naming the server.
+func rpcError(err error) error {
+	code := int64(jsonrpc.CodeInternalError)
+	if e, ok := errors.AsType[*errs.Error](err); ok && e.Code == errs.BadRequest {
+		code = jsonrpc.CodeInvalidParams
+	}
+	msg := err.Error()
+	if e, ok := errors.AsType[*errs.Error](err); ok && e.Message != "" {
+		msg = e.Message
+	}
+	return &jsonrpc.Error{Code: code, Message: msg}
+}
+
+// matches reports whether uri is one of the URIs of the RFC 6570 template
+// tmpl, by the library the SDK matches templates with (so that the server
+// named is the one whose template the SDK dispatched on).
+func matches(tmpl, uri string) bool {
+	t, err := uritemplate.New(tmpl)
+	return err == nil && t.Regexp().MatchString(uri)
+}
+
+// listOnly keeps, in a prompts/list, resources/list or
+// resources/templates/list result, what the caller may use.
+func (x *extrasSyncer) listOnly(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		visible := func(toolbox, server string, ok bool) bool {
+			return !ok || x.p.ServerVisible(ctx, toolbox, server)
+		}
+		switch r := res.(type) {
+		case *mcp.ListPromptsResult:
+			out := *r
+			out.Prompts = nil
+			for _, lp := range r.Prompts {
+				p, ok := x.prompts[lp.Name]
+				if visible(p.ID.Toolbox, p.ID.Server, ok) {
+					out.Prompts = append(out.Prompts, lp)
+				}
+			}
+			return &out, nil
+		case *mcp.ListResourcesResult:
+			out := *r
+			out.Resources = nil
+			for _, lr := range r.Resources {
+				res, ok := x.resources[lr.URI]
+				if visible(res.Toolbox, res.Server, ok) {
+					out.Resources = append(out.Resources, lr)
+				}
+			}
+			return &out, nil
+		case *mcp.ListResourceTemplatesResult:
+			out := *r
+			out.ResourceTemplates = nil
+			for _, lt := range r.ResourceTemplates {
+				t, ok := x.templates[lt.URITemplate]
+				if visible(t.Toolbox, t.Server, ok) {
+					out.ResourceTemplates = append(out.ResourceTemplates, lt)
+				}
+			}
+			return &out, nil
+		}
+		return res, err
+	}
+}

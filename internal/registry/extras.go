@@ -1,0 +1,170 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A downstream server's prompts, resources and resource templates, which
+// the surfaces serve beside its tools (issue 26). Prompts are named as
+// tools are (toolbox__server__prompt); resources and templates keep their
+// URIs, which clients read them by.
+
+// Prompt is a prompt of a downstream server.
+type Prompt struct {
+	// ID names the prompt as a tool is named: ID.Tool is the prompt's own
+	// name, ID.Name() the name surfaces list it under.
+	ID ID
+	// Prompt is the prompt as the server listed it.
+	Prompt *mcp.Prompt
+	// Get asks the server for the prompt (its own name) with args.
+	Get func(ctx context.Context, args map[string]string) (*mcp.GetPromptResult, error)
+}
+
+// Resource is a resource of a downstream server.
+type Resource struct {
+	Toolbox, Server string
+	// Resource is the resource as the server listed it.
+	Resource *mcp.Resource
+}
+
+// ResourceTemplate is a resource template of a downstream server.
+type ResourceTemplate struct {
+	Toolbox, Server string
+	// Template is the template as the server listed it.
+	Template *mcp.ResourceTemplate
+}
+
+// Extras are what a downstream server offers besides tools, and how to read
+// its resources.
+type Extras struct {
+	Prompts   []Prompt
+	Resources []Resource
+	Templates []ResourceTemplate
+	// Read reads a resource of the server by URI (a listed resource's, or
+	// one a template of the server matches).
+	Read func(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
+}
+
+// extras is what the registry keeps of a server's Extras.
+type extras struct {
+	Extras
+	toolbox, server string
+}
+
+// ReplaceExtras replaces the prompts, resources and templates of the
+// downstream server {toolbox, server} with e (nil: it has none). A prompt
+// whose name breaks the MCP name rules, or another server's already has, is
+// left out and reported; so is a resource whose URI another server's has.
+func (r *Registry) ReplaceExtras(toolbox, server string, e *Extras) []error {
+	if toolbox == BuiltinToolbox {
+		return []error{fmt.Errorf("registry: toolbox %q is reserved for Nexus's own (local) servers", BuiltinToolbox)}
+	}
+	key := toolbox + "/" + server
+	var problems []error
+	r.mu.Lock()
+	delete(r.extras, key)
+	if e != nil {
+		kept := &extras{toolbox: toolbox, server: server, Extras: Extras{Read: e.Read}}
+		prompts, uris := r.extraNames()
+		for _, p := range e.Prompts {
+			name := p.ID.Name()
+			switch {
+			case p.ID.Toolbox != toolbox || p.ID.Server != server:
+				problems = append(problems, fmt.Errorf("registry: prompt %q does not belong to %s", name, key))
+			case !ValidName(name):
+				problems = append(problems, fmt.Errorf("registry: prompt %q breaks the MCP name rules", name))
+			case prompts[name]:
+				problems = append(problems, fmt.Errorf("registry: duplicate prompt %q", name))
+			default:
+				prompts[name] = true
+				kept.Prompts = append(kept.Prompts, p)
+			}
+		}
+		for _, res := range e.Resources {
+			if uris[res.Resource.URI] {
+				problems = append(problems, fmt.Errorf("registry: resource %q of %s is another server's too; only the first is served", res.Resource.URI, key))
+				continue
+			}
+			uris[res.Resource.URI] = true
+			res.Toolbox, res.Server = toolbox, server
+			kept.Resources = append(kept.Resources, res)
+		}
+		for _, t := range e.Templates {
+			t.Toolbox, t.Server = toolbox, server
+			kept.Templates = append(kept.Templates, t)
+		}
+		r.extras[key] = kept
+	}
+	r.mu.Unlock()
+	r.notify()
+	return problems
+}
+
+// extraNames are the prompt names and resource URIs served; r.mu is held.
+func (r *Registry) extraNames() (prompts, uris map[string]bool) {
+	prompts, uris = map[string]bool{}, map[string]bool{}
+	for _, e := range r.extras {
+		for _, p := range e.Prompts {
+			prompts[p.ID.Name()] = true
+		}
+		for _, res := range e.Resources {
+			uris[res.Resource.URI] = true
+		}
+	}
+	return prompts, uris
+}
+
+// Prompts returns the downstream servers' prompts, by name.
+func (r *Registry) Prompts() []Prompt {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []Prompt
+	for _, e := range r.extras {
+		out = append(out, e.Prompts...)
+	}
+	slices.SortFunc(out, func(a, b Prompt) int { return strings.Compare(a.ID.Name(), b.ID.Name()) })
+	return out
+}
+
+// Resources returns the downstream servers' resources, by URI.
+func (r *Registry) Resources() []Resource {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []Resource
+	for _, e := range r.extras {
+		out = append(out, e.Resources...)
+	}
+	slices.SortFunc(out, func(a, b Resource) int { return strings.Compare(a.Resource.URI, b.Resource.URI) })
+	return out
+}
+
+// ResourceTemplates returns the downstream servers' resource templates, by
+// toolbox, server and URI template.
+func (r *Registry) ResourceTemplates() []ResourceTemplate {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []ResourceTemplate
+	for _, e := range r.extras {
+		out = append(out, e.Templates...)
+	}
+	slices.SortFunc(out, func(a, b ResourceTemplate) int {
+		return strings.Compare(a.Toolbox+"/"+a.Server+"/"+a.Template.URITemplate, b.Toolbox+"/"+b.Server+"/"+b.Template.URITemplate)
+	})
+	return out
+}
+
+// ReadResource returns the reader of the server {toolbox, server}'s
+// resources, nil when it has none.
+func (r *Registry) ReadResource(toolbox, server string) func(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if e := r.extras[toolbox+"/"+server]; e != nil {
+		return e.Read
+	}
+	return nil
+}
