@@ -126,3 +126,61 @@ func TestDownstreamPromptsAndResources(t *testing.T) {
 		}
 	}
 }
+
+// TestDownstreamPromptListChanged: a prompt a downstream server adds after
+// Nexus connected reaches the flat surface's clients: the server's
+// notifications/prompts/list_changed makes Nexus list it again, and its
+// clients get the same notification and find the prompt.
+func TestDownstreamPromptListChanged(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "grow", Version: "1"}, nil)
+	s.AddPrompt(&mcp.Prompt{Name: "first"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "1"}}}}, nil
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(ts.Close)
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"g": map[string]any{"description": "growing", "mcpServers": map[string]any{"grow": map[string]any{"url": ts.URL + "/", "transport": "http"}}},
+	}})
+	base := startServe(t, "--no-demo", "--config", cfg)
+	changed := make(chan struct{}, 8)
+	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { changed <- struct{}{} },
+	})
+	ctx := context.Background()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, testtools.WithSession())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	names := func() []string {
+		lp, err := cs.ListPrompts(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range lp.Prompts {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	if got := names(); !slices.Equal(got, []string{"g__grow__first"}) {
+		t.Fatalf("prompts %v", got)
+	}
+	for len(changed) > 0 {
+		<-changed
+	}
+	s.AddPrompt(&mcp.Prompt{Name: "second"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "2"}}}}, nil
+	})
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no notifications/prompts/list_changed reached the client")
+	}
+	testtools.EventuallyErr(t, 10*time.Second, "the new prompt to be listed", func() error {
+		if got := names(); !slices.Equal(got, []string{"g__grow__first", "g__grow__second"}) {
+			return fmt.Errorf("prompts %v", got)
+		}
+		return nil
+	})
+}
