@@ -21,7 +21,17 @@ import (
 // template (memo://notes/{id}), as an everything server has them.
 func notesServer(t *testing.T) string {
 	t.Helper()
-	s := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, nil)
+	s := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, &mcp.ServerOptions{
+		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			var values []string
+			for _, v := range []string{"Ada", "Alan", "Grace"} {
+				if req.Params.Ref.Name == "greet" && strings.HasPrefix(v, req.Params.Argument.Value) {
+					values = append(values, v)
+				}
+			}
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: values}}, nil
+		},
+	})
 	s.AddTool(&mcp.Tool{Name: "noop", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 	})
@@ -87,6 +97,14 @@ func TestDownstreamPromptsAndResources(t *testing.T) {
 			if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet"}); err == nil || !strings.Contains(err.Error(), `unknown prompt "greet"`) {
 				t.Errorf("a prompt by its server's name: %v, want unknown prompt", err)
 			}
+			if caps := cs.InitializeResult().Capabilities; caps.Completions == nil {
+				t.Errorf("capabilities %+v: want completions", caps)
+			}
+			comp, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "docs__notes__greet"},
+				Argument: mcp.CompleteParamsArgument{Name: "name", Value: "A"}})
+			if err != nil || !slices.Equal(comp.Completion.Values, []string{"Ada", "Alan"}) {
+				t.Errorf("completion/complete of the prompt's argument: %+v %v", comp, err)
+			}
 
 			lr, err := cs.ListResources(ctx, nil)
 			if err != nil || len(lr.Resources) != 1 || lr.Resources[0].URI != "memo://notes/1" {
@@ -110,21 +128,24 @@ func TestDownstreamPromptsAndResources(t *testing.T) {
 			}
 		})
 	}
-	// Traced as calls of the server.
-	resp, err := http.Get(base + "/api/traces?limit=50")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var body bytes.Buffer
-	if _, err := body.ReadFrom(resp.Body); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{`"tool":"prompt:greet"`, `"tool":"resource:memo://notes/7"`} {
-		if !strings.Contains(body.String(), want) {
-			t.Errorf("traces lack %s: %.600s", want, body.String())
+	// Traced as calls of the server (the trace writer commits in batches).
+	testtools.EventuallyErr(t, 10*time.Second, "the prompt and resource to be traced", func() error {
+		resp, err := http.Get(base + "/api/traces?limit=50")
+		if err != nil {
+			return err
 		}
-	}
+		defer resp.Body.Close()
+		var body bytes.Buffer
+		if _, err := body.ReadFrom(resp.Body); err != nil {
+			return err
+		}
+		for _, want := range []string{`"tool":"prompt:greet"`, `"tool":"resource:memo://notes/7"`, `"tool":"complete:greet"`} {
+			if !strings.Contains(body.String(), want) {
+				return fmt.Errorf("traces lack %s: %.600s", want, body.String())
+			}
+		}
+		return nil
+	})
 }
 
 // TestDownstreamPromptListChanged: a prompt a downstream server adds after

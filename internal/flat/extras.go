@@ -40,8 +40,10 @@ type extrasSyncer struct {
 	templates map[string]registry.ResourceTemplate // by URI template
 }
 
-func newExtrasSyncer(s *mcp.Server, p *pipeline.Pipeline, surface string) *extrasSyncer {
-	return &extrasSyncer{s: s, p: p, surface: surface, prompts: map[string]registry.Prompt{},
+// newExtrasSyncer returns the syncer of a surface's server, which is set
+// (x.s) before its first sync.
+func newExtrasSyncer(p *pipeline.Pipeline, surface string) *extrasSyncer {
+	return &extrasSyncer{p: p, surface: surface, prompts: map[string]registry.Prompt{},
 		resources: map[string]registry.Resource{}, templates: map[string]registry.ResourceTemplate{}}
 }
 
@@ -248,4 +250,55 @@ func (x *extrasSyncer) listOnly(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// complete serves completion/complete of a downstream server's prompt
+// (ref/prompt, by its listed name) or resource template (ref/resource, by
+// its URI template), asking that server with its own names; an argument of
+// anything else has no completions.
+func (x *extrasSyncer) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	ref := req.Params.Ref
+	none := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
+	if ref == nil {
+		return none, nil
+	}
+	var toolbox, server string
+	params := *req.Params
+	own := *ref
+	x.mu.Lock()
+	switch ref.Type {
+	case "ref/prompt":
+		p, ok := x.prompts[ref.Name]
+		if !ok || !x.p.ServerVisible(ctx, p.ID.Toolbox, p.ID.Server) {
+			x.mu.Unlock()
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", ref.Name)}
+		}
+		toolbox, server, own.Name = p.ID.Toolbox, p.ID.Server, p.ID.Tool
+	case "ref/resource":
+		t, ok := x.templates[ref.URI]
+		if !ok {
+			x.mu.Unlock()
+			return none, nil
+		}
+		toolbox, server = t.Toolbox, t.Server
+	}
+	x.mu.Unlock()
+	if toolbox == "" || !x.p.ServerVisible(ctx, toolbox, server) {
+		return none, nil
+	}
+	complete := x.p.Registry().Complete(toolbox, server)
+	if complete == nil {
+		return none, nil
+	}
+	params.Ref = &own
+	// The caller's protocol _meta is the caller's, not the downstream
+	// session's (a sessionless client's names its own protocol version).
+	params.Meta = nil
+	start := time.Now()
+	res, err := complete(ctx, &params)
+	x.record(ctx, toolbox, server, "complete:"+own.Name+own.URI, start, err)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	return res, nil
 }

@@ -36,6 +36,10 @@ func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
 	// The downstream servers' prompts and resources (extras.go), with
 	// configured toolboxes.
 	o.Extras = o.OpenAll() != nil
+	x := newExtrasSyncer(p, o.Surface)
+	if o.Extras {
+		o.Complete = x.complete
+	}
 	s := o.Server(p, "Every tool is listed under its own name: the built-in toolbox's tools by their names (belief_query), "+
 		"a configured toolbox's as toolbox__server__tool. Toolboxes and their servers:")
 	sy := &syncer{s: s, p: p, surface: o.Surface, instance: instance, listed: map[string]*registry.Tool{}}
@@ -45,7 +49,7 @@ func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
 	p.Registry().OnChange(sy.sync)
 	sy.sync()
 	if o.Extras {
-		x := newExtrasSyncer(s, p, o.Surface)
+		x.s = s
 		p.Registry().OnChange(x.sync)
 		x.sync()
 		s.AddReceivingMiddleware(x.listOnly)

@@ -51,6 +51,9 @@ type Options struct {
 	// Extras advertises prompts and resources (with list_changed): the
 	// surface serves its downstream servers' (the flat surface).
 	Extras bool
+	// Complete, with Extras, answers completion/complete (the flat
+	// surface's relay to the downstream servers).
+	Complete func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error)
 	// Calls, when set, receives the tools/call of a surface that the HTTP
 	// front may serve without the SDK server's dispatch (the flat surface's;
 	// see [ToolCalls]), keyed by the surface's server.
@@ -118,7 +121,7 @@ func (o Options) OpenAll() func(context.Context) {
 func (o Options) Server(p *pipeline.Pipeline, how string) *mcp.Server {
 	// The server's own instructions are the built-in toolbox's alone: every
 	// client's are made for it below.
-	s := newServer(o.Name, o.Version, o.Instructions, o.Logger, o.Extras)
+	s := newServer(o.Name, o.Version, o.Instructions, o.Logger, o.Extras, o.Complete)
 	if o.Instructions != "" && o.Catalog != nil {
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -196,10 +199,10 @@ func keep(st *mcpsession.Store, surface string, log *slog.Logger) mcp.Middleware
 // name, version and instructions, the SDK's logs through [sdklog], and tools
 // (with list_changed) advertised even while none is listed.
 func NewServer(name, version, instructions string, log *slog.Logger) *mcp.Server {
-	return newServer(name, version, instructions, log, false)
+	return newServer(name, version, instructions, log, false, nil)
 }
 
-func newServer(name, version, instructions string, log *slog.Logger, extras bool) *mcp.Server {
+func newServer(name, version, instructions string, log *slog.Logger, extras bool, complete func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error)) *mcp.Server {
 	o := &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdklog.New(log),
@@ -214,6 +217,7 @@ func newServer(name, version, instructions string, log *slog.Logger, extras bool
 		// prompts and resources come later, and the lists say when.
 		o.Capabilities.Prompts = &mcp.PromptCapabilities{ListChanged: true}
 		o.Capabilities.Resources = &mcp.ResourceCapabilities{ListChanged: true}
+		o.CompletionHandler = complete
 	}
 	return mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, o)
 }

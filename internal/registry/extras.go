@@ -48,6 +48,10 @@ type Extras struct {
 	// Read reads a resource of the server by URI (a listed resource's, or
 	// one a template of the server matches).
 	Read func(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
+	// Complete asks the server to complete an argument of one of its
+	// prompts or resource templates (params name them as the server
+	// does); nil when the server does not complete.
+	Complete func(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error)
 }
 
 // extras is what the registry keeps of a server's Extras.
@@ -69,7 +73,7 @@ func (r *Registry) ReplaceExtras(toolbox, server string, e *Extras) []error {
 	r.mu.Lock()
 	delete(r.extras, key)
 	if e != nil {
-		kept := &extras{toolbox: toolbox, server: server, Extras: Extras{Read: e.Read}}
+		kept := &extras{toolbox: toolbox, server: server, Extras: Extras{Read: e.Read, Complete: e.Complete}}
 		prompts, uris := r.extraNames()
 		for _, p := range e.Prompts {
 			name := p.ID.Name()
@@ -156,6 +160,17 @@ func (r *Registry) ResourceTemplates() []ResourceTemplate {
 		return strings.Compare(a.Toolbox+"/"+a.Server+"/"+a.Template.URITemplate, b.Toolbox+"/"+b.Server+"/"+b.Template.URITemplate)
 	})
 	return out
+}
+
+// Complete returns the completer of the server {toolbox, server}'s
+// arguments, nil when it has none.
+func (r *Registry) Complete(toolbox, server string) func(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if e := r.extras[toolbox+"/"+server]; e != nil {
+		return e.Complete
+	}
+	return nil
 }
 
 // ReadResource returns the reader of the server {toolbox, server}'s

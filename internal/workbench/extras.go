@@ -38,6 +38,9 @@ func (s *server) listExtras(ctx context.Context, cs *mcp.ClientSession) string {
 		return ""
 	}
 	e := &registry.Extras{Read: s.readResource}
+	if caps.Completions != nil {
+		e.Complete = s.complete
+	}
 	var failed []error
 	if caps.Prompts != nil {
 		for p, err := range cs.Prompts(ctx, nil) {
@@ -92,6 +95,21 @@ func (s *server) readResource(ctx context.Context, uri string) (*mcp.ReadResourc
 	var res *mcp.ReadResourceResult
 	err := s.extraCall(ctx, "resource '"+uri+"'", func(ctx context.Context, cs *mcp.ClientSession) (err error) {
 		res, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		return err
+	})
+	return res, err
+}
+
+// complete asks the server to complete an argument, bounded by its call
+// timeout.
+func (s *server) complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	var res *mcp.CompleteResult
+	what := "completions"
+	if params.Ref != nil {
+		what = "completions of " + params.Ref.Name + params.Ref.URI
+	}
+	err := s.extraCall(ctx, what, func(ctx context.Context, cs *mcp.ClientSession) (err error) {
+		res, err = cs.Complete(ctx, params)
 		return err
 	})
 	return res, err
