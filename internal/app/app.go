@@ -377,7 +377,8 @@ func (a *App) downstreamServers() []metrics.Server {
 	states := a.Workbench.Servers()
 	out := make([]metrics.Server, len(states))
 	for i, s := range states {
-		out[i] = metrics.Server{Toolbox: s.Toolbox, Server: s.Server, Up: s.Connected, Restarts: s.Restarts}
+		out[i] = metrics.Server{Toolbox: s.Toolbox, Server: s.Server, Up: s.Connected, Restarts: s.Restarts,
+			BreakerOpen: s.Breaker != workbench.BreakerClosed, BreakerOpens: s.BreakerOpens}
 	}
 	return out
 }

@@ -5,8 +5,10 @@
 //   - nexus_tool_calls_total{tool,surface,outcome} and
 //     nexus_tool_call_duration_seconds{tool,surface}, recorded by the one
 //     pipeline through [Metrics.ObserveCall] (a pipeline.Observer);
-//   - nexus_downstream_server_up{toolbox,server} and
-//     nexus_downstream_restarts_total{toolbox,server}, read from the
+//   - nexus_downstream_server_up{toolbox,server},
+//     nexus_downstream_restarts_total{toolbox,server},
+//     nexus_downstream_breaker_open{toolbox,server} and
+//     nexus_downstream_breaker_opens_total{toolbox,server}, read from the
 //     workbench at scrape time ([Options.Servers]);
 //   - nexus_mcp_sessions_live and nexus_mcp_sessions_max, read from the
 //     HTTP front's session limit at scrape time ([Metrics.Handler]);
@@ -50,6 +52,11 @@ type Server struct {
 	// Restarts counts the times its session ended on its own and was
 	// restarted.
 	Restarts uint64
+	// BreakerOpen reports that its circuit breaker refuses calls now (open,
+	// or waiting for its probe), and BreakerOpens counts the times it
+	// opened.
+	BreakerOpen  bool
+	BreakerOpens uint64
 }
 
 // Options configure [New].
@@ -134,8 +141,8 @@ func (m *Metrics) Handler(liveSessions func() int, maxSessions int) http.Handler
 
 // downstream collects the workbench's servers at scrape time.
 type downstream struct {
-	servers      func() []Server
-	up, restarts *prometheus.Desc
+	servers                           func() []Server
+	up, restarts, breaker, breakerOps *prometheus.Desc
 }
 
 func newDownstream(servers func() []Server) *downstream {
@@ -146,12 +153,18 @@ func newDownstream(servers func() []Server) *downstream {
 			"Whether the downstream server's session is live: 1 connected, 0 not (not opened yet, failed, or restarting).", labels, nil),
 		restarts: prometheus.NewDesc("nexus_downstream_restarts_total",
 			"Times the downstream server's session ended on its own (a crashed stdio server, a dropped HTTP session) and Nexus began restarting it.", labels, nil),
+		breaker: prometheus.NewDesc("nexus_downstream_breaker_open",
+			"Whether the downstream server's circuit breaker refuses calls: 1 open (repeated failures; calls fail at once until its cooldown ends and a probe call succeeds), 0 closed.", labels, nil),
+		breakerOps: prometheus.NewDesc("nexus_downstream_breaker_opens_total",
+			"Times the downstream server's circuit breaker opened.", labels, nil),
 	}
 }
 
 func (d *downstream) Describe(ch chan<- *prometheus.Desc) {
 	ch <- d.up
 	ch <- d.restarts
+	ch <- d.breaker
+	ch <- d.breakerOps
 }
 
 func (d *downstream) Collect(ch chan<- prometheus.Metric) {
@@ -162,5 +175,11 @@ func (d *downstream) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(d.up, prometheus.GaugeValue, up, s.Toolbox, s.Server)
 		ch <- prometheus.MustNewConstMetric(d.restarts, prometheus.CounterValue, float64(s.Restarts), s.Toolbox, s.Server)
+		open := 0.0
+		if s.BreakerOpen {
+			open = 1
+		}
+		ch <- prometheus.MustNewConstMetric(d.breaker, prometheus.GaugeValue, open, s.Toolbox, s.Server)
+		ch <- prometheus.MustNewConstMetric(d.breakerOps, prometheus.CounterValue, float64(s.BreakerOpens), s.Toolbox, s.Server)
 	}
 }

@@ -118,6 +118,12 @@ func (s *server) complete(ctx context.Context, params *mcp.CompleteParams) (*mcp
 // extraCall runs do on the server's live session, bounded by its call
 // timeout, and names what failed as a tool call's failures are named.
 func (s *server) extraCall(ctx context.Context, what string, do func(context.Context, *mcp.ClientSession) error) error {
+	_, err := s.guarded(ctx, "reading "+what, func() (any, error) { return nil, s.extraCallOnce(ctx, what, do) })
+	return err
+}
+
+// extraCallOnce is [server.extraCall] past the breaker.
+func (s *server) extraCallOnce(ctx context.Context, what string, do func(context.Context, *mcp.ClientSession) error) error {
 	sess, down := s.session()
 	if sess == nil && s.connectingFirst() {
 		_ = s.ensure(ctx) // why it failed, if it did, is the server's down error

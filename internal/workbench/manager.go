@@ -42,6 +42,12 @@ type Options struct {
 	// Streamable HTTP server whose session could take raw tools/call
 	// requests (tests compare the two paths).
 	SDKCalls bool
+	// BreakerFailures and BreakerCooldown configure each server's circuit
+	// breaker (breaker.go): it opens after that many calls in a row failed
+	// on the server's side, for that long; DefaultBreakerFailures and
+	// DefaultBreakerCooldown when zero.
+	BreakerFailures int
+	BreakerCooldown time.Duration
 }
 
 // Manager connects the downstream MCP servers of the configured toolboxes
@@ -61,7 +67,10 @@ type Manager struct {
 	impl   *mcp.Implementation
 	log    *slog.Logger
 	stderr *os.File
-	noRaw  bool // Options.SDKCalls
+
+	breakerFailures int
+	breakerCooldown time.Duration
+	noRaw           bool // Options.SDKCalls
 
 	ctx    context.Context // ends at Close; every connection derives from it
 	cancel context.CancelFunc
@@ -88,7 +97,8 @@ type toolbox struct {
 // NewManager returns a manager of cfg's toolboxes that registers their tools
 // in reg. It connects nothing until [Manager.Start] or [Manager.Open].
 func NewManager(cfg *config.Config, reg *registry.Registry, o Options) *Manager {
-	m := &Manager{reg: reg, log: o.Logger, stderr: o.Stderr, noRaw: o.SDKCalls, opened: map[string]bool{}}
+	m := &Manager{reg: reg, log: o.Logger, stderr: o.Stderr, noRaw: o.SDKCalls, opened: map[string]bool{},
+		breakerFailures: o.BreakerFailures, breakerCooldown: o.BreakerCooldown}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
@@ -261,6 +271,10 @@ type ServerState struct {
 	// stdio server, a dropped HTTP session) and Nexus began restarting it;
 	// the failed attempts of one restart count once.
 	Restarts uint64
+	// Breaker is the state of its circuit breaker (BreakerClosed,
+	// BreakerOpen, BreakerHalfOpen) and BreakerOpens the times it opened.
+	Breaker      string
+	BreakerOpens uint64
 }
 
 // Servers reports the state of every configured server, by toolbox and
@@ -269,8 +283,9 @@ func (m *Manager) Servers() []ServerState {
 	var out []ServerState
 	for _, tb := range m.list() {
 		for _, s := range tb.servers {
+			breaker, opens := s.breaker.state(time.Now())
 			s.mu.Lock()
-			out = append(out, ServerState{Toolbox: tb.name, Server: s.name, Connected: s.sess.live(), Restarts: s.restarts})
+			out = append(out, ServerState{Toolbox: tb.name, Server: s.name, Connected: s.sess.live(), Restarts: s.restarts, Breaker: breaker, BreakerOpens: opens})
 			s.mu.Unlock()
 		}
 	}

@@ -70,6 +70,7 @@ type server struct {
 	// connection attempt starts before (nil: nothing to wait for).
 	after   <-chan struct{}
 	refresh chan struct{} // a list_changed notification arrived (capacity 1)
+	breaker *breaker      // fails calls fast after repeated failures (breaker.go)
 	listMu  sync.Mutex    // one tool listing at a time
 
 	mu         sync.Mutex
@@ -119,7 +120,8 @@ type attempt struct {
 func newServer(m *Manager, toolbox, name string, sc *config.Server, impl *mcp.Implementation) *server {
 	c := *sc
 	c.Name = name
-	s := &server{m: m, toolbox: toolbox, name: name, cfg: &c, refresh: make(chan struct{}, 1), backoff: restartMin, retryDelay: restartMin}
+	s := &server{m: m, toolbox: toolbox, name: name, cfg: &c, refresh: make(chan struct{}, 1), backoff: restartMin, retryDelay: restartMin,
+		breaker: newBreaker(m.breakerFailures, m.breakerCooldown)}
 	s.ctx, s.cancel = context.WithCancel(m.ctx)
 	if c.TransportKind() == config.StreamableHTTP {
 		s.hc = downstream.HTTPClient(&c)
@@ -307,6 +309,8 @@ func (s *server) connect(a *attempt) {
 	}
 	if err == nil {
 		s.retryDelay, s.retryAt = restartMin, time.Time{}
+		// A new session: the failures of the old one are not its own.
+		s.breaker.reset()
 	} else {
 		s.retryAt = time.Now().Add(s.retryDelay)
 		s.retryDelay = min(2*s.retryDelay, restartMax)
@@ -689,8 +693,13 @@ const endGrace = 250 * time.Millisecond
 // call proxies one tool call, bounded by the server's Timeout, and returns
 // the downstream result unmodified: a *mcp.CallToolResult, or, from a raw
 // call (rawcall.go), a [registry.Encoded] holding it and its JSON as the
-// server sent it.
+// server sent it. The server's circuit breaker may refuse it (breaker.go).
 func (s *server) call(ctx context.Context, tool string, args json.RawMessage) (any, error) {
+	return s.guarded(ctx, "the call of tool '"+tool+"'", func() (any, error) { return s.callOnce(ctx, tool, args) })
+}
+
+// callOnce is [server.call] past the breaker.
+func (s *server) callOnce(ctx context.Context, tool string, args json.RawMessage) (any, error) {
 	sess, down := s.session()
 	if sess == nil && s.connectingFirst() {
 		// Its tools are in the registry (listed during the connection) a
