@@ -36,7 +36,7 @@ func TestBreakerStates(t *testing.T) {
 		call(fail, false)
 	}
 	call(&errs.Error{Code: errs.BadRequest}, false) // an answer: the count starts again
-	call(fail, true)                                 // cancelled: not counted
+	call(fail, true)                                // cancelled: not counted
 	for i := range 3 {
 		if !call(fail, false) {
 			t.Fatalf("call %d refused before 3 failures in a row", i)
