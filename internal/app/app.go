@@ -425,6 +425,20 @@ func (a *App) Ready(ctx context.Context) map[string]any {
 		r["status"] = "unavailable"
 		r["events"] = a.Events.Engine() + ": " + err.Error()
 	}
+	// Downstream servers whose circuit breaker refuses calls: a detail,
+	// not unreadiness (every replica reaches the same servers, so taking
+	// this one out of the balancer would help no one).
+	if a.Workbench != nil {
+		var open []string
+		for _, s := range a.Workbench.Servers() {
+			if s.Breaker != workbench.BreakerClosed {
+				open = append(open, s.Toolbox+"/"+s.Server)
+			}
+		}
+		if len(open) > 0 {
+			r["downstream_breakers_open"] = open
+		}
+	}
 	return r
 }
 
