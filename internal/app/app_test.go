@@ -3,11 +3,17 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/app"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
@@ -116,5 +122,42 @@ func TestEveryCallIsTraced(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("traces:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestReadinessNamesOpenBreakers: a downstream server whose tool fails on
+// the server's side 5 times in a row has its circuit breaker opened, and
+// /readyz's body names it while the replica stays ready.
+func TestReadinessNamesOpenBreakers(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "broken", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "fail", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return nil, errors.New("the backend is down")
+		})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer ts.Close()
+	ctx := context.Background()
+	cfg := filepath.Join(t.TempDir(), "nexus.yaml")
+	yaml := "toolboxes:\n  tb:\n    description: a broken server\n    mcpServers:\n      broken:\n        url: " + ts.URL + "/\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.Open(ctx, app.Config{DataDir: t.TempDir(), ConfigPath: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if r := a.Ready(ctx); r["downstream_breakers_open"] != nil {
+		t.Fatalf("ready before any failure: %v", r)
+	}
+	for i := range 6 {
+		o := a.Pipeline.Call(ctx, pipeline.Request{Tool: "tb__broken__fail", Surface: "test"})
+		if o.Err == nil {
+			t.Fatalf("call %d of a failing tool succeeded", i)
+		}
+	}
+	r := a.Ready(ctx)
+	if r["status"] != "ok" || fmt.Sprint(r["downstream_breakers_open"]) != "[tb/broken]" {
+		t.Fatalf("ready %v: want ok, naming tb/broken", r)
 	}
 }
