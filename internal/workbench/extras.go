@@ -147,7 +147,7 @@ func (s *server) extraCallOnce(ctx context.Context, what string, do func(context
 	case cctx.Err() != nil:
 		return &errs.Error{Code: errs.Unavailable, Err: err,
 			Message: fmt.Sprintf("Reading %s of server '%s' (toolbox '%s') timed out after %s", what, s.name, s.toolbox, formatDuration(timeout))}
-	case errors.As(err, &wire) && (wire.Code == jsonrpc.CodeInvalidParams || wire.Code == mcp.CodeResourceNotFound):
+	case errors.As(err, &wire) && wire.Code == jsonrpc.CodeInvalidParams: // an unknown resource too (SEP-2164)
 		return &errs.Error{Code: errs.BadRequest, Err: err,
 			Message: fmt.Sprintf("Server '%s' (toolbox '%s') refused %s: %s", s.name, s.toolbox, what, wire.Message)}
 	}
