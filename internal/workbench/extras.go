@@ -115,6 +115,10 @@ func (s *server) complete(ctx context.Context, params *mcp.CompleteParams) (*mcp
 	return res, err
 }
 
+// codeResourceNotFound is the JSON-RPC error code of an unknown resource
+// before SEP-2164 made it invalid params; servers still answer it.
+const codeResourceNotFound = -32002
+
 // extraCall runs do on the server's live session, bounded by its call
 // timeout, and names what failed as a tool call's failures are named.
 func (s *server) extraCall(ctx context.Context, what string, do func(context.Context, *mcp.ClientSession) error) error {
@@ -147,7 +151,7 @@ func (s *server) extraCallOnce(ctx context.Context, what string, do func(context
 	case cctx.Err() != nil:
 		return &errs.Error{Code: errs.Unavailable, Err: err,
 			Message: fmt.Sprintf("Reading %s of server '%s' (toolbox '%s') timed out after %s", what, s.name, s.toolbox, formatDuration(timeout))}
-	case errors.As(err, &wire) && wire.Code == jsonrpc.CodeInvalidParams: // an unknown resource too (SEP-2164)
+	case errors.As(err, &wire) && (wire.Code == jsonrpc.CodeInvalidParams || wire.Code == codeResourceNotFound):
 		return &errs.Error{Code: errs.BadRequest, Err: err,
 			Message: fmt.Sprintf("Server '%s' (toolbox '%s') refused %s: %s", s.name, s.toolbox, what, wire.Message)}
 	}
