@@ -37,11 +37,12 @@ type link struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu       sync.Mutex
-	cs       *mcp.ClientSession // nil until dialed
-	closed   bool
-	inflight []*upCall          // upstream requests being forwarded, oldest first
-	tokens   map[string]*upCall // by progress token (as JSON)
+	mu        sync.Mutex
+	cs        *mcp.ClientSession // nil until dialed
+	transport mcp.Transport      // the downstream transport, once made (Reap ends a stdio server's leftovers)
+	closed    bool
+	inflight  []*upCall          // upstream requests being forwarded, oldest first
+	tokens    map[string]*upCall // by progress token (as JSON)
 
 	closeOnce sync.Once
 }
@@ -107,6 +108,10 @@ func (ep *endpoint) dial(ctx context.Context, ss *mcp.ServerSession, k *keptSess
 	if err != nil {
 		return fail(err)
 	}
+	// A stdio server's leftover processes end with its session.
+	l.mu.Lock()
+	l.transport = t
+	l.mu.Unlock()
 	if st, ok := t.(*mcp.StreamableClientTransport); ok {
 		st.HTTPClient = tapHTTPClient(st.HTTPClient, l)
 	} else {
@@ -193,12 +198,15 @@ func (l *link) abort() bool {
 		l.cancel()
 		l.mu.Lock()
 		l.closed = true
-		cs := l.cs
+		cs, t := l.cs, l.transport
 		l.mu.Unlock()
 		if cs != nil {
 			established = true
 			cs.Close()
 			l.ep.log.Debug("proxy session closed", "session", l.name())
+		}
+		if t != nil {
+			downstream.Reap(t)
 		}
 	})
 	return established

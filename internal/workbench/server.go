@@ -410,15 +410,19 @@ func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.Ca
 	switch {
 	case r.err != nil:
 		cancel()
+		downstream.Reap(t)
 		return nil, nil, s.connectError("connect", r.err)
 	case r.cs == nil:
 		cancel()
+		downstream.Reap(t)
 		if s.ctx.Err() != nil {
 			return nil, nil, s.closedErr()
 		}
 		return nil, nil, fmt.Errorf("connect: no answer within %s", formatDuration(s.connectTimeout()))
 	}
-	return r.cs, cancel, nil
+	// Stopped after its session is closed: a stdio server's leftover
+	// processes end with it.
+	return r.cs, func() { cancel(); downstream.Reap(t) }, nil
 }
 
 func (s *server) connectError(step string, err error) error {
