@@ -108,56 +108,51 @@ func stdioFirstToolsList(dir string) (time.Duration, error) {
 // (testdata/echoserver), after the same initialize and tools/list, in the
 // same run.
 func BenchmarkIdleRSS(b *testing.B) {
-	b.Run("fresh-db", func(b *testing.B) { benchIdleRSS(b, b.TempDir) })
+	nexus := func(dataDir func() string) func() (int, string, func()) {
+		return func() (int, string, func()) {
+			p := startNexusServe(b, dataDir())
+			return p.cmd.Process.Pid, p.base + "/mcp", func() {
+				if err := p.stop(); err != nil {
+					b.Logf("stop nexus serve: %v", err)
+				}
+			}
+		}
+	}
+	b.Run("fresh-db", func(b *testing.B) { benchIdleRSS(b, nexus(b.TempDir)) })
 	b.Run("existing-db", func(b *testing.B) {
 		dir := b.TempDir()
 		startNexusServe(b, dir).stop() // creates the database
-		benchIdleRSS(b, func() string { return dir })
+		benchIdleRSS(b, nexus(func() string { return dir }))
 	})
 	b.Run("bare-sdk", func(b *testing.B) {
 		bin := buildEchoServer(b)
-		var sumRSS, maxRSS, sumHWM float64
-		for range b.N {
+		benchIdleRSS(b, func() (int, string, func()) {
 			pid, url := startBareSDK(b, bin)
-			if err := listToolsHTTP(url); err != nil {
-				b.Fatal(err)
-			}
-			time.Sleep(idleWait) // not synchronisation: the idle period is what is measured
-			rss, hwm, err := procMemory(pid)
-			if err != nil {
-				b.Fatal(err)
-			}
-			sumRSS += rss
-			sumHWM += hwm
-			maxRSS = max(maxRSS, rss)
-		}
-		b.ReportMetric(sumRSS/float64(b.N), "rss-MB")
-		b.ReportMetric(maxRSS, "max-rss-MB")
-		b.ReportMetric(sumHWM/float64(b.N), "hwm-MB")
+			return pid, url, func() {} // stopped when the benchmark ends
+		})
 	})
 }
 
 // idleWait is how long "nexus serve" sits idle before its RSS is read.
 const idleWait = 2 * time.Second
 
-// benchIdleRSS runs b.N serve processes one after another on the data
-// directory dataDir returns and reports their idle VmRSS and VmHWM in MB.
-func benchIdleRSS(b *testing.B, dataDir func() string) {
+// benchIdleRSS runs b.N server processes one after another (start returns
+// one's process id, MCP endpoint and how to stop it) and reports their
+// VmRSS after a tools/list and idleWait idle, and their VmHWM, in MB.
+func benchIdleRSS(b *testing.B, start func() (pid int, endpoint string, stop func())) {
 	b.Helper()
 	var sumRSS, maxRSS, sumHWM float64
 	for range b.N {
-		p := startNexusServe(b, dataDir())
-		if err := listToolsHTTP(p.base + "/mcp"); err != nil {
-			b.Fatalf("%v\nnexus serve stderr:\n%s", err, p.stderr.String())
+		pid, endpoint, stop := start()
+		if err := listToolsHTTP(endpoint); err != nil {
+			b.Fatal(err)
 		}
 		time.Sleep(idleWait) // not synchronisation: the idle period is what is measured
-		rss, hwm, err := procMemory(p.cmd.Process.Pid)
+		rss, hwm, err := procMemory(pid)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := p.stop(); err != nil {
-			b.Logf("stop nexus serve: %v", err)
-		}
+		stop()
 		sumRSS += rss
 		sumHWM += hwm
 		maxRSS = max(maxRSS, rss)

@@ -58,38 +58,20 @@ func (x *extrasSyncer) sync() {
 	for _, p := range reg.Prompts() {
 		prompts[p.ID.Name()] = p
 	}
-	var gone []string
-	for name, old := range x.prompts {
-		if now, ok := prompts[name]; !ok || now.Prompt != old.Prompt {
-			gone = append(gone, name)
-		}
-	}
-	x.s.RemovePrompts(gone...)
-	for name, p := range prompts {
-		if old, ok := x.prompts[name]; !ok || old.Prompt != p.Prompt {
+	syncSet(x.prompts, prompts, func(a, b registry.Prompt) bool { return a.Prompt == b.Prompt }, x.s.RemovePrompts,
+		func(name string, p registry.Prompt) {
 			listed := *p.Prompt
 			listed.Name = name
 			x.s.AddPrompt(&listed, x.getPrompt)
-		}
-	}
+		})
 	x.prompts = prompts
 
 	resources := map[string]registry.Resource{}
 	for _, r := range reg.Resources() {
 		resources[r.Resource.URI] = r
 	}
-	gone = gone[:0]
-	for uri, old := range x.resources {
-		if now, ok := resources[uri]; !ok || now.Resource != old.Resource {
-			gone = append(gone, uri)
-		}
-	}
-	x.s.RemoveResources(gone...)
-	for uri, r := range resources {
-		if old, ok := x.resources[uri]; !ok || old.Resource != r.Resource {
-			x.s.AddResource(r.Resource, x.readResource)
-		}
-	}
+	syncSet(x.resources, resources, func(a, b registry.Resource) bool { return a.Resource == b.Resource }, x.s.RemoveResources,
+		func(_ string, r registry.Resource) { x.s.AddResource(r.Resource, x.readResource) })
 	x.resources = resources
 
 	templates := map[string]registry.ResourceTemplate{}
@@ -98,19 +80,27 @@ func (x *extrasSyncer) sync() {
 			templates[t.Template.URITemplate] = t
 		}
 	}
-	gone = gone[:0]
-	for tmpl, old := range x.templates {
-		if now, ok := templates[tmpl]; !ok || now.Template != old.Template {
-			gone = append(gone, tmpl)
-		}
-	}
-	x.s.RemoveResourceTemplates(gone...)
-	for tmpl, t := range templates {
-		if old, ok := x.templates[tmpl]; !ok || old.Template != t.Template {
-			x.s.AddResourceTemplate(t.Template, x.readResource)
-		}
-	}
+	syncSet(x.templates, templates, func(a, b registry.ResourceTemplate) bool { return a.Template == b.Template }, x.s.RemoveResourceTemplates,
+		func(_ string, t registry.ResourceTemplate) { x.s.AddResourceTemplate(t.Template, x.readResource) })
 	x.templates = templates
+}
+
+// syncSet makes what a server serves, old, what it should serve, now (both
+// by key): it removes what is gone or changed (same says an entry did
+// not), and adds what is new or changed.
+func syncSet[T any](old, now map[string]T, same func(a, b T) bool, remove func(...string), add func(string, T)) {
+	var gone []string
+	for k, o := range old {
+		if n, ok := now[k]; !ok || !same(o, n) {
+			gone = append(gone, k)
+		}
+	}
+	remove(gone...)
+	for k, n := range now {
+		if o, ok := old[k]; !ok || !same(o, n) {
+			add(k, n)
+		}
+	}
 }
 
 // getPrompt serves prompts/get of a downstream server's prompt.
@@ -213,43 +203,47 @@ func (x *extrasSyncer) listOnly(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		x.mu.Lock()
 		defer x.mu.Unlock()
+		// A listed item the syncer does not know is not a server's: kept.
 		visible := func(toolbox, server string, ok bool) bool {
 			return !ok || x.p.ServerVisible(ctx, toolbox, server)
 		}
 		switch r := res.(type) {
 		case *mcp.ListPromptsResult:
 			out := *r
-			out.Prompts = nil
-			for _, lp := range r.Prompts {
+			out.Prompts = keep(r.Prompts, func(lp *mcp.Prompt) bool {
 				p, ok := x.prompts[lp.Name]
-				if visible(p.ID.Toolbox, p.ID.Server, ok) {
-					out.Prompts = append(out.Prompts, lp)
-				}
-			}
+				return visible(p.ID.Toolbox, p.ID.Server, ok)
+			})
 			return &out, nil
 		case *mcp.ListResourcesResult:
 			out := *r
-			out.Resources = nil
-			for _, lr := range r.Resources {
+			out.Resources = keep(r.Resources, func(lr *mcp.Resource) bool {
 				res, ok := x.resources[lr.URI]
-				if visible(res.Toolbox, res.Server, ok) {
-					out.Resources = append(out.Resources, lr)
-				}
-			}
+				return visible(res.Toolbox, res.Server, ok)
+			})
 			return &out, nil
 		case *mcp.ListResourceTemplatesResult:
 			out := *r
-			out.ResourceTemplates = nil
-			for _, lt := range r.ResourceTemplates {
+			out.ResourceTemplates = keep(r.ResourceTemplates, func(lt *mcp.ResourceTemplate) bool {
 				t, ok := x.templates[lt.URITemplate]
-				if visible(t.Toolbox, t.Server, ok) {
-					out.ResourceTemplates = append(out.ResourceTemplates, lt)
-				}
-			}
+				return visible(t.Toolbox, t.Server, ok)
+			})
 			return &out, nil
 		}
 		return res, err
 	}
+}
+
+// keep is the items of a listing that ok keeps, in order (an empty list,
+// not null, when none is).
+func keep[T any](items []T, ok func(T) bool) []T {
+	out := make([]T, 0, len(items))
+	for _, it := range items {
+		if ok(it) {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // complete serves completion/complete of a downstream server's prompt

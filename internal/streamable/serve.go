@@ -98,13 +98,8 @@ func (l *sessionLimiter) serve(srv *mcp.Server, fast *fastCalls, idle time.Durat
 // start serves an initialize that makes a new session of srv.
 func (l *sessionLimiter) start(w http.ResponseWriter, r *http.Request, srv *mcp.Server, idle time.Duration) {
 	share := shareOf(r)
-	victim, refused := l.reserve(share)
-	if refused != admitted {
-		l.refuse(w, share, sessionSlots, refused == capFull)
+	if !l.makeRoom(w, share) {
 		return
-	}
-	if victim != nil {
-		victim.end()
 	}
 	id := rand.Text()
 	s, err := l.connect(r.Context(), srv, id, nil, r.URL.Path, requestUser(r), share, idle)
@@ -236,13 +231,8 @@ func (l *sessionLimiter) restore(w http.ResponseWriter, r *http.Request, id stri
 		return nil, true
 	}
 	share := shareOf(r)
-	victim, refused := l.reserve(share)
-	if refused != admitted {
-		l.refuse(w, share, sessionSlots, refused == capFull)
+	if !l.makeRoom(w, share) {
 		return nil, true
-	}
-	if victim != nil {
-		victim.end()
 	}
 	s, err := l.connect(mcpsession.Restoring(context.WithoutCancel(r.Context())), srv, id, state, r.URL.Path, sess.User, share, idle)
 	if err != nil {

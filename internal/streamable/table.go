@@ -128,13 +128,8 @@ func (l *sessionLimiter) wrap(next http.Handler) http.Handler {
 			defer l.forget(id)
 		case id == "" && r.Method == http.MethodPost && isInitialize(r):
 			share := shareOf(r)
-			victim, refused := l.reserve(share)
-			if refused != admitted {
-				l.refuse(w, share, sessionSlots, refused == capFull)
+			if !l.makeRoom(w, share) {
 				return
-			}
-			if victim != nil {
-				victim.end()
 			}
 			// The session is live from the moment its id is written, before
 			// the client reads the reply: counted from then, it cannot look
@@ -405,6 +400,21 @@ func (l *sessionLimiter) reserve(share string) (*liveSession, refusal) {
 	l.pending++
 	l.held[share]++
 	return v, admitted
+}
+
+// makeRoom reserves a slot of share for a new session, ending the session
+// it chose to make room, or answers w with the refusal; it reports whether
+// a slot was reserved.
+func (l *sessionLimiter) makeRoom(w http.ResponseWriter, share string) bool {
+	victim, refused := l.reserve(share)
+	if refused != admitted {
+		l.refuse(w, share, sessionSlots, refused == capFull)
+		return false
+	}
+	if victim != nil {
+		victim.end()
+	}
+	return true
 }
 
 // evict unlists the session idle the longest of those that match, none of
