@@ -336,7 +336,11 @@ func (s *Stats) Get(ctx context.Context, key string, fetch, refresh func(context
 			}()
 			n, err := refresh(rctx)
 			if err != nil {
-				s.Log.Warn("refresh search statistic", "key", key, "err", err)
+				select {
+				case <-s.stop: // cancelled by Close: nothing went wrong
+				default:
+					s.Log.Warn("refresh search statistic", "key", key, "err", err)
+				}
 				n = v
 			}
 			s.put(key, n)
