@@ -18,8 +18,9 @@ import (
 
 // notesServer is a downstream MCP server over Streamable HTTP with a prompt
 // (greet, one argument), a resource (memo://notes/1) and a resource
-// template (memo://notes/{id}), as an everything server has them.
-func notesServer(t *testing.T) string {
+// template (memo://notes/{id}), as an everything server has them; it
+// answers an initialize after delay.
+func notesServer(t *testing.T, delay time.Duration) string {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, &mcp.ServerOptions{
 		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
@@ -48,7 +49,13 @@ func notesServer(t *testing.T) string {
 	}
 	s.AddResource(&mcp.Resource{URI: "memo://notes/1", Name: "first note", MIMEType: "text/plain"}, read)
 	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "memo://notes/{id}", Name: "a note"}, read)
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Session-Id") == "" && r.Method == http.MethodPost {
+			time.Sleep(delay) // not synchronisation: a server slow to connect
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(ts.Close)
 	return ts.URL + "/"
 }
@@ -61,7 +68,7 @@ func notesServer(t *testing.T) string {
 func TestDownstreamPromptsAndResources(t *testing.T) {
 	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
 		"docs": map[string]any{"description": "notes", "mcpServers": map[string]any{
-			"notes": map[string]any{"url": notesServer(t), "transport": "http"},
+			"notes": map[string]any{"url": notesServer(t, 0), "transport": "http"},
 		}},
 	}})
 	base := startServe(t, "--no-demo", "--config", cfg)
@@ -204,4 +211,33 @@ func TestDownstreamPromptListChanged(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestDownstreamPromptBeforeItsServerConnected: a client that names a
+// downstream prompt or resource at once, before its server has connected
+// (the toolboxes open when the client initializes), gets it: its request
+// waits for the opening, as tools/list does.
+func TestDownstreamPromptBeforeItsServerConnected(t *testing.T) {
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"docs": map[string]any{"description": "notes", "mcpServers": map[string]any{
+			"notes": map[string]any{"url": notesServer(t, 500*time.Millisecond), "transport": "http"},
+		}},
+	}})
+	base := startServe(t, "--no-demo", "--config", cfg)
+	ctx := context.Background()
+	for _, kind := range []struct {
+		name string
+		opts *mcp.ClientSessionOptions
+	}{{"session", testtools.WithSession()}, {"sessionless", testtools.Sessionless()}} {
+		t.Run(kind.name, func(t *testing.T) {
+			cs, _ := connectWith(t, base+"/mcp", kind.opts)
+			got, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "docs__notes__greet", Arguments: map[string]string{"name": "Ada"}})
+			if err != nil || len(got.Messages) != 1 {
+				t.Fatalf("prompts/get right after connecting: %+v %v", got, err)
+			}
+			if rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "memo://notes/2"}); err != nil || rr.Contents[0].Text != "note 2" {
+				t.Fatalf("resources/read right after connecting: %+v %v", rr, err)
+			}
+		})
+	}
 }

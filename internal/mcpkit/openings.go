@@ -87,7 +87,10 @@ func openOnInitialize(open func(context.Context)) (mcp.Middleware, *openings) {
 					o.start(context.WithoutCancel(ctx), req.GetSession(), open)
 				}
 				return res, err
-			case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+			case "tools/list", "prompts/list", "resources/list", "resources/templates/list",
+				// A downstream prompt or resource named before its server
+				// connected (a client that sends at once what it knows).
+				"prompts/get", "resources/read", "completion/complete":
 				if !Sessionless(req) {
 					waited, err := o.wait(ctx, req.GetSession())
 					if err != nil {
