@@ -47,7 +47,7 @@ func helloServer(t *testing.T) string {
 	return helloBin
 }
 
-func writeConfig(t *testing.T, v any) string {
+func writeConfig(t testing.TB, v any) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "claude_desktop_config.json")
 	b, _ := json.MarshalIndent(v, "", "  ")

@@ -21,6 +21,9 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(relayPeerEnv) != "" {
+		os.Exit(runRelayPeer())
+	}
 	dir, err := os.MkdirTemp("", "nexus-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -185,6 +185,7 @@ func (sy *syncer) modes(ctx context.Context, a mcpkit.Agent) []*registry.Tool {
 
 func (sy *syncer) handler(a mcpkit.Agent) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx = mcpkit.WithCaller(ctx, req)
 		modes := sy.modes(ctx, a)
 		// What the client sent is not a call of a tool yet: a request the
 		// surface cannot map to one is refused through the pipeline, which

@@ -19,7 +19,7 @@ const module = "github.com/nexus-mcp/nexus/"
 // in the document.
 var layers = map[string]int{
 	// 0: foundations, no internal imports.
-	"internal/errs": 0, "internal/ids": 0, "internal/jsondepth": 0, "internal/jsonrpcmsg": 0, "internal/sdklog": 0, "internal/textsearch": 0, "internal/locomo": 0,
+	"internal/errs": 0, "internal/ids": 0, "internal/jsondepth": 0, "internal/jsonrpcmsg": 0, "internal/relay": 0, "internal/sdklog": 0, "internal/textsearch": 0, "internal/locomo": 0,
 	"internal/timeq":     0, // dates named in a search query, as a window of time
 	"internal/telemetry": 0, "internal/config": 0, "internal/registry": 0, "internal/store": 0,
 	"internal/tension": 0, "internal/cursor": 0, "internal/tutor/catalog": 0, "internal/tutor/transfer": 0,
@@ -57,6 +57,7 @@ var layers = map[string]int{
 var sameLayer = map[string][]string{
 	"internal/workbench":      {"internal/downstream"},
 	"internal/jsonrpcmsg":     {"internal/jsondepth"},
+	"internal/relay":          {"internal/mcpwire"},
 	"internal/vkb":            {"internal/conversation", "internal/substrate"},
 	"internal/demo":           {"internal/substrate"},
 	"internal/tutor/transfer": {"internal/tutor/catalog"},

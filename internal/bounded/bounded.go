@@ -301,6 +301,7 @@ func (s *Surface) build() *mcp.Server {
 }
 
 func (s *Surface) metaHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ctx = mcpkit.WithCaller(ctx, req)
 	sess := s.state(ctx, req)
 	ctx = context.WithValue(ctx, sessionKey{}, sess)
 	o := s.p.Call(ctx, mcpkit.CallRequest(s.o.Surface, mcpkit.Transport(s.instance, req), req.Params.Name, req.Params.Arguments, req.Params.Meta))

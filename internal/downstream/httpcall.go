@@ -54,13 +54,34 @@ type HTTPSession struct {
 
 var rawIDs atomic.Uint64
 
+// Exchange is what one raw call sends besides its tool's name and
+// arguments, and what it does with what the server sends during the call;
+// the zero value (or nil) sends nothing more and answers as a client
+// without capabilities.
+type Exchange struct {
+	// Meta is the request's _meta (a progress token), encoded; empty: none.
+	Meta json.RawMessage
+	// Ask answers a request the server makes during the call
+	// (elicitation/create, sampling/createMessage, roots/list) with its
+	// result, or an error (a *[jsonrpc.Error] is sent as it is, anything
+	// else as an internal error). Nil: a ping is answered, roots/list with
+	// no roots, anything else with method not found.
+	Ask func(ctx context.Context, method string, params json.RawMessage) (any, error)
+	// Notify, if set, is told the progress notifications and log messages
+	// that arrive on the call's stream (the session's Notify is told the
+	// others).
+	Notify func(method string, params json.RawMessage)
+}
+
 // CallTool makes one tools/call on the session and returns the result as
 // the server sent it. A JSON-RPC error response is a *[jsonrpc.Error]; HTTP
-// 404 is [ErrSessionGone]. Requests the server makes during the call are
-// answered as the workbench's SDK client answers them (it offers no
-// capabilities): ping and an empty roots/list, and an error for anything
-// else. When ctx ends first, the server is sent notifications/cancelled.
-func (s *HTTPSession) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+// 404 is [ErrSessionGone]. Requests the server makes during the call go to
+// x's Ask, and its progress and log messages to x's Notify. When ctx ends
+// first, the server is sent notifications/cancelled.
+func (s *HTTPSession) CallTool(ctx context.Context, name string, args json.RawMessage, x *Exchange) (json.RawMessage, error) {
+	if x == nil {
+		x = &Exchange{}
+	}
 	id := "nx-" + strconv.FormatUint(rawIDs.Add(1), 10)
 	qname, err := json.Marshal(name)
 	if err != nil {
@@ -76,8 +97,12 @@ func (s *HTTPSession) CallTool(ctx context.Context, name string, args json.RawMe
 	body = append(body, qname...)
 	body = append(body, `,"arguments":`...)
 	body = append(body, args...)
+	if len(x.Meta) > 0 {
+		body = append(body, `,"_meta":`...)
+		body = append(body, x.Meta...)
+	}
 	body = append(body, "}}"...)
-	res, err := s.roundTrip(ctx, id, body)
+	res, err := s.roundTrip(ctx, id, body, x)
 	if err != nil && ctx.Err() != nil {
 		s.cancel(id, "the call was cancelled")
 		return nil, fmt.Errorf("tools/call %q: %w (%v)", name, ctx.Err(), err)
@@ -104,7 +129,7 @@ func (s *HTTPSession) post(ctx context.Context, body []byte) (*http.Response, er
 }
 
 // roundTrip posts the request id (body) and reads its response.
-func (s *HTTPSession) roundTrip(ctx context.Context, id string, body []byte) (json.RawMessage, error) {
+func (s *HTTPSession) roundTrip(ctx context.Context, id string, body []byte, x *Exchange) (json.RawMessage, error) {
 	resp, err := s.post(ctx, body)
 	if err != nil {
 		return nil, err
@@ -123,13 +148,13 @@ func (s *HTTPSession) roundTrip(ctx context.Context, id string, body []byte) (js
 		if err != nil {
 			return nil, err
 		}
-		res, done, err := s.message(ctx, id, data)
+		res, done, err := s.message(ctx, id, data, x)
 		if !done && err == nil {
 			err = errors.New("the response is not the request's")
 		}
 		return res, err
 	case "text/event-stream":
-		return s.readSSE(ctx, id, resp.Body)
+		return s.readSSE(ctx, id, resp.Body, x)
 	default:
 		return nil, fmt.Errorf("unexpected response content type %q", mt)
 	}
@@ -138,7 +163,7 @@ func (s *HTTPSession) roundTrip(ctx context.Context, id string, body []byte) (js
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
 
 // readSSE reads an SSE response until the response to id.
-func (s *HTTPSession) readSSE(ctx context.Context, id string, body io.Reader) (json.RawMessage, error) {
+func (s *HTTPSession) readSSE(ctx context.Context, id string, body io.Reader, x *Exchange) (json.RawMessage, error) {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	var in []byte
@@ -151,7 +176,7 @@ func (s *HTTPSession) readSSE(ctx context.Context, id string, body io.Reader) (j
 				break
 			}
 			if data := mcpwire.EventData(lines); data != nil {
-				if res, done, err := s.message(ctx, id, data); done || err != nil {
+				if res, done, err := s.message(ctx, id, data, x); done || err != nil {
 					return res, err
 				}
 			}
@@ -176,17 +201,20 @@ type wireMessage struct {
 }
 
 // message handles one message of the response to id: done with its result
-// or error when it is that response; a server's request is answered and a
-// notification passed to Notify.
-func (s *HTTPSession) message(ctx context.Context, id string, data []byte) (_ json.RawMessage, done bool, _ error) {
+// or error when it is that response; a server's request is answered (x's
+// Ask) and a notification passed to x's or the session's Notify.
+func (s *HTTPSession) message(ctx context.Context, id string, data []byte, x *Exchange) (_ json.RawMessage, done bool, _ error) {
 	var m wireMessage
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, false, fmt.Errorf("reading the response: %w", err)
 	}
 	if m.Method != "" {
-		if len(m.ID) > 0 && string(m.ID) != "null" {
-			s.answer(ctx, m.ID, m.Method)
-		} else if s.Notify != nil {
+		switch {
+		case len(m.ID) > 0 && string(m.ID) != "null":
+			s.answer(ctx, m.ID, m.Method, m.Params, x.Ask)
+		case x.Notify != nil && (m.Method == "notifications/progress" || m.Method == "notifications/message"):
+			x.Notify(m.Method, m.Params)
+		case s.Notify != nil:
 			s.Notify(m.Method, m.Params)
 		}
 		return nil, false, nil
@@ -204,20 +232,44 @@ func (s *HTTPSession) message(ctx context.Context, id string, data []byte) (_ js
 }
 
 // answer answers a server's request made during a call (in the
-// background), as the workbench's SDK client would.
-func (s *HTTPSession) answer(ctx context.Context, id json.RawMessage, method string) {
-	var tail string
-	switch method {
-	case "ping":
-		tail = `"result":{}}`
-	case "roots/list":
-		tail = `"result":{"roots":[]}}`
-	default:
-		msg, _ := json.Marshal(fmt.Sprintf("the client does not support %s", method))
-		tail = `"error":{"code":-32601,"message":` + string(msg) + `}}`
+// background): by ask when it is set, else as a client without
+// capabilities.
+func (s *HTTPSession) answer(ctx context.Context, id json.RawMessage, method string, params json.RawMessage, ask func(context.Context, string, json.RawMessage) (any, error)) {
+	if method == "ping" || ask == nil {
+		var tail string
+		switch method {
+		case "ping":
+			tail = `"result":{}}`
+		case "roots/list":
+			tail = `"result":{"roots":[]}}`
+		default:
+			msg, _ := json.Marshal(fmt.Sprintf("the client does not support %s", method))
+			tail = `"error":{"code":-32601,"message":` + string(msg) + `}}`
+		}
+		s.background(ctx, []byte(`{"jsonrpc":"2.0","id":`+string(id)+`,`+tail))
+		return
 	}
-	body := []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,` + tail)
-	s.background(ctx, body)
+	// The answer may take a person's time (an elicitation): it is asked
+	// for in a goroutine of its own, which the call's context ends.
+	go func() {
+		res, err := ask(ctx, method, params)
+		msg := map[string]any{"jsonrpc": "2.0", "id": id}
+		var wire *jsonrpc.Error
+		switch {
+		case errors.As(err, &wire):
+			msg["error"] = wire
+		case err != nil:
+			msg["error"] = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		default:
+			msg["result"] = res
+		}
+		body, merr := json.Marshal(msg)
+		if merr != nil {
+			body, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+				"error": &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: merr.Error()}})
+		}
+		s.background(ctx, body)
+	}()
 }
 
 // cancel tells the server that the raw request id is cancelled (in the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/mcpkit"
+	"github.com/nexus-mcp/nexus/internal/registry"
 )
 
 // Calls is the flat surface's tools/call for an HTTP front that serves it
@@ -36,6 +37,14 @@ func (c *Calls) Serves(name string) bool {
 // the pipeline does not know either, as the unlisted middleware answers.
 func (c *Calls) Call(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage, meta mcp.Meta) (json.RawMessage, *jsonrpc.Error) {
 	return c.call(ctx, mcpkit.TransportKey(c.sy.instance, ss), name, args, meta)
+}
+
+// Relays reports whether a call of tool name may send its client something
+// while it runs: a downstream server's tool (or a name not known yet,
+// which may become one).
+func (c *Calls) Relays(name string) bool {
+	t, ok := c.sy.p.Registry().Lookup(name)
+	return !ok || t.Source != registry.Local
 }
 
 // ServesSessionless reports whether the server would run a sessionless

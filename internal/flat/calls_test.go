@@ -68,7 +68,11 @@ func TestFastCallsMatchTheSDK(t *testing.T) {
 	obj := json.RawMessage(`{"type":"object"}`)
 	add := func(name string, schema json.RawMessage, h registry.Handler) {
 		t.Helper()
-		if err := reg.Add(registry.Tool{ID: registry.ID{Toolbox: "box", Server: "srv", Tool: name}, Source: registry.Local,
+		src := registry.Local
+		if name == "downstream" {
+			src = registry.MCP
+		}
+		if err := reg.Add(registry.Tool{ID: registry.ID{Toolbox: "box", Server: "srv", Tool: name}, Source: src,
 			Family: registry.Workbench, InputSchema: schema, Handler: h}); err != nil {
 			t.Fatal(err)
 		}
@@ -118,15 +122,19 @@ func TestFastCallsMatchTheSDK(t *testing.T) {
 	defer sdk.Close()
 
 	ctx := context.Background()
-	connectVersion := func(ts *httptest.Server, version string) *mcp.ClientSession {
+	// bare clients declare no capabilities: nothing could be relayed to
+	// them during a call, so the front serves their downstream calls too.
+	bare := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	connectWith := func(ts *httptest.Server, version string, o *mcp.ClientOptions) *mcp.ClientSession {
 		t.Helper()
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx,
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, o).Connect(ctx,
 			&mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return cs
 	}
+	connectVersion := func(ts *httptest.Server, version string) *mcp.ClientSession { return connectWith(ts, version, bare) }
 	connect := func(ts *httptest.Server) *mcp.ClientSession { return connectVersion(ts, "2025-11-25") }
 	// outcome is a call's result or error, with what differs by call (the
 	// request id) or by session (the session id) masked.
@@ -187,6 +195,29 @@ func TestFastCallsMatchTheSDK(t *testing.T) {
 				t.Errorf("%s, %s: served by the front: %v, want %v", version, c.name, served, wantFast)
 			}
 			t.Logf("%s, %s: %s", version, c.name, got)
+		}
+		fv.Close()
+		sv.Close()
+	}
+
+	// A client that could be sent something during a call (the SDK
+	// client's default declares roots) gets a downstream server's tool,
+	// or a name not known yet, through the SDK, which relates what the
+	// call sends to its request; Nexus's own tools still take the front.
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		fv, sv := connectWith(fast, version, nil), connectWith(sdk, version, nil)
+		for _, c := range []struct {
+			name string
+			fast bool
+		}{{"box__srv__downstream", false}, {"box__srv__nope", false}, {"box__srv__plain", true}} {
+			before := calls.n.Load()
+			params := &mcp.CallToolParams{Name: c.name, Arguments: map[string]any{}}
+			if got, want := outcome(fv, params), outcome(sv, params); got != want {
+				t.Errorf("%s, %s, a client with roots: through the front\n\t%s\nthrough the SDK\n\t%s", version, c.name, got, want)
+			}
+			if served := calls.n.Load() > before; served != c.fast {
+				t.Errorf("%s, %s, a client with roots: served by the front: %v, want %v", version, c.name, served, c.fast)
+			}
 		}
 		fv.Close()
 		sv.Close()

@@ -105,6 +105,7 @@ func (sy *syncer) sync() {
 // of) is the JSON-RPC error of an unknown tool, as for a name never listed.
 func Handler(p *pipeline.Pipeline, surface, instance string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx = mcpkit.WithCaller(ctx, req)
 		o := p.Call(ctx, mcpkit.CallRequest(surface, mcpkit.Transport(instance, req), req.Params.Name, req.Params.Arguments, req.Params.Meta))
 		if o.Tool == nil && o.Err != nil && o.Err.Code == errs.NotFound {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: o.Err.Message}

@@ -48,6 +48,7 @@ func (sy *syncer) unlisted(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || r.Params == nil || sy.lists(r.Params.Name) || !sy.mayList(r.Params.Name) {
 			return next(ctx, method, req)
 		}
+		ctx = mcpkit.WithCaller(ctx, r)
 		o := sy.p.Call(ctx, mcpkit.CallRequest(sy.surface, mcpkit.Transport(sy.instance, r), r.Params.Name, r.Params.Arguments, r.Params.Meta))
 		if o.Tool == nil && o.Err != nil && o.Err.Code == errs.NotFound {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: o.Err.Message}

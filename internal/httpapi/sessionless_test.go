@@ -250,6 +250,8 @@ func (fastWho) CallSessionless(context.Context, string, json.RawMessage, mcp.Met
 	return json.RawMessage(`{"content":[{"type":"text","text":"fast sessionless"}]}`), nil
 }
 
+func (fastWho) Relays(string) bool { return false }
+
 func (fastWho) ServesSessionless(name string) bool { return name == "who" }
 
 func (fastWho) Implementation() *mcp.Implementation {

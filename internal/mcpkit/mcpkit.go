@@ -20,6 +20,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/mcpsession"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/relay"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
 	"github.com/nexus-mcp/nexus/internal/users"
 )
@@ -73,6 +74,9 @@ type ToolCalls interface {
 	// CallSessionless runs a tools/call of the sessionless protocol as Call
 	// does, bound to no transport session.
 	CallSessionless(ctx context.Context, name string, args json.RawMessage, meta mcp.Meta) (json.RawMessage, *jsonrpc.Error)
+	// Relays reports whether a call of name may send its client something
+	// while it runs (see streamable.ToolCalls).
+	Relays(name string) bool
 	// ServesSessionless reports whether the surface runs a sessionless
 	// tools/call of name itself (see streamable.ToolCalls).
 	ServesSessionless(name string) bool
@@ -220,6 +224,16 @@ func newServer(name, version, instructions string, log *slog.Logger, extras bool
 		o.CompletionHandler = complete
 	}
 	return mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, o)
+}
+
+// WithCaller returns ctx carrying the caller of the tools/call req
+// ([relay.FromRequest]), so that a downstream server's progress, log
+// messages and requests for input during the call reach the client that
+// made it, whichever tool of the surface (a flat name, use_tool, an
+// agent's mode) led there. Every surface's tools/call handler starts with
+// it.
+func WithCaller(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	return relay.With(ctx, relay.FromRequest(req))
 }
 
 // Sessionless reports whether req is a request without a session over

@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/mcpwire"
+	"github.com/nexus-mcp/nexus/internal/relay"
 )
 
 // ToolCalls is an MCP surface's tools/call, for the front to serve without
@@ -37,6 +39,12 @@ type ToolCalls interface {
 	// session: its call in a conversation of its own unless it names one),
 	// as Call does.
 	CallSessionless(ctx context.Context, name string, args json.RawMessage, meta mcp.Meta) (json.RawMessage, *jsonrpc.Error)
+	// Relays reports whether a call of tool name may send its client
+	// something while it runs (a downstream server's progress, log
+	// messages, requests for input), which only the SDK's machinery
+	// relates to the call's request: such a call is left to the SDK
+	// when its client could receive any of it (relaysTo).
+	Relays(name string) bool
 	// ServesSessionless reports whether the surface runs a sessionless
 	// tools/call of name itself: as Serves, for a tool listed without
 	// arguments repeated in headers (x-mcp-header), which the SDK checks.
@@ -69,6 +77,10 @@ type fastCalls struct {
 type inFlight struct {
 	mu    sync.Mutex
 	calls map[string]context.CancelFunc
+	// logging is set once the session's client set a log level (here, on
+	// another replica, or before the session was restored): it wants the
+	// log messages of its calls.
+	logging atomic.Bool
 }
 
 func newFastCalls(srv *mcp.Server, calls ToolCalls) *fastCalls {
@@ -89,6 +101,9 @@ type fastMessage map[string]json.RawMessage
 // and reports whether it did.
 func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, s *inFlight) bool {
 	b, ok := r.Body.(*bufferedBody)
+	if ok && b.info.Method == "logging/setLevel" {
+		s.logging.Store(true)
+	}
 	if !ok || !b.checked || b.info.Method != "tools/call" || !b.info.HasID {
 		return false
 	}
@@ -100,7 +115,7 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request, ss *mcp.Server
 		return false
 	}
 	rid, name, args, meta, ok := readCall(b.data, false)
-	if !ok || !f.calls.Serves(name) {
+	if !ok || !f.calls.Serves(name) || f.calls.Relays(name) && relaysTo(ss.InitializeParams().Capabilities, s.logging.Load()) {
 		return false
 	}
 	key, err := json.Marshal(rid.Raw())
@@ -117,6 +132,9 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request, ss *mcp.Server
 		return true
 	}
 	defer s.end(string(key))
+	// Its client could be sent nothing during the call (relaysTo), but a
+	// downstream server that asks anyway is told why it gets no answer.
+	ctx = relay.With(ctx, &relay.Caller{Session: ss})
 	result, rerr := f.calls.Call(ctx, ss, name, args, meta)
 	writeAnswer(w, rid, result, rerr)
 	return true
@@ -150,7 +168,7 @@ func (f *fastCalls) serveSessionless(w http.ResponseWriter, r *http.Request) boo
 		}
 	}
 	rid, name, args, meta, ok := readCall(b.data, true)
-	if !ok || h.Get(mcpwire.NameHeader) != name || !f.calls.ServesSessionless(name) {
+	if !ok || h.Get(mcpwire.NameHeader) != name || !f.calls.ServesSessionless(name) || f.calls.Relays(name) && sessionlessAsks(b.data) {
 		return false
 	}
 	result, rerr := f.calls.CallSessionless(r.Context(), name, args, meta)
@@ -159,6 +177,31 @@ func (f *fastCalls) serveSessionless(w http.ResponseWriter, r *http.Request) boo
 	}
 	writeAnswer(w, rid, result, rerr)
 	return true
+}
+
+// relaysTo reports whether a client of the handshake protocol with caps
+// could be sent something during a call: it can be asked for input
+// (elicitation, sampling, roots) or wants log messages.
+func relaysTo(caps *mcp.ClientCapabilities, logging bool) bool {
+	//lint:ignore SA1019 the capabilities of clients of the protocol versions that have sampling and roots
+	return logging || caps != nil && (caps.Elicitation != nil || caps.Sampling != nil || caps.RootsV2 != nil || caps.Roots.ListChanged)
+}
+
+// sessionlessAsks reports whether a sessionless tools/call request (data)
+// declares a client that could answer a downstream server's need for input
+// (the input-required result, which the SDK marks).
+func sessionlessAsks(data []byte) bool {
+	var m struct {
+		Params struct {
+			Meta struct {
+				Caps *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(data, &m) != nil || m.Params.Meta.Caps == nil {
+		return true
+	}
+	return relaysTo(m.Params.Meta.Caps, false)
 }
 
 // writeAnswer writes the response to request rid, its result or error, as

@@ -136,6 +136,7 @@ func (l *sessionLimiter) connect(ctx context.Context, srv *mcp.Server, id string
 		return nil, fmt.Errorf("connect MCP session %s: %w", id, err)
 	}
 	s := &liveSession{ss: ss, transport: t, path: path, user: user, share: share, idleFor: idle}
+	s.calls.logging.Store(state != nil && state.LogLevel != "")
 	s.end = func() { ss.Close() }
 	return s, nil
 }
@@ -284,6 +285,7 @@ func (l *sessionLimiter) setLevel(id, level string) {
 	if s == nil || s.transport == nil {
 		return
 	}
+	s.calls.logging.Store(true)
 	lv, _ := json.Marshal(level)
 	req, _ := http.NewRequest(http.MethodPost, s.path,
 		strings.NewReader(`{"jsonrpc":"2.0","id":"nexus-sync-level","method":"logging/setLevel","params":{"level":`+string(lv)+`}}`))

@@ -46,8 +46,8 @@ func (s *server) rawSession(cs *mcp.ClientSession) *downstream.HTTPSession {
 // rawCall makes a tools/call as raw HTTP on sess and returns its result,
 // decoded as the SDK client decodes it, with its JSON as it came (which the
 // pipeline takes as the call's result instead of encoding it again).
-func rawCall(ctx context.Context, sess *downstream.HTTPSession, tool string, args json.RawMessage) (*registry.Encoded, error) {
-	raw, err := sess.CallTool(ctx, tool, args)
+func rawCall(ctx context.Context, sess *downstream.HTTPSession, tool string, args json.RawMessage, x *downstream.Exchange) (*registry.Encoded, error) {
+	raw, err := sess.CallTool(ctx, tool, args, x)
 	if err != nil {
 		return nil, err
 	}

@@ -11,12 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/downstream"
-	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/mcpwire"
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/sdklog"
@@ -71,6 +69,8 @@ type server struct {
 	after   <-chan struct{}
 	refresh chan struct{} // a list_changed notification arrived (capacity 1)
 	breaker *breaker      // fails calls fast after repeated failures (breaker.go)
+	relays  relays        // calls in flight for clients (relay.go)
+	holds   holds         // calls held for clients of the sessionless protocol (hold.go)
 	listMu  sync.Mutex    // one tool listing at a time
 
 	mu         sync.Mutex
@@ -126,15 +126,15 @@ func newServer(m *Manager, toolbox, name string, sc *config.Server, impl *mcp.Im
 	if c.TransportKind() == config.StreamableHTTP {
 		s.hc = downstream.HTTPClient(&c)
 	}
-	s.client = mcp.NewClient(impl, &mcp.ClientOptions{
-		Logger: sdklog.New(m.log.With("toolbox", toolbox, "server", name)),
-		// Nexus is a proxy: it offers downstream servers no roots, sampling
-		// or elicitation of its own.
-		Capabilities:               &mcp.ClientCapabilities{},
+	o := &mcp.ClientOptions{
+		Logger:                     sdklog.New(m.log.With("toolbox", toolbox, "server", name)),
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { s.listChanged() },
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { s.listChanged() },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { s.listChanged() },
-	})
+	}
+	s.clientOptions(o)
+	s.client = mcp.NewClient(impl, o)
+	s.client.AddReceivingMiddleware(s.rootsMiddleware)
 	return s
 }
 
@@ -288,6 +288,9 @@ func (s *server) connect(a *attempt) {
 	if err == nil {
 		ctx, cancel := context.WithDeadline(s.ctx, deadline)
 		err = s.list(ctx, cs)
+		if err == nil {
+			followLogs(ctx, cs)
+		}
 		cancel()
 		if err != nil {
 			err = s.connectError("list tools", err)
@@ -352,16 +355,16 @@ func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.Ca
 	if err != nil {
 		return nil, nil, err
 	}
-	var opts *mcp.ClientSessionOptions
-	if s.hc != nil {
-		// A Streamable HTTP server is asked for the handshake protocol,
-		// whose sessions take raw tools/call requests (rawSession).
-		opts = &mcp.ClientSessionOptions{ProtocolVersion: mcpwire.LatestHandshake()}
-	}
+	// A server is asked for the handshake protocol: a Streamable HTTP
+	// server's sessions then take raw tools/call requests (rawSession),
+	// and any server may ask its client for input during a call
+	// (relay.go), which the sessionless protocol forbids.
+	opts := &mcp.ClientSessionOptions{ProtocolVersion: mcpwire.LatestHandshake()}
 	ctx, cancel := context.WithCancel(s.ctx)
 	type result struct {
 		cs  *mcp.ClientSession
 		err error
+		t   mcp.Transport // the transport cs is on, when it is not t
 	}
 	var (
 		mu        sync.Mutex
@@ -370,11 +373,20 @@ func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.Ca
 	)
 	started := s.goroutine(func() {
 		cs, err := s.client.Connect(ctx, t, opts)
-		if err != nil && opts != nil && ctx.Err() == nil {
+		var t2 mcp.Transport
+		if err != nil && ctx.Err() == nil {
 			// A server that refuses the handshake protocol (one of the
 			// sessionless protocol only) is connected as the SDK
-			// chooses, and called through the SDK client.
-			cs, err = s.client.Connect(ctx, t, nil)
+			// chooses, and called through the SDK client, on a
+			// transport of its own (a command is started once).
+			if tt, terr := downstream.TransportVia(s.cfg, s.m.stderr, s.hc); terr == nil {
+				downstream.Reap(t)
+				if cs2, err2 := s.client.Connect(ctx, tt, nil); err2 == nil {
+					cs, err, t2 = cs2, nil, tt
+				} else {
+					downstream.Reap(tt)
+				}
+			}
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -382,9 +394,12 @@ func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.Ca
 			if cs != nil {
 				_ = cs.Close()
 			}
+			if t2 != nil {
+				downstream.Reap(t2)
+			}
 			return
 		}
-		done <- result{cs, err}
+		done <- result{cs, err, t2}
 	})
 	if !started {
 		cancel()
@@ -419,6 +434,9 @@ func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.Ca
 			return nil, nil, s.closedErr()
 		}
 		return nil, nil, fmt.Errorf("connect: no answer within %s", formatDuration(s.connectTimeout()))
+	}
+	if r.t != nil {
+		t = r.t
 	}
 	// Stopped after its session is closed: a stdio server's leftover
 	// processes end with it.
@@ -693,88 +711,6 @@ func (s *server) session() (*session, error) {
 // endGrace is how long a call whose connection failed waits to learn
 // whether the session ended, to report why.
 const endGrace = 250 * time.Millisecond
-
-// call proxies one tool call, bounded by the server's Timeout, and returns
-// the downstream result unmodified: a *mcp.CallToolResult, or, from a raw
-// call (rawcall.go), a [registry.Encoded] holding it and its JSON as the
-// server sent it. The server's circuit breaker may refuse it (breaker.go).
-func (s *server) call(ctx context.Context, tool string, args json.RawMessage) (any, error) {
-	return s.guarded(ctx, "the call of tool '"+tool+"'", func() (any, error) { return s.callOnce(ctx, tool, args) })
-}
-
-// callOnce is [server.call] past the breaker.
-func (s *server) callOnce(ctx context.Context, tool string, args json.RawMessage) (any, error) {
-	sess, down := s.session()
-	if sess == nil && s.connectingFirst() {
-		// Its tools are in the registry (listed during the connection) a
-		// moment before its session is kept: a call in between waits for
-		// the connection, within its connect timeout, instead of failing.
-		_ = s.ensure(ctx) // why it failed, if it did, is the server's down error
-		sess, down = s.session()
-	}
-	if sess != nil {
-		select {
-		case <-sess.ended: // the monitor has not caught up yet
-			sess, down = nil, restarting(sess.cause)
-		default:
-		}
-	}
-	if sess == nil {
-		return nil, &errs.Error{Code: errs.Unavailable, Err: down,
-			Message: fmt.Sprintf("Server '%s' (toolbox '%s') is unavailable: %v", s.name, s.toolbox, down)}
-	}
-	timeout := s.timeout()
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var err error
-	if sess.raw != nil {
-		var res *registry.Encoded
-		if res, err = rawCall(cctx, sess.raw, tool, args); err == nil {
-			return res, nil
-		}
-	}
-	if sess.raw == nil || errors.Is(err, downstream.ErrSessionGone) {
-		// The SDK client's path; after a 404 too, so that the SDK client
-		// learns that its session is gone (and the monitor restarts it).
-		params := &mcp.CallToolParams{Name: tool}
-		if len(args) > 0 {
-			params.Arguments = args
-		}
-		var res *mcp.CallToolResult
-		if res, err = sess.cs.CallTool(cctx, params); err == nil {
-			return res, nil
-		}
-	}
-	var wire *jsonrpc.Error
-	switch {
-	case ctx.Err() != nil:
-		return nil, &errs.Error{Code: errs.Unavailable, Err: err,
-			Message: fmt.Sprintf("Call of tool '%s' on server '%s' (toolbox '%s') was cancelled", tool, s.name, s.toolbox)}
-	case cctx.Err() != nil:
-		return nil, &errs.Error{Code: errs.Unavailable, Err: err,
-			Message: fmt.Sprintf("Tool '%s' on server '%s' (toolbox '%s') timed out after %s", tool, s.name, s.toolbox, formatDuration(timeout))}
-	case errors.As(err, &wire) && wire.Code == jsonrpc.CodeInvalidParams:
-		return nil, &errs.Error{Code: errs.BadRequest, Err: err,
-			Message: fmt.Sprintf("Tool '%s' on server '%s' (toolbox '%s') rejected the call: %s", tool, s.name, s.toolbox, wire.Message)}
-	case errors.As(err, &wire):
-		return nil, &errs.Error{Code: errs.Unavailable, Err: err,
-			Message: fmt.Sprintf("Server '%s' (toolbox '%s') failed the call of tool '%s': %s (JSON-RPC error %d)", s.name, s.toolbox, tool, wire.Message, wire.Code)}
-	}
-	// The connection failed: say why if the session ended.
-	timer := time.NewTimer(endGrace)
-	defer timer.Stop()
-	select {
-	case <-sess.ended:
-		msg := fmt.Sprintf("Server '%s' (toolbox '%s') is unavailable: %v during the call of tool '%s'", s.name, s.toolbox, sess.cause, tool)
-		if !errors.Is(sess.cause, errClosed) {
-			msg += "; restarting"
-		}
-		return nil, &errs.Error{Code: errs.Unavailable, Err: err, Message: msg}
-	case <-timer.C:
-	}
-	return nil, &errs.Error{Code: errs.Unavailable, Err: err,
-		Message: fmt.Sprintf("Server '%s' (toolbox '%s') is unavailable: the call of tool '%s' failed: %v", s.name, s.toolbox, tool, err)}
-}
 
 // formatDuration writes whole seconds as "60s" rather than "1m0s".
 func formatDuration(d time.Duration) string {
