@@ -69,6 +69,17 @@ func relayServer() *mcp.Server {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(parts, "; ")}}}, nil
 	})
+	s.AddTool(&mcp.Tool{Name: "roots", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		lr, err := req.Session.ListRoots(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		var uris []string
+		for _, r := range lr.Roots {
+			uris = append(uris, r.URI)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(uris, ",")}}}, nil
+	})
 	s.AddTool(&mcp.Tool{Name: "wait", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"file": map[string]any{"type": "string"}}}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			<-ctx.Done()
@@ -247,6 +258,29 @@ func TestRelayDuringACall(t *testing.T) {
 				})
 			})
 		}
+	}
+
+	// A client that declares roots only (as the Go SDK's does by default)
+	// keeps the front's fast path: a server's roots/list during its call
+	// goes on the session's standalone stream, and is answered.
+	for _, server := range []string{"http", "stdio"} {
+		t.Run("roots-only/"+server, func(t *testing.T) {
+			c := mcp.NewClient(&mcp.Implementation{Name: "roots-only", Version: "1"}, nil)
+			c.AddRoots(&mcp.Root{URI: "file:///srv/data", Name: "data"})
+			cs := httpConnect("/mcp", testtools.WithSession())(t, c)
+			var res *mcp.CallToolResult
+			testtools.EventuallyErr(t, 30*time.Second, "the roots call", func() error {
+				var err error
+				res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "relay__" + server + "__roots", Arguments: map[string]any{}})
+				if err == nil && res.IsError {
+					err = fmt.Errorf("%s", text(res))
+				}
+				return err
+			})
+			if got := text(res); got != "file:///srv/data" {
+				t.Errorf("roots %q, want file:///srv/data", got)
+			}
+		})
 	}
 
 	// A client of the sessionless protocol takes no request during a

@@ -378,7 +378,7 @@ func (a *App) downstreamServers() []metrics.Server {
 	out := make([]metrics.Server, len(states))
 	for i, s := range states {
 		out[i] = metrics.Server{Toolbox: s.Toolbox, Server: s.Server, Up: s.Connected, Restarts: s.Restarts,
-			BreakerOpen: s.Breaker != workbench.BreakerClosed, BreakerOpens: s.BreakerOpens}
+			BreakerOpen: s.Breaker != workbench.BreakerClosed, BreakerOpens: s.BreakerOpens, Retries: s.Retries}
 	}
 	return out
 }
@@ -430,13 +430,20 @@ func (a *App) Ready(ctx context.Context) map[string]any {
 	// this one out of the balancer would help no one).
 	if a.Workbench != nil {
 		var open []string
+		retries := map[string]uint64{}
 		for _, s := range a.Workbench.Servers() {
 			if s.Breaker != workbench.BreakerClosed {
 				open = append(open, s.Toolbox+"/"+s.Server)
 			}
+			if s.Retries > 0 {
+				retries[s.Toolbox+"/"+s.Server] = s.Retries
+			}
 		}
 		if len(open) > 0 {
 			r["downstream_breakers_open"] = open
+		}
+		if len(retries) > 0 {
+			r["downstream_retries"] = retries
 		}
 	}
 	return r

@@ -84,6 +84,17 @@ type Server struct {
 	Timeout time.Duration
 	// ConnectTimeout bounds connecting and listing tools (default 30 s).
 	ConnectTimeout time.Duration
+	// BreakerFailures is how many calls in a row must fail for the
+	// server's circuit breaker to open, and BreakerCooldown how long it
+	// stays open before a probe call (0: the workbench's defaults, 5 and
+	// 30 s).
+	BreakerFailures int
+	BreakerCooldown time.Duration
+	// Retries is how many times a call that is safe to repeat (a tool
+	// annotated readOnlyHint or idempotentHint) is tried again after the
+	// server failed it, within the server's retry budget (nil: the
+	// workbench's default, 2; 0: never).
+	Retries *int
 }
 
 // CallTimeout is Timeout, or DefaultTimeout when it is not set (a Server

@@ -178,7 +178,7 @@ func TestErrors(t *testing.T) {
 		{name: "unknown server key", src: srv("command: x", "Args: [a]", "envFile: .env"),
 			want: []string{
 				at(6, 9, `.Args: unknown key "Args" (did you mean "args"?)`),
-				at(7, 9, `.envFile: unknown key "envFile" (known keys: alwaysAllow, args, autoApprove, command, connectTimeout, cwd, description, disabled, eager, env, headers, maxIdleConnections, timeout, toolFilters, transport, type, url)`),
+				at(7, 9, `.envFile: unknown key "envFile" (known keys: alwaysAllow, args, autoApprove, breakerCooldown, breakerFailures, command, connectTimeout, cwd, description, disabled, eager, env, headers, maxIdleConnections, retries, timeout, toolFilters, transport, type, url)`),
 			}},
 		{name: "unknown desktop server key", file: "mcp.json", src: `{"mcpServers": {"s": {"command": "x", "comand": "y"}}}`,
 			want: []string{`mcp.json:1:39: mcpServers.s.comand: unknown key "comand" (did you mean "command"?)`}},

@@ -21,6 +21,7 @@ var (
 		"command", "args", "env", "cwd",
 		"url", "headers", "transport", "type",
 		"toolFilters", "eager", "timeout", "connectTimeout", "maxIdleConnections",
+		"breakerFailures", "breakerCooldown", "retries",
 		"disabled", "alwaysAllow", "autoApprove", "description",
 	}
 )

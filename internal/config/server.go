@@ -4,7 +4,6 @@ package config
 // from command or url.
 
 import (
-	"strconv"
 	"strings"
 	"time"
 )
@@ -83,17 +82,24 @@ func (l *loader) server(f field, p string) *Server {
 		case "eager":
 			s.Eager, _ = l.boolean(sf, fp)
 		case "maxIdleConnections":
-			if v, ok := l.str(sf, fp); ok {
-				n, err := strconv.Atoi(v)
-				if err != nil || n < 1 || n > 10000 {
-					l.fail(l.node(sf.val), fp, "must be a whole number from 1 to 10000, not %q", v)
-				} else {
-					s.MaxIdleConnections = n
-				}
+			if n, ok := l.count(sf, fp, 1, 10000); ok {
+				s.MaxIdleConnections = n
 			}
 		case "timeout":
 			if d, ok := l.duration(sf, fp); ok {
 				s.Timeout = d
+			}
+		case "breakerFailures":
+			if n, ok := l.count(sf, fp, 1, 1000); ok {
+				s.BreakerFailures = n
+			}
+		case "breakerCooldown":
+			if d, ok := l.duration(sf, fp); ok {
+				s.BreakerCooldown = d
+			}
+		case "retries":
+			if n, ok := l.count(sf, fp, 0, 10); ok {
+				s.Retries = &n
 			}
 		case "connectTimeout":
 			if d, ok := l.duration(sf, fp); ok {

@@ -61,6 +61,20 @@ func (l *loader) boolean(f field, p string) (bool, bool) {
 
 // duration reads a positive duration ("30s", "2m"). ok is false when the
 // value is null (absent) or invalid.
+// count reads a whole number from lo to hi.
+func (l *loader) count(f field, p string, lo, hi int) (int, bool) {
+	v, ok := l.str(f, p)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		l.fail(l.node(f.val), p, "must be a whole number from %d to %d, not %q", lo, hi, v)
+		return 0, false
+	}
+	return n, true
+}
+
 func (l *loader) duration(f field, p string) (time.Duration, bool) {
 	v, ok := l.str(f, p)
 	if !ok {

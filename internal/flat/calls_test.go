@@ -200,12 +200,17 @@ func TestFastCallsMatchTheSDK(t *testing.T) {
 		sv.Close()
 	}
 
-	// A client that could be sent something during a call (the SDK
-	// client's default declares roots) gets a downstream server's tool,
-	// or a name not known yet, through the SDK, which relates what the
-	// call sends to its request; Nexus's own tools still take the front.
+	// A client that could be asked for input during a call (it declares
+	// elicitation) gets a downstream server's tool, or a name not known
+	// yet, through the SDK, which relates what the call sends to its
+	// request; Nexus's own tools still take the front. (A client that
+	// declares roots only, as the SDK client does by default, keeps the
+	// front: see relaysTo.)
+	asks := &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}}
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
-		fv, sv := connectWith(fast, version, nil), connectWith(sdk, version, nil)
+		fv, sv := connectWith(fast, version, asks), connectWith(sdk, version, asks)
 		for _, c := range []struct {
 			name string
 			fast bool
@@ -213,10 +218,10 @@ func TestFastCallsMatchTheSDK(t *testing.T) {
 			before := calls.n.Load()
 			params := &mcp.CallToolParams{Name: c.name, Arguments: map[string]any{}}
 			if got, want := outcome(fv, params), outcome(sv, params); got != want {
-				t.Errorf("%s, %s, a client with roots: through the front\n\t%s\nthrough the SDK\n\t%s", version, c.name, got, want)
+				t.Errorf("%s, %s, a client that elicits: through the front\n\t%s\nthrough the SDK\n\t%s", version, c.name, got, want)
 			}
 			if served := calls.n.Load() > before; served != c.fast {
-				t.Errorf("%s, %s, a client with roots: served by the front: %v, want %v", version, c.name, served, c.fast)
+				t.Errorf("%s, %s, a client that elicits: served by the front: %v, want %v", version, c.name, served, c.fast)
 			}
 		}
 		fv.Close()

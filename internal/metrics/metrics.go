@@ -7,8 +7,9 @@
 //     pipeline through [Metrics.ObserveCall] (a pipeline.Observer);
 //   - nexus_downstream_server_up{toolbox,server},
 //     nexus_downstream_restarts_total{toolbox,server},
-//     nexus_downstream_breaker_open{toolbox,server} and
-//     nexus_downstream_breaker_opens_total{toolbox,server}, read from the
+//     nexus_downstream_breaker_open{toolbox,server},
+//     nexus_downstream_breaker_opens_total{toolbox,server} and
+//     nexus_downstream_retries_total{toolbox,server}, read from the
 //     workbench at scrape time ([Options.Servers]);
 //   - nexus_mcp_sessions_live and nexus_mcp_sessions_max, read from the
 //     HTTP front's session limit at scrape time ([Metrics.Handler]);
@@ -57,6 +58,8 @@ type Server struct {
 	// opened.
 	BreakerOpen  bool
 	BreakerOpens uint64
+	// Retries counts its calls safe to repeat that were tried again.
+	Retries uint64
 }
 
 // Options configure [New].
@@ -141,8 +144,8 @@ func (m *Metrics) Handler(liveSessions func() int, maxSessions int) http.Handler
 
 // downstream collects the workbench's servers at scrape time.
 type downstream struct {
-	servers                           func() []Server
-	up, restarts, breaker, breakerOps *prometheus.Desc
+	servers                                    func() []Server
+	up, restarts, breaker, breakerOps, retries *prometheus.Desc
 }
 
 func newDownstream(servers func() []Server) *downstream {
@@ -157,6 +160,8 @@ func newDownstream(servers func() []Server) *downstream {
 			"Whether the downstream server's circuit breaker refuses calls: 1 open (repeated failures; calls fail at once until its cooldown ends and a probe call succeeds), 0 closed.", labels, nil),
 		breakerOps: prometheus.NewDesc("nexus_downstream_breaker_opens_total",
 			"Times the downstream server's circuit breaker opened.", labels, nil),
+		retries: prometheus.NewDesc("nexus_downstream_retries_total",
+			"Calls safe to repeat (tools annotated readOnlyHint or idempotentHint, reads of prompts and resources) that Nexus tried again after the downstream server failed them.", labels, nil),
 	}
 }
 
@@ -165,6 +170,7 @@ func (d *downstream) Describe(ch chan<- *prometheus.Desc) {
 	ch <- d.restarts
 	ch <- d.breaker
 	ch <- d.breakerOps
+	ch <- d.retries
 }
 
 func (d *downstream) Collect(ch chan<- prometheus.Metric) {
@@ -181,5 +187,6 @@ func (d *downstream) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(d.breaker, prometheus.GaugeValue, open, s.Toolbox, s.Server)
 		ch <- prometheus.MustNewConstMetric(d.breakerOps, prometheus.CounterValue, float64(s.BreakerOpens), s.Toolbox, s.Server)
+		ch <- prometheus.MustNewConstMetric(d.retries, prometheus.CounterValue, float64(s.Retries), s.Toolbox, s.Server)
 	}
 }

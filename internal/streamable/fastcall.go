@@ -180,11 +180,17 @@ func (f *fastCalls) serveSessionless(w http.ResponseWriter, r *http.Request) boo
 }
 
 // relaysTo reports whether a client of the handshake protocol with caps
-// could be sent something during a call: it can be asked for input
-// (elicitation, sampling, roots) or wants log messages.
+// could be sent something during a call that only the call's own stream
+// should carry: it can be asked for input by elicitation or sampling, or
+// wants log messages. Roots are not counted: nearly every client declares
+// them (the Go SDK's by default), servers seldom ask for them during a
+// call, and a roots/list of a call served here goes on the session's
+// standalone stream, where the SDK sends what it cannot relate to a
+// request; counting them sent most calls the SDK's slower way (2× Nexus's
+// CPU per call, docs/benchmarks.md).
 func relaysTo(caps *mcp.ClientCapabilities, logging bool) bool {
-	//lint:ignore SA1019 the capabilities of clients of the protocol versions that have sampling and roots
-	return logging || caps != nil && (caps.Elicitation != nil || caps.Sampling != nil || caps.RootsV2 != nil || caps.Roots.ListChanged)
+	//lint:ignore SA1019 the capabilities of clients of the protocol versions that have sampling
+	return logging || caps != nil && (caps.Elicitation != nil || caps.Sampling != nil)
 }
 
 // sessionlessAsks reports whether a sessionless tools/call request (data)

@@ -142,3 +142,33 @@ func TestBreakerFailsFast(t *testing.T) {
 		t.Fatalf("after a probe that succeeded: breaker %s", st)
 	}
 }
+
+// BenchmarkBreakerOpen measures a call refused by an open breaker (issue
+// 26: a server that failed 5 times in a row; the next call fails in ≤ 1
+// ms), from the registry's handler, as every surface calls it:
+//
+//	go test ./internal/workbench -run '^$' -bench BreakerOpen -count 3
+func BenchmarkBreakerOpen(b *testing.B) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "down", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "fails", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return nil, errors.New("the database is down")
+		})
+	url := httpPeer(b, config.StreamableHTTP, srv)
+	reg := registry.New()
+	m := NewManager(toolboxConfig("tb", named{"f", urlServer(config.StreamableHTTP, url)}), reg, Options{BreakerFailures: 5, BreakerCooldown: time.Hour})
+	b.Cleanup(func() { m.Close() })
+	open(b, m, "tb")
+	for range 5 {
+		call(b, reg, "tb__f__fails", nil)
+	}
+	if _, err := call(b, reg, "tb__f__fails", nil); err == nil || !strings.Contains(err.Message, "circuit open") {
+		b.Fatalf("after 5 failures: %v, want the breaker open", err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := call(b, reg, "tb__f__fails", nil); err == nil {
+			b.Fatal("the call succeeded")
+		}
+	}
+}

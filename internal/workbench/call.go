@@ -20,8 +20,13 @@ import (
 // the downstream result unmodified: a *mcp.CallToolResult, or, from a raw
 // call (rawcall.go), a [registry.Encoded] holding it and its JSON as the
 // server sent it. The server's circuit breaker may refuse it (breaker.go).
-func (s *server) call(ctx context.Context, tool string, args json.RawMessage) (any, error) {
-	return s.guarded(ctx, "the call of tool '"+tool+"'", func() (any, error) { return s.callOnce(ctx, tool, args) })
+func (s *server) call(ctx context.Context, tool string, args json.RawMessage, safe bool) (any, error) {
+	return s.guarded(ctx, "the call of tool '"+tool+"'", func() (any, error) {
+		if !safe {
+			return s.callOnce(ctx, tool, args)
+		}
+		return s.retrying(ctx, func() (any, error) { return s.callOnce(ctx, tool, args) })
+	})
 }
 
 // callOnce is [server.call] past the breaker.
@@ -100,7 +105,7 @@ func (s *server) callError(ctx, cctx context.Context, sess *session, tool string
 		return &errs.Error{Code: errs.Unavailable, Err: err,
 			Message: fmt.Sprintf("Call of tool '%s' on server '%s' (toolbox '%s') was cancelled", tool, s.name, s.toolbox)}
 	case cctx.Err() != nil:
-		return &errs.Error{Code: errs.Unavailable, Err: err,
+		return &errs.Error{Code: errs.Unavailable, Err: err, Reason: "timeout",
 			Message: fmt.Sprintf("Tool '%s' on server '%s' (toolbox '%s') timed out after %s", tool, s.name, s.toolbox, formatDuration(timeout))}
 	case errors.As(err, &wire) && wire.Code == jsonrpc.CodeInvalidParams:
 		return &errs.Error{Code: errs.BadRequest, Err: err,

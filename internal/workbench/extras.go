@@ -122,7 +122,10 @@ const codeResourceNotFound = -32002
 // extraCall runs do on the server's live session, bounded by its call
 // timeout, and names what failed as a tool call's failures are named.
 func (s *server) extraCall(ctx context.Context, what string, do func(context.Context, *mcp.ClientSession) error) error {
-	_, err := s.guarded(ctx, "reading "+what, func() (any, error) { return nil, s.extraCallOnce(ctx, what, do) })
+	// Reading a prompt, a resource or a completion is safe to repeat.
+	_, err := s.guarded(ctx, "reading "+what, func() (any, error) {
+		return s.retrying(ctx, func() (any, error) { return nil, s.extraCallOnce(ctx, what, do) })
+	})
 	return err
 }
 

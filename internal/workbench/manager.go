@@ -275,6 +275,9 @@ type ServerState struct {
 	// BreakerOpen, BreakerHalfOpen) and BreakerOpens the times it opened.
 	Breaker      string
 	BreakerOpens uint64
+	// Retries counts the calls safe to repeat that were tried again after
+	// the server failed them (retry.go).
+	Retries uint64
 }
 
 // Servers reports the state of every configured server, by toolbox and
@@ -285,7 +288,7 @@ func (m *Manager) Servers() []ServerState {
 		for _, s := range tb.servers {
 			breaker, opens := s.breaker.state(time.Now())
 			s.mu.Lock()
-			out = append(out, ServerState{Toolbox: tb.name, Server: s.name, Connected: s.sess.live(), Restarts: s.restarts, Breaker: breaker, BreakerOpens: opens})
+			out = append(out, ServerState{Toolbox: tb.name, Server: s.name, Connected: s.sess.live(), Restarts: s.restarts, Breaker: breaker, BreakerOpens: opens, Retries: s.retries.count()})
 			s.mu.Unlock()
 		}
 	}

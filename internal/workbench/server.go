@@ -1,6 +1,7 @@
 package workbench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -71,6 +72,7 @@ type server struct {
 	breaker *breaker      // fails calls fast after repeated failures (breaker.go)
 	relays  relays        // calls in flight for clients (relay.go)
 	holds   holds         // calls held for clients of the sessionless protocol (hold.go)
+	retries retryBudget   // retries of calls safe to repeat (retry.go)
 	listMu  sync.Mutex    // one tool listing at a time
 
 	mu         sync.Mutex
@@ -121,7 +123,7 @@ func newServer(m *Manager, toolbox, name string, sc *config.Server, impl *mcp.Im
 	c := *sc
 	c.Name = name
 	s := &server{m: m, toolbox: toolbox, name: name, cfg: &c, refresh: make(chan struct{}, 1), backoff: restartMin, retryDelay: restartMin,
-		breaker: newBreaker(m.breakerFailures, m.breakerCooldown)}
+		breaker: newBreaker(cmp.Or(c.BreakerFailures, m.breakerFailures), cmp.Or(c.BreakerCooldown, m.breakerCooldown))}
 	s.ctx, s.cancel = context.WithCancel(m.ctx)
 	if c.TransportKind() == config.StreamableHTTP {
 		s.hc = downstream.HTTPClient(&c)
@@ -676,13 +678,15 @@ func (s *server) registryTool(id registry.ID, t *mcp.Tool) (registry.Tool, error
 		out = b
 	}
 	name := t.Name
+	// A call that is safe to repeat may be retried (retry.go).
+	safe := t.Annotations != nil && (t.Annotations.ReadOnlyHint || t.Annotations.IdempotentHint)
 	return registry.Tool{
 		ID: id, Description: t.Description, Title: t.Title, Annotations: t.Annotations, Icons: t.Icons, ToolMeta: t.Meta,
 		InputSchema: in, OutputSchema: out,
 		Source: registry.MCP, Family: registry.Workbench,
 		ReadOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint,
 		Handler: func(ctx context.Context, c *registry.Call) (any, error) {
-			return s.call(ctx, name, c.Args)
+			return s.call(ctx, name, c.Args, safe)
 		},
 	}, nil
 }
