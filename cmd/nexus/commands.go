@@ -528,7 +528,7 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		out := make([]entry, 0, len(tools))
 		for _, t := range tools {
-			out = append(out, entry{t.ID.Name(), t.ID.Toolbox, t.ID.Server, t.ID.Tool, string(t.Source), t.Description, t.ListedSchema()})
+			out = append(out, entry{t.Name(), t.ID.Toolbox, t.ID.Server, t.ID.Tool, string(t.Source), t.Description, t.ListedSchema()})
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -538,7 +538,7 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintln(tw, "NAME\tSERVER\tSOURCE\tDESCRIPTION")
 	for _, t := range tools {
 		desc, _, _ := strings.Cut(t.Description, ". ")
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.ID.Name(), t.ID.Server, t.Source, desc)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name(), t.ID.Server, t.Source, desc)
 	}
 	return tw.Flush()
 }

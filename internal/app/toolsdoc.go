@@ -42,7 +42,7 @@ func writeTools(b *bytes.Buffer, tools []*registry.Tool) {
 	for _, key := range order {
 		fmt.Fprintf(b, "## %s\n\n", key)
 		for _, t := range servers[key] {
-			fmt.Fprintf(b, "### `%s`\n\n%s\n\n", t.ID.Name(), t.Description)
+			fmt.Fprintf(b, "### `%s`\n\n%s\n\n", t.Name(), t.Description)
 			fmt.Fprintf(b, "Source: `%s`. Read-only: %v.\n\n", t.Source, t.ReadOnly)
 			var schema struct {
 				Properties map[string]map[string]any `json:"properties"`

@@ -461,7 +461,7 @@ func (l *loop) offer(names []string) error {
 			continue
 		}
 		schema := t.ListedSchemaJSON()
-		l.add(t.ID.Name(), offered{spec: llm.ToolSpec{Name: t.ID.Name(), Description: t.Description, Schema: schema}, flat: t.ID.Name()})
+		l.add(t.Name(), offered{spec: llm.ToolSpec{Name: t.Name(), Description: t.Description, Schema: schema}, flat: t.Name()})
 	}
 	return nil
 }

@@ -29,7 +29,21 @@ type Config struct {
 	// Chat configures the WebSocket chat (the Nexus format's chat section:
 	// tool approval); nil: the defaults, no approval asked.
 	Chat *Chat
+	// Naming is how downstream tools and prompts are named on the
+	// surfaces, for toolboxes that do not say: NamingPrefixed (the
+	// default) or NamingPlain.
+	Naming string
 }
+
+// How downstream tools and prompts are named on the surfaces.
+const (
+	// NamingPrefixed names them toolbox__server__name.
+	NamingPrefixed = "prefixed"
+	// NamingPlain keeps their own names; two that would have the same
+	// name on a surface are a collision, which serves the first and
+	// reports the other.
+	NamingPlain = "plain"
+)
 
 // Model names the server's language model for the chat and
 // tn_session_ask.
@@ -45,6 +59,9 @@ type Model struct {
 type Toolbox struct {
 	Name        string
 	Description string
+	// Naming is how its tools and prompts are named (NamingPrefixed or
+	// NamingPlain; empty: the file's Naming, else prefixed).
+	Naming string
 	// Servers by name, in file order in Order.
 	Servers map[string]*Server
 	Order   []string
@@ -90,6 +107,9 @@ type Server struct {
 	// 30 s).
 	BreakerFailures int
 	BreakerCooldown time.Duration
+	// Plain is set by the loader when the server's toolbox names its tools
+	// and prompts plainly (NamingPlain): they keep their own names.
+	Plain bool
 	// Retries is how many times a call that is safe to repeat (a tool
 	// annotated readOnlyHint or idempotentHint) is tried again after the
 	// server failed it, within the server's retry budget (nil: the

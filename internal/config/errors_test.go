@@ -165,15 +165,15 @@ func TestErrors(t *testing.T) {
 
 		// unknown keys, at each level
 		{name: "unknown top-level key", src: "toolboxes: {}\nservers: {}\n",
-			want: []string{`c.yaml:2:1: servers: unknown key "servers" (known keys: $schema, access, chat, embeddings, model, tensions, toolboxes; keys starting with x- are ignored)`}},
+			want: []string{`c.yaml:2:1: servers: unknown key "servers" (known keys: $schema, access, chat, embeddings, model, naming, tensions, toolboxes; keys starting with x- are ignored)`}},
 		{name: "mcpServers beside toolboxes", src: "toolboxes: {}\nmcpServers: {}\n",
 			want: []string{`c.yaml:2:1: mcpServers: a file with toolboxes lists its servers under each toolbox (toolboxes.NAME.mcpServers), not at the top`}},
 		{name: "unknown desktop top-level key", file: "mcp.json", src: `{"mcpServers": {}, "inputs": []}`,
-			want: []string{`mcp.json:1:20: inputs: unknown key "inputs" (known keys: $schema, globalShortcut, mcpServers, preferences)`}},
+			want: []string{`mcp.json:1:20: inputs: unknown key "inputs" (known keys: $schema, globalShortcut, mcpServers, naming, preferences)`}},
 		{name: "unknown toolbox key", src: "toolboxes:\n  dev:\n    descripton: x\n    mcpServers: {}\n    servers: {}\n",
 			want: []string{
 				`c.yaml:3:5: toolboxes.dev.descripton: unknown key "descripton" (did you mean "description"?)`,
-				`c.yaml:5:5: toolboxes.dev.servers: unknown key "servers" (known keys: description, mcpServers)`,
+				`c.yaml:5:5: toolboxes.dev.servers: unknown key "servers" (known keys: description, mcpServers, naming)`,
 			}},
 		{name: "unknown server key", src: srv("command: x", "Args: [a]", "envFile: .env"),
 			want: []string{

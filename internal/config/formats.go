@@ -4,6 +4,7 @@ package config
 // format with toolboxes, and the desktop-client format with mcpServers.
 
 import (
+	"cmp"
 	"strings"
 
 	"go.yaml.in/yaml/v4"
@@ -14,9 +15,9 @@ import (
 const DefaultToolbox = "default"
 
 var (
-	nexusTopKeys   = []string{"toolboxes", "access", "model", "embeddings", "tensions", "chat", "$schema"}
-	desktopTopKeys = []string{"mcpServers", "$schema", "globalShortcut", "preferences"}
-	toolboxKeys    = []string{"description", "mcpServers"}
+	nexusTopKeys   = []string{"toolboxes", "access", "model", "embeddings", "tensions", "chat", "naming", "$schema"}
+	desktopTopKeys = []string{"mcpServers", "naming", "$schema", "globalShortcut", "preferences"}
+	toolboxKeys    = []string{"description", "naming", "mcpServers"}
 	serverKeys     = []string{
 		"command", "args", "env", "cwd",
 		"url", "headers", "transport", "type",
@@ -64,6 +65,8 @@ func (l *loader) top(root *yaml.Node, cfg *Config, base string) {
 				cfg.Tensions = l.tensions(f)
 			case f.name == "chat":
 				cfg.Chat = l.chat(f)
+			case f.name == "naming":
+				cfg.Naming = l.naming(f, "naming")
 			case f.name == "mcpServers":
 				l.fail(f.key, "mcpServers", "a file with toolboxes lists its servers under each toolbox (toolboxes.NAME.mcpServers), not at the top")
 			default:
@@ -78,6 +81,8 @@ func (l *loader) top(root *yaml.Node, cfg *Config, base string) {
 		for _, f := range fields {
 			switch f.name {
 			case "mcpServers", "$schema", "globalShortcut", "preferences":
+			case "naming":
+				cfg.Naming = l.naming(f, "naming")
 			default:
 				l.unknownKey(f, "", desktopTopKeys, "")
 			}
@@ -93,6 +98,30 @@ func (l *loader) top(root *yaml.Node, cfg *Config, base string) {
 			}
 		}
 		l.fail(root, "", "no toolboxes or mcpServers: %s", formatsHint)
+	}
+}
+
+// naming reads a naming option: prefixed or plain.
+func (l *loader) naming(f field, p string) string {
+	v, ok := l.str(f, p)
+	if !ok {
+		return ""
+	}
+	if v != NamingPrefixed && v != NamingPlain {
+		l.fail(l.node(f.val), p, "must be prefixed (tools and prompts named toolbox__server__name) or plain (their own names), not %q", v)
+		return ""
+	}
+	return v
+}
+
+// applyNaming settles every toolbox's naming (its own, else the file's,
+// else prefixed) and marks the servers of plain toolboxes.
+func applyNaming(cfg *Config) {
+	for _, tb := range cfg.Toolboxes {
+		tb.Naming = cmp.Or(tb.Naming, cfg.Naming, NamingPrefixed)
+		for _, s := range tb.Servers {
+			s.Plain = tb.Naming == NamingPlain
+		}
 	}
 }
 
@@ -125,6 +154,8 @@ func (l *loader) toolbox(f field, p string) *Toolbox {
 		switch sf.name {
 		case "description":
 			tb.Description, _ = l.str(sf, join(p, sf.name))
+		case "naming":
+			tb.Naming = l.naming(sf, join(p, sf.name))
 		case "mcpServers":
 			servers = &fields[i]
 		default:

@@ -68,6 +68,7 @@ func Parse(path string, data []byte, env func(string) (string, bool)) (*Config, 
 	if err := l.result(); err != nil {
 		return nil, err
 	}
+	applyNaming(cfg)
 	return cfg, nil
 }
 

@@ -336,3 +336,29 @@ toolboxes:
 	// dev docs streamable-http 2m0s
 	// nexus.yaml:9:45: toolboxes.dev.mcpServers.github.env.GITHUB_PERSONAL_ACCESS_TOKEN: environment variable GITHUB_TOKEN is not set (write ${GITHUB_TOKEN:-default} to give a default)
 }
+
+// TestNaming: a toolbox's naming is its own, else the file's, else
+// prefixed; its servers are marked plain when it is plain; any other value
+// is an error naming both choices.
+func TestNaming(t *testing.T) {
+	env := func(string) (string, bool) { return "", false }
+	cfg, err := Parse("c.yaml", []byte(`naming: plain
+toolboxes:
+  a: {mcpServers: {s: {command: x}}}
+  b: {naming: prefixed, mcpServers: {s: {command: x}}}
+`), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := cfg.Toolboxes["a"], cfg.Toolboxes["b"]; a.Naming != NamingPlain || !a.Servers["s"].Plain || b.Naming != NamingPrefixed || b.Servers["s"].Plain {
+		t.Errorf("a: %s %v, b: %s %v; want plain true, prefixed false", a.Naming, a.Servers["s"].Plain, b.Naming, b.Servers["s"].Plain)
+	}
+	cfg, err = Parse("d.json", []byte(`{"mcpServers": {"s": {"command": "x"}}}`), env)
+	if err != nil || cfg.Toolboxes[DefaultToolbox].Naming != NamingPrefixed {
+		t.Errorf("default naming: %v %v", cfg, err)
+	}
+	_, err = Parse("e.yaml", []byte("toolboxes:\n  a: {naming: short, mcpServers: {}}\n"), env)
+	if err == nil || !strings.Contains(err.Error(), `toolboxes.a.naming: must be prefixed (tools and prompts named toolbox__server__name) or plain (their own names), not "short"`) {
+		t.Errorf("a bad naming: %v", err)
+	}
+}

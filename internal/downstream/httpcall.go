@@ -162,33 +162,121 @@ func (s *HTTPSession) roundTrip(ctx context.Context, id string, body []byte, x *
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
 
-// readSSE reads an SSE response until the response to id.
+// maxResumes bounds the times a call's stream is resumed (SEP-1699: a
+// server may end a request's stream before its response, for the client to
+// resume it from its last event id), and maxRetryWait the wait the server
+// may ask for before each.
+const (
+	maxResumes   = 10
+	maxRetryWait = 5 * time.Second
+)
+
+// readSSE reads an SSE response until the response to id. When the stream
+// ends first after an event with an id, the call's stream is resumed as
+// SEP-1699 has it: a GET with Last-Event-ID, after the wait the server's
+// retry field asked for.
 func (s *HTTPSession) readSSE(ctx context.Context, id string, body io.Reader, x *Exchange) (json.RawMessage, error) {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
+	var (
+		lastID string
+		retry  time.Duration
+	)
+	for resumes := 0; ; resumes++ {
+		res, done, err := s.readEvents(ctx, id, body, x, *bp, &lastID, &retry)
+		if done || err != nil {
+			return res, err
+		}
+		// The stream ended before the response.
+		if lastID == "" || resumes == maxResumes {
+			return nil, fmt.Errorf("the response stream ended before the result: %w", io.ErrUnexpectedEOF)
+		}
+		if retry > 0 {
+			t := time.NewTimer(min(retry, maxRetryWait))
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return nil, ctx.Err()
+			}
+		}
+		resp, err := s.resume(ctx, lastID)
+		if err != nil {
+			// Not %w: the call was sent, so a 404 here must not make the
+		// caller send it again (ErrSessionGone means it did not run).
+		return nil, fmt.Errorf("resuming the response stream after event %q: %v", lastID, err)
+		}
+		defer resp.Body.Close()
+		body = resp.Body
+	}
+}
+
+// readEvents reads the events of one stream until the response to id
+// (done) or the stream's end, noting the last event id and retry field.
+func (s *HTTPSession) readEvents(ctx context.Context, id string, body io.Reader, x *Exchange, buf []byte, lastID *string, retry *time.Duration) (json.RawMessage, bool, error) {
 	var in []byte
 	for {
-		n, rerr := body.Read(*bp)
-		in = append(in, (*bp)[:n]...)
+		n, rerr := body.Read(buf)
+		in = append(in, buf[:n]...)
 		for {
 			end, lines, ok := mcpwire.NextEvent(in, rerr != nil)
 			if !ok {
 				break
 			}
+			if v, ok := mcpwire.EventField(lines, "id"); ok {
+				*lastID = v
+			}
+			if v, ok := mcpwire.EventField(lines, "retry"); ok {
+				if ms, err := strconv.Atoi(v); err == nil && ms >= 0 {
+					*retry = time.Duration(ms) * time.Millisecond
+				}
+			}
 			if data := mcpwire.EventData(lines); data != nil {
 				if res, done, err := s.message(ctx, id, data, x); done || err != nil {
-					return res, err
+					return res, done, err
 				}
 			}
 			in = in[end:]
 		}
 		if rerr != nil {
 			if rerr == io.EOF {
-				rerr = io.ErrUnexpectedEOF
+				return nil, false, nil
 			}
-			return nil, fmt.Errorf("the response stream ended before the result: %w", rerr)
+			return nil, false, fmt.Errorf("the response stream ended before the result: %w", rerr)
 		}
 	}
+}
+
+// resume opens the GET stream that continues a request's stream after the
+// event lastID.
+func (s *HTTPSession) resume(ctx context.Context, lastID string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	h := req.Header
+	h["Accept"] = []string{"text/event-stream"}
+	h[mcpwire.LastEventIDHeader] = []string{lastID}
+	if s.ID != "" {
+		h[mcpwire.SessionHeader] = []string{s.ID}
+	}
+	if s.Version != "" {
+		h[mcpwire.VersionHeader] = []string{s.Version}
+	}
+	resp, err := s.Client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		resp.Body.Close()
+		return nil, ErrSessionGone
+	case resp.StatusCode/100 != 2:
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		return nil, fmt.Errorf("HTTP %s: %s", resp.Status, bytes.TrimSpace(msg))
+	}
+	return resp, nil
 }
 
 // wireMessage is what CallTool decodes of a message from the server.

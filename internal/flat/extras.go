@@ -56,7 +56,7 @@ func (x *extrasSyncer) sync() {
 
 	prompts := map[string]registry.Prompt{}
 	for _, p := range reg.Prompts() {
-		prompts[p.ID.Name()] = p
+		prompts[p.Name()] = p
 	}
 	syncSet(x.prompts, prompts, func(a, b registry.Prompt) bool { return a.Prompt == b.Prompt }, x.s.RemovePrompts,
 		func(name string, p registry.Prompt) {

@@ -80,7 +80,7 @@ func (sy *syncer) sync() {
 	defer sy.mu.Unlock()
 	current := map[string]*registry.Tool{}
 	for _, t := range sy.p.Registry().Listed(registry.Tools) {
-		current[t.ID.Name()] = t
+		current[t.Name()] = t
 	}
 	var gone []string
 	for name := range sy.listed {

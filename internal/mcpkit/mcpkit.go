@@ -383,7 +383,7 @@ func CallContext(meta mcp.Meta) *pipeline.CallContext {
 // Tool is the MCP listing of a registry tool.
 func Tool(t *registry.Tool) *mcp.Tool {
 	mt := &mcp.Tool{
-		Name:        t.ID.Name(),
+		Name:        t.Name(),
 		Title:       t.Title,
 		Description: t.Description,
 		InputSchema: t.ListedSchemaJSON(),

@@ -181,6 +181,22 @@ func EventData(lines [][]byte) []byte {
 	return data
 }
 
+// EventField returns the value of an SSE event's field name (its last
+// occurrence: "id" or "retry"), and whether the event has it.
+func EventField(lines [][]byte, name string) (string, bool) {
+	var (
+		out string
+		has bool
+	)
+	for _, line := range lines {
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		if string(field) == name {
+			out, has = string(bytes.TrimPrefix(value, []byte(" "))), true
+		}
+	}
+	return out, has
+}
+
 // AppendEvent appends to dst the SSE message event carrying data (one JSON-RPC
 // message, which holds no newline), as the SDK's Streamable HTTP transport
 // writes one without an event store: no id.

@@ -19,10 +19,21 @@ type Prompt struct {
 	// ID names the prompt as a tool is named: ID.Tool is the prompt's own
 	// name, ID.Name() the name surfaces list it under.
 	ID ID
+	// Plain lists the prompt under its own name (ID.Tool), as its
+	// toolbox's tools (Tool.Plain).
+	Plain bool
 	// Prompt is the prompt as the server listed it.
 	Prompt *mcp.Prompt
 	// Get asks the server for the prompt (its own name) with args.
 	Get func(ctx context.Context, args map[string]string) (*mcp.GetPromptResult, error)
+}
+
+// Name is the name the prompt is listed and got under.
+func (p *Prompt) Name() string {
+	if p.Plain {
+		return p.ID.Tool
+	}
+	return p.ID.Name()
 }
 
 // Resource is a resource of a downstream server.
@@ -76,16 +87,20 @@ func (r *Registry) ReplaceExtras(toolbox, server string, e *Extras) []error {
 		kept := &extras{toolbox: toolbox, server: server, Extras: Extras{Read: e.Read, Complete: e.Complete}}
 		prompts, uris := r.extraNames()
 		for _, p := range e.Prompts {
-			name := p.ID.Name()
+			name := p.Name()
 			switch {
 			case p.ID.Toolbox != toolbox || p.ID.Server != server:
 				problems = append(problems, fmt.Errorf("registry: prompt %q does not belong to %s", name, key))
 			case !ValidName(name):
 				problems = append(problems, fmt.Errorf("registry: prompt %q breaks the MCP name rules", name))
-			case prompts[name]:
-				problems = append(problems, fmt.Errorf("registry: duplicate prompt %q", name))
+			case prompts[name] != "":
+				if p.Plain || prompts[name] != key {
+					problems = append(problems, fmt.Errorf("registry: naming collision: prompt %q of server %q (toolbox %q) and a prompt of %s are both named %q; give one of their toolboxes naming: prefixed", p.ID.Tool, server, toolbox, prompts[name], name))
+				} else {
+					problems = append(problems, fmt.Errorf("registry: duplicate prompt %q", name))
+				}
 			default:
-				prompts[name] = true
+				prompts[name] = key
 				kept.Prompts = append(kept.Prompts, p)
 			}
 		}
@@ -109,12 +124,13 @@ func (r *Registry) ReplaceExtras(toolbox, server string, e *Extras) []error {
 	return problems
 }
 
-// extraNames are the prompt names and resource URIs served; r.mu is held.
-func (r *Registry) extraNames() (prompts, uris map[string]bool) {
-	prompts, uris = map[string]bool{}, map[string]bool{}
-	for _, e := range r.extras {
+// extraNames are the prompt names served (with the "toolbox/server" that
+// serves each) and resource URIs; r.mu is held.
+func (r *Registry) extraNames() (prompts map[string]string, uris map[string]bool) {
+	prompts, uris = map[string]string{}, map[string]bool{}
+	for key, e := range r.extras {
 		for _, p := range e.Prompts {
-			prompts[p.ID.Name()] = true
+			prompts[p.Name()] = key
 		}
 		for _, res := range e.Resources {
 			uris[res.Resource.URI] = true
@@ -131,7 +147,7 @@ func (r *Registry) Prompts() []Prompt {
 	for _, e := range r.extras {
 		out = append(out, e.Prompts...)
 	}
-	slices.SortFunc(out, func(a, b Prompt) int { return strings.Compare(a.ID.Name(), b.ID.Name()) })
+	slices.SortFunc(out, func(a, b Prompt) int { return strings.Compare(a.Name(), b.Name()) })
 	return out
 }
 

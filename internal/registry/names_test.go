@@ -146,3 +146,47 @@ func FuzzFlatNamesUnique(f *testing.F) {
 		}
 	})
 }
+
+// TestPlainNames: a plain tool is listed and found under its own name and
+// still found under its qualified name; a plain name that Nexus's own tool
+// or another server's plain tool has is a collision naming both, which
+// leaves the later one out; a plain name with "__" is refused.
+func TestPlainNames(t *testing.T) {
+	r := withLocal(t)
+	plain := func(toolbox, server, name string) registry.Tool {
+		return registry.Tool{ID: registry.ID{Toolbox: toolbox, Server: server, Tool: name}, Plain: true,
+			Source: registry.MCP, InputSchema: json.RawMessage(`{"type":"object"}`), Handler: nop}
+	}
+	if errs := r.ReplaceServer("e", "everything", []registry.Tool{plain("e", "everything", "echo"), plain("e", "everything", "belief_get")}); len(errs) != 1 ||
+		!strings.Contains(errs[0].Error(), `naming collision: tool "belief_get" of server "everything" (toolbox "e") and Nexus's own tool are both named "belief_get"`) {
+		t.Errorf("a plain name that Nexus's own tool has: %v", errs)
+	}
+	for _, name := range []string{"echo", "e__everything__echo"} {
+		if got, ok := r.Lookup(name); !ok || got.ID.Tool != "echo" || got.Name() != "echo" {
+			t.Errorf("Lookup(%q) = %+v %v, want the plain tool echo", name, got, ok)
+		}
+	}
+	if got, ok := r.LookupID(registry.ID{Toolbox: "e", Server: "everything", Tool: "echo"}); !ok || got.Name() != "echo" {
+		t.Errorf("LookupID: %+v %v", got, ok)
+	}
+	if got, ok := r.Lookup("belief_get"); !ok || got.Source != registry.Local {
+		t.Errorf("belief_get is %+v %v, want Nexus's own", got, ok)
+	}
+	errs := r.ReplaceServer("f", "other", []registry.Tool{plain("f", "other", "echo"), plain("f", "other", "a__b")})
+	if len(errs) != 2 || !strings.Contains(errs[0].Error()+errs[1].Error(), `naming collision: tool "echo" of server "other" (toolbox "f") and tool "echo" of server "everything" (toolbox "e") are both named "echo"`) ||
+		!strings.Contains(errs[0].Error()+errs[1].Error(), `tool "a__b" of f/other cannot keep its own name`) {
+		t.Errorf("a second server's plain echo, and a plain name with __: %v", errs)
+	}
+	// Replacing the server again keeps its own names (no collision with
+	// itself), and removing it frees them.
+	if errs := r.ReplaceServer("e", "everything", []registry.Tool{plain("e", "everything", "echo")}); len(errs) != 0 {
+		t.Errorf("replacing the server: %v", errs)
+	}
+	r.ReplaceServer("e", "everything", nil)
+	if _, ok := r.Lookup("e__everything__echo"); ok {
+		t.Error("the qualified name outlived its tool")
+	}
+	if errs := r.ReplaceServer("f", "other", []registry.Tool{plain("f", "other", "echo")}); len(errs) != 0 {
+		t.Errorf("echo once everything's is gone: %v", errs)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -156,6 +157,10 @@ type Tool struct {
 	Annotations *mcp.ToolAnnotations
 	Icons       []mcp.Icon
 	ToolMeta    mcp.Meta
+	// Plain lists a downstream tool under its own name (ID.Tool) rather
+	// than its qualified name (ID.Name()), which still finds it: its
+	// toolbox's naming is plain (config.NamingPlain).
+	Plain bool
 	// Meta marks a surface meta-tool (get_tools, open_toolbox, use_tool):
 	// only the bounded surface lists it (see [View]).
 	Meta bool
@@ -168,6 +173,15 @@ type Tool struct {
 	encoded  json.RawMessage // listed, encoded once
 	declared map[string]bool // which of ContextNames the tool's own schema declares
 	sessions []string        // the tool's own arguments that name a conversation (SessionArgNames)
+}
+
+// Name is the name the tool is listed and called under: its own for a
+// [Tool.Plain] tool, else [ID.Name].
+func (t *Tool) Name() string {
+	if t.Plain {
+		return t.ID.Tool
+	}
+	return t.ID.Name()
 }
 
 // SessionArgNames are the argument names that name a conversation (a
@@ -309,13 +323,16 @@ func ValidName(name string) bool { return namePattern.MatchString(name) }
 // tool list changes, and subscribers ([Registry.OnChange]) hear about it.
 type Registry struct {
 	mu        sync.RWMutex
-	tools     map[string]*Tool
+	tools     map[string]*Tool   // by the name surfaces list (Tool.Name)
+	qualified map[string]*Tool   // Plain tools by their qualified name (ID.Name)
 	extras    map[string]*extras // by "toolbox/server" (extras.go)
 	listeners []func()
 }
 
 // New returns an empty registry.
-func New() *Registry { return &Registry{tools: map[string]*Tool{}, extras: map[string]*extras{}} }
+func New() *Registry {
+	return &Registry{tools: map[string]*Tool{}, qualified: map[string]*Tool{}, extras: map[string]*extras{}}
+}
 
 // prepare checks t and compiles its schemas.
 func prepare(t *Tool) error {
@@ -399,15 +416,19 @@ func (r *Registry) addPrepared(tools []Tool) error {
 	r.mu.Lock()
 	seen := map[string]bool{}
 	for i := range tools {
-		name := tools[i].ID.Name()
-		if _, dup := r.tools[name]; dup || seen[name] {
+		name := tools[i].Name()
+		if other, dup := r.tools[name]; dup {
+			r.mu.Unlock()
+			return collision(&tools[i], other)
+		}
+		if seen[name] {
 			r.mu.Unlock()
 			return fmt.Errorf("registry: duplicate tool %q", name)
 		}
 		seen[name] = true
 	}
 	for i := range tools {
-		r.tools[tools[i].ID.Name()] = &tools[i]
+		r.tools[tools[i].Name()] = &tools[i]
 	}
 	r.mu.Unlock()
 	r.notify()
@@ -435,24 +456,33 @@ func (r *Registry) ReplaceServer(toolbox, server string, tools []Tool) []error {
 			errs = append(errs, err)
 			continue
 		}
-		if _, dup := prepared[t.ID.Name()]; dup {
-			errs = append(errs, fmt.Errorf("registry: duplicate tool %q", t.ID.Name()))
+		if t.Plain && strings.Contains(t.ID.Tool, "__") {
+			errs = append(errs, fmt.Errorf("registry: tool %q of %s/%s cannot keep its own name: it holds \"__\", which only qualified names (toolbox__server__tool) hold", t.ID.Tool, toolbox, server))
 			continue
 		}
-		prepared[t.ID.Name()] = &t
+		if _, dup := prepared[t.Name()]; dup {
+			errs = append(errs, fmt.Errorf("registry: duplicate tool %q", t.Name()))
+			continue
+		}
+		prepared[t.Name()] = &t
 	}
 	r.mu.Lock()
 	for name, t := range r.tools {
 		if t.ID.Toolbox == toolbox && t.ID.Server == server {
 			delete(r.tools, name)
+			delete(r.qualified, t.ID.Name())
 		}
 	}
-	for name, t := range prepared {
-		if _, taken := r.tools[name]; taken {
-			errs = append(errs, fmt.Errorf("registry: duplicate tool %q", name))
+	for _, name := range slices.Sorted(maps.Keys(prepared)) {
+		t := prepared[name]
+		if other, taken := r.tools[name]; taken {
+			errs = append(errs, collision(t, other))
 			continue
 		}
 		r.tools[name] = t
+		if t.Plain {
+			r.qualified[t.ID.Name()] = t
+		}
 	}
 	r.mu.Unlock()
 	r.notify()
@@ -482,7 +512,25 @@ func (r *Registry) Lookup(name string) (*Tool, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	t, ok := r.tools[name]
+	if !ok {
+		t, ok = r.qualified[name]
+	}
 	return t, ok
+}
+
+// collision is why tool t cannot be served: other has its name.
+func collision(t, other *Tool) error {
+	if !t.Plain && !other.Plain {
+		return fmt.Errorf("registry: duplicate tool %q", t.Name())
+	}
+	owner := func(x *Tool) string {
+		if x.ID.Toolbox == BuiltinToolbox {
+			return "Nexus's own tool"
+		}
+		return fmt.Sprintf("tool %q of server %q (toolbox %q)", x.ID.Tool, x.ID.Server, x.ID.Toolbox)
+	}
+	return fmt.Errorf("registry: naming collision: %s and %s are both named %q on the surfaces; give one of their toolboxes naming: prefixed, or filter one out (toolFilters)",
+		owner(t), owner(other), t.Name())
 }
 
 // LookupID returns the tool with the given identity, if any.
@@ -534,6 +582,6 @@ func (r *Registry) List() []*Tool {
 		out = append(out, t)
 	}
 	r.mu.RUnlock()
-	slices.SortFunc(out, func(a, b *Tool) int { return strings.Compare(a.ID.Name(), b.ID.Name()) })
+	slices.SortFunc(out, func(a, b *Tool) int { return strings.Compare(a.Name(), b.Name()) })
 	return out
 }

@@ -73,7 +73,7 @@ func OpenAPIFor(reg *registry.Registry, version string, keep func(*registry.Tool
 	}
 	taken := map[string]bool{}
 	for _, t := range tools {
-		name := t.ID.Name()
+		name := t.Name()
 		taken[name] = true
 		in := name + ".input"
 		schemas[in] = embedSchema(t.ListedSchema(), in)
@@ -448,7 +448,7 @@ func summary(t *registry.Tool) string {
 		s = strings.TrimSpace(s)
 	}
 	if s == "" {
-		return t.ID.Name()
+		return t.Name()
 	}
 	if utf8.RuneCountInString(s) > 120 {
 		s = string([]rune(s)[:119]) + "…"

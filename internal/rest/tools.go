@@ -70,7 +70,7 @@ func (h *handler) listTools(w http.ResponseWriter, r *http.Request) {
 // Info describes t as GET /api/tools lists it.
 func Info(t *registry.Tool) ToolInfo {
 	info := ToolInfo{
-		Name: t.ID.Name(), Description: t.Description, Source: string(t.Source), Parameters: Parameters(t.InputSchema),
+		Name: t.Name(), Description: t.Description, Source: string(t.Source), Parameters: Parameters(t.InputSchema),
 		Toolbox: t.ID.Toolbox, Server: t.ID.Server, Tool: t.ID.Tool, Title: t.Title,
 		InputSchema: t.ListedSchema(),
 	}

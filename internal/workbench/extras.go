@@ -49,7 +49,7 @@ func (s *server) listExtras(ctx context.Context, cs *mcp.ClientSession) string {
 				break
 			}
 			name := p.Name
-			e.Prompts = append(e.Prompts, registry.Prompt{ID: registry.ID{Toolbox: s.toolbox, Server: s.name, Tool: name}, Prompt: p,
+			e.Prompts = append(e.Prompts, registry.Prompt{ID: registry.ID{Toolbox: s.toolbox, Server: s.name, Tool: name}, Plain: s.cfg.Plain, Prompt: p,
 				Get: func(ctx context.Context, args map[string]string) (*mcp.GetPromptResult, error) {
 					return s.getPrompt(ctx, name, args)
 				}})

@@ -399,7 +399,7 @@ func (m *Manager) Resolve(ctx context.Context, name string) error {
 	toolbox, rest, ok := strings.Cut(name, "__")
 	tb := m.toolbox(toolbox)
 	if !ok || tb == nil {
-		return unknown
+		return m.resolvePlain(ctx)
 	}
 	sname, tool, ok := strings.Cut(rest, "__")
 	var target *server
@@ -421,6 +421,30 @@ func (m *Manager) Resolve(ctx context.Context, name string) error {
 		return &errs.Error{Code: errs.Unavailable, Err: err,
 			Message: fmt.Sprintf("Failed to connect to MCP server '%s' (toolbox '%s'): %v", target.name, tb.name, err)}
 	}
+	return nil
+}
+
+// resolvePlain waits for the first connection of every server of a plain
+// toolbox whose tools are not known yet (each within its connect timeout):
+// a name without a toolbox prefix may be one of theirs. Nothing to wait
+// for is no error; the caller looks the name up again.
+func (m *Manager) resolvePlain(ctx context.Context) error {
+	var waiting []*server
+	for _, tb := range m.list() {
+		for _, s := range tb.servers {
+			if s.cfg.Plain && !s.toolsKnown() {
+				waiting = append(waiting, s)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for _, s := range waiting {
+		if !m.markOpened(s.toolbox) {
+			return errs.E(errs.Unavailable, "Toolbox '%s' cannot be opened: the workbench is shutting down", s.toolbox)
+		}
+		wg.Go(func() { _ = s.ensure(ctx) })
+	}
+	wg.Wait()
 	return nil
 }
 

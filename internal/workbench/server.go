@@ -683,7 +683,7 @@ func (s *server) registryTool(id registry.ID, t *mcp.Tool) (registry.Tool, error
 	return registry.Tool{
 		ID: id, Description: t.Description, Title: t.Title, Annotations: t.Annotations, Icons: t.Icons, ToolMeta: t.Meta,
 		InputSchema: in, OutputSchema: out,
-		Source: registry.MCP, Family: registry.Workbench,
+		Source: registry.MCP, Family: registry.Workbench, Plain: s.cfg.Plain,
 		ReadOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint,
 		Handler: func(ctx context.Context, c *registry.Call) (any, error) {
 			return s.call(ctx, name, c.Args, safe)
