@@ -203,8 +203,8 @@ func (s *HTTPSession) readSSE(ctx context.Context, id string, body io.Reader, x 
 		resp, err := s.resume(ctx, lastID)
 		if err != nil {
 			// Not %w: the call was sent, so a 404 here must not make the
-		// caller send it again (ErrSessionGone means it did not run).
-		return nil, fmt.Errorf("resuming the response stream after event %q: %v", lastID, err)
+			// caller send it again (ErrSessionGone means it did not run).
+			return nil, fmt.Errorf("resuming the response stream after event %q: %v", lastID, err)
 		}
 		defer resp.Body.Close()
 		body = resp.Body
