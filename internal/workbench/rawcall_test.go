@@ -368,3 +368,36 @@ func TestRawCallStateless(t *testing.T) {
 		}
 	}
 }
+
+// TestRawCallResumesAClosedStream: a server that ends a call's stream
+// before its result (SEP-1699) has it resumed from the last event id, as
+// the SDK client would, and the call gets its result; the call is not sent
+// twice.
+func TestRawCallResumesAClosedStream(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "polling", Version: "1"}, nil)
+	var calls atomic.Int32
+	srv.AddTool(&mcp.Tool{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			calls.Add(1)
+			if req.Extra == nil || req.Extra.CloseSSEStream == nil {
+				return nil, errors.New("the stream cannot be closed: no event store")
+			}
+			req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: 10 * time.Millisecond})
+			time.Sleep(50 * time.Millisecond) // not synchronisation: the result comes after the stream closed
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "after the break"}}}, nil
+		})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)}))
+	t.Cleanup(ts.Close)
+	reg := registry.New()
+	m := NewManager(toolboxConfig("tb", named{"p", urlServer(config.StreamableHTTP, ts.URL)}), reg, Options{})
+	t.Cleanup(func() { m.Close() })
+	open(t, m, "tb")
+	res, err := call(t, reg, "tb__p__slow", nil)
+	if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "after the break" {
+		t.Fatalf("call: %+v %v", res, err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the server ran the call %d times, want 1", n)
+	}
+}
