@@ -142,6 +142,50 @@ func (x *extrasSyncer) readResource(ctx context.Context, req *mcp.ReadResourceRe
 	return res, nil
 }
 
+// subscribe serves resources/subscribe of a downstream server's resource
+// (or a URI its template matches), by subscribing its server; the SDK
+// server keeps which sessions subscribed, and tells them its updates
+// (updated).
+func (x *extrasSyncer) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	return x.subscription(ctx, req.Params.URI, true)
+}
+
+// unsubscribe serves resources/unsubscribe.
+func (x *extrasSyncer) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	return x.subscription(ctx, req.Params.URI, false)
+}
+
+func (x *extrasSyncer) subscription(ctx context.Context, uri string, on bool) error {
+	toolbox, server, ok := x.owner(uri)
+	if !ok || !x.p.ServerVisible(ctx, toolbox, server) {
+		return mcp.ResourceNotFoundError(uri)
+	}
+	sub, unsub := x.p.Registry().Subscription(toolbox, server)
+	if sub == nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("server '%s' (toolbox '%s') does not offer subscriptions to its resources", server, toolbox)}
+	}
+	do, what := sub, "subscribe:"
+	if !on {
+		do, what = unsub, "unsubscribe:"
+	}
+	start := time.Now()
+	err := do(ctx, uri)
+	x.record(ctx, toolbox, server, what+uri, start, err)
+	if err != nil {
+		return rpcError(err)
+	}
+	return nil
+}
+
+// updated tells the sessions subscribed to uri that it changed, when the
+// server that says so is the one this surface reads uri from.
+func (x *extrasSyncer) updated(toolbox, server, uri string) {
+	if tb, s, ok := x.owner(uri); !ok || tb != toolbox || s != server {
+		return
+	}
+	_ = x.s.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
+}
+
 // owner is the server of the resource uri: the one that listed it, else the
 // first whose template matches it.
 func (x *extrasSyncer) owner(uri string) (toolbox, server string, ok bool) {

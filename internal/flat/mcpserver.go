@@ -38,7 +38,7 @@ func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
 	o.Extras = o.OpenAll() != nil
 	x := newExtrasSyncer(p, o.Surface)
 	if o.Extras {
-		o.Complete = x.complete
+		o.Complete, o.Subscribe, o.Unsubscribe = x.complete, x.subscribe, x.unsubscribe
 	}
 	s := o.Server(p, "Every tool is listed under its own name: the built-in toolbox's tools by their names (belief_query), "+
 		"a configured toolbox's as toolbox__server__tool. Toolboxes and their servers:")
@@ -51,6 +51,7 @@ func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
 	if o.Extras {
 		x.s = s
 		p.Registry().OnChange(x.sync)
+		p.Registry().OnResourceUpdated(x.updated)
 		x.sync()
 		s.AddReceivingMiddleware(x.listOnly)
 	}

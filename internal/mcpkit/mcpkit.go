@@ -55,6 +55,11 @@ type Options struct {
 	// Complete, with Extras, answers completion/complete (the flat
 	// surface's relay to the downstream servers).
 	Complete func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error)
+	// Subscribe and Unsubscribe, with Extras, answer resources/subscribe
+	// and resources/unsubscribe, and advertise subscriptions (the flat
+	// surface's relay to the downstream servers).
+	Subscribe   func(context.Context, *mcp.SubscribeRequest) error
+	Unsubscribe func(context.Context, *mcp.UnsubscribeRequest) error
 	// Calls, when set, receives the tools/call of a surface that the HTTP
 	// front may serve without the SDK server's dispatch (the flat surface's;
 	// see [ToolCalls]), keyed by the surface's server.
@@ -125,7 +130,7 @@ func (o Options) OpenAll() func(context.Context) {
 func (o Options) Server(p *pipeline.Pipeline, how string) *mcp.Server {
 	// The server's own instructions are the built-in toolbox's alone: every
 	// client's are made for it below.
-	s := newServer(o.Name, o.Version, o.Instructions, o.Logger, o.Extras, o.Complete)
+	s := newServer(o)
 	if o.Instructions != "" && o.Catalog != nil {
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -203,27 +208,31 @@ func keep(st *mcpsession.Store, surface string, log *slog.Logger) mcp.Middleware
 // name, version and instructions, the SDK's logs through [sdklog], and tools
 // (with list_changed) advertised even while none is listed.
 func NewServer(name, version, instructions string, log *slog.Logger) *mcp.Server {
-	return newServer(name, version, instructions, log, false, nil)
+	return newServer(Options{Name: name, Version: version, Instructions: instructions, Logger: log})
 }
 
-func newServer(name, version, instructions string, log *slog.Logger, extras bool, complete func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error)) *mcp.Server {
+func newServer(opts Options) *mcp.Server {
 	o := &mcp.ServerOptions{
-		Instructions: instructions,
-		Logger:       sdklog.New(log),
+		Instructions: opts.Instructions,
+		Logger:       sdklog.New(opts.Logger),
 		// Logging is deprecated as of protocol 2026-07-28 (SEP-2577) but
 		// still advertised to clients of earlier versions, whose log
 		// levels sessions keep.
 		//lint:ignore SA1019 served to clients of the protocol versions that have logging
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	}
-	if extras {
+	if opts.Extras {
 		// Downstream servers connect after a client initializes: their
 		// prompts and resources come later, and the lists say when.
 		o.Capabilities.Prompts = &mcp.PromptCapabilities{ListChanged: true}
 		o.Capabilities.Resources = &mcp.ResourceCapabilities{ListChanged: true}
-		o.CompletionHandler = complete
+		o.CompletionHandler = opts.Complete
+		if opts.Subscribe != nil && opts.Unsubscribe != nil {
+			o.Capabilities.Resources.Subscribe = true
+			o.SubscribeHandler, o.UnsubscribeHandler = opts.Subscribe, opts.Unsubscribe
+		}
 	}
-	return mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, o)
+	return mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, o)
 }
 
 // WithCaller returns ctx carrying the caller of the tools/call req

@@ -63,6 +63,11 @@ type Extras struct {
 	// prompts or resource templates (params name them as the server
 	// does); nil when the server does not complete.
 	Complete func(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error)
+	// Subscribe and Unsubscribe subscribe Nexus to updates of a resource
+	// of the server, and end it (nil when the server has no
+	// subscriptions); the server's notifications/resources/updated reach
+	// the surfaces through [Registry.ResourceUpdated].
+	Subscribe, Unsubscribe func(ctx context.Context, uri string) error
 }
 
 // extras is what the registry keeps of a server's Extras.
@@ -84,7 +89,7 @@ func (r *Registry) ReplaceExtras(toolbox, server string, e *Extras) []error {
 	r.mu.Lock()
 	delete(r.extras, key)
 	if e != nil {
-		kept := &extras{toolbox: toolbox, server: server, Extras: Extras{Read: e.Read, Complete: e.Complete}}
+		kept := &extras{toolbox: toolbox, server: server, Extras: Extras{Read: e.Read, Complete: e.Complete, Subscribe: e.Subscribe, Unsubscribe: e.Unsubscribe}}
 		prompts, uris := r.extraNames()
 		for _, p := range e.Prompts {
 			name := p.Name()
@@ -198,4 +203,35 @@ func (r *Registry) ReadResource(toolbox, server string) func(ctx context.Context
 		return e.Read
 	}
 	return nil
+}
+
+// Subscription returns how to subscribe to a resource of the server
+// {toolbox, server}, and to end the subscription; nil when it has no
+// subscriptions.
+func (r *Registry) Subscription(toolbox, server string) (subscribe, unsubscribe func(ctx context.Context, uri string) error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if e := r.extras[toolbox+"/"+server]; e != nil && e.Subscribe != nil && e.Unsubscribe != nil {
+		return e.Subscribe, e.Unsubscribe
+	}
+	return nil, nil
+}
+
+// OnResourceUpdated registers fn to be told that the resource uri of the
+// downstream server {toolbox, server} changed.
+func (r *Registry) OnResourceUpdated(fn func(toolbox, server, uri string)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.updated = append(r.updated, fn)
+}
+
+// ResourceUpdated tells the listeners ([Registry.OnResourceUpdated]) that
+// the resource uri of the server {toolbox, server} changed.
+func (r *Registry) ResourceUpdated(toolbox, server, uri string) {
+	r.mu.RLock()
+	fns := slices.Clone(r.updated)
+	r.mu.RUnlock()
+	for _, fn := range fns {
+		fn(toolbox, server, uri)
+	}
 }

@@ -327,6 +327,7 @@ type Registry struct {
 	qualified map[string]*Tool   // Plain tools by their qualified name (ID.Name)
 	extras    map[string]*extras // by "toolbox/server" (extras.go)
 	listeners []func()
+	updated   []func(toolbox, server, uri string) // OnResourceUpdated
 }
 
 // New returns an empty registry.

@@ -41,6 +41,10 @@ func (s *server) listExtras(ctx context.Context, cs *mcp.ClientSession) string {
 	if caps.Completions != nil {
 		e.Complete = s.complete
 	}
+	if caps.Resources != nil && caps.Resources.Subscribe {
+		e.Subscribe, e.Unsubscribe = s.subscribe, s.unsubscribe
+		s.resubscribe(ctx, cs)
+	}
 	var failed []error
 	if caps.Prompts != nil {
 		for p, err := range cs.Prompts(ctx, nil) {

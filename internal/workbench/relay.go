@@ -176,20 +176,15 @@ func (r *relays) sole() (*inCall, error) {
 	return nil, fmt.Errorf("%d calls of clients are in flight on this server and its transport does not say which one this belongs to", len(r.calls))
 }
 
-// clientOptions are the SDK client's handlers of what the server sends
-// outside a raw call's stream, and the capabilities that let a server
-// send it: those Nexus relays, whichever client calls (each request is
-// then answered by the calling client's own capabilities).
+// clientOptions declare the capabilities that let a server send what
+// Nexus relays, whichever client calls (each request is then answered by
+// the calling client's own capabilities). What a stdio or SSE server sends
+// is taken from its connection (relayConn); the handlers here serve a
+// Streamable HTTP server's calls through the SDK client (one of the
+// sessionless protocol, or a call after its session was lost), whose
+// connection cannot be wrapped: the SDK gives it session updates through a
+// method of its own.
 func (s *server) clientOptions(o *mcp.ClientOptions) {
-	o.Capabilities = &mcp.ClientCapabilities{
-		RootsV2:     &mcp.RootCapabilities{},
-		Sampling:    &mcp.SamplingCapabilities{Tools: &mcp.SamplingToolsCapabilities{}, Context: &mcp.SamplingContextCapabilities{}},
-		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
-	}
-	// Multi-round-trip results are answered by server.sdkCall, which knows
-	// the caller; the SDK's own loop would ask the handlers below, without
-	// it.
-	o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	o.ProgressNotificationHandler = func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 		if ic := s.relays.byProgress(req.Params.ProgressToken); ic != nil {
 			ic.progress(req.Params)
@@ -216,26 +211,124 @@ func (s *server) clientOptions(o *mcp.ClientOptions) {
 		res, err := inputAs[mcp.CreateMessageWithToolsResult](ic, req.Params)
 		return res, s.askError("sampling", err)
 	}
+	o.Capabilities = &mcp.ClientCapabilities{
+		RootsV2:     &mcp.RootCapabilities{},
+		Sampling:    &mcp.SamplingCapabilities{Tools: &mcp.SamplingToolsCapabilities{}, Context: &mcp.SamplingContextCapabilities{}},
+		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+	}
+	// Multi-round-trip results are answered by server.sdkCall, which knows
+	// the caller; the SDK's own loop would ask handlers that do not.
+	o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 }
 
-// rootsMiddleware answers a server's roots/list with the roots of the
-// client whose call is in flight (the SDK client answers it from a list
-// of its own, which has no caller); none when no call is.
-func (s *server) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "roots/list" {
-			return next(ctx, method, req)
-		}
-		ic, err := s.relays.sole()
+// relaying is t, whose connections relay (relayConn), for a stdio or SSE
+// server; a Streamable HTTP server's own (see clientOptions).
+func (s *server) relaying(t mcp.Transport) mcp.Transport {
+	if _, ok := t.(*mcp.StreamableClientTransport); ok {
+		return t
+	}
+	return &relayTransport{Transport: t, s: s}
+}
+
+// relayTransport is a downstream server's transport whose connections
+// relay (relayConn).
+type relayTransport struct {
+	mcp.Transport
+	s *server
+}
+
+// Connect connects the transport, and wraps the connection.
+func (t *relayTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &relayConn{Connection: c, s: t.s}, nil
+}
+
+// relayConn takes from a downstream connection what is relayed, before the
+// SDK client reads it: progress notifications and log messages, passed to
+// their call's client at once, in the order they came (the SDK client
+// hands notifications to a goroutine of their own, so that a call's last
+// log message could reach Nexus after the call's result, and be lost), and
+// the server's requests for input, answered by the call's client (the SDK
+// client would also check their schemas more strictly than the protocol
+// does, refusing elicitations that clients accept).
+type relayConn struct {
+	mcp.Connection
+	s *server
+}
+
+// Read returns the next message that is not relayed.
+func (c *relayConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
 		if err != nil {
-			return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
+			return msg, err
 		}
-		p, _ := req.GetParams().(*mcp.ListRootsParams)
-		if p == nil {
-			p = &mcp.ListRootsParams{}
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok {
+			return msg, nil
 		}
-		res, err := inputAs[mcp.ListRootsResult](ic, p)
-		return res, s.askError("roots", err)
+		switch req.Method {
+		case "notifications/progress":
+			var p mcp.ProgressNotificationParams
+			if json.Unmarshal(req.Params, &p) == nil {
+				if ic := c.s.relays.byProgress(p.ProgressToken); ic != nil {
+					ic.progress(&p)
+				}
+			}
+			continue
+		case "notifications/message":
+			var p mcp.LoggingMessageParams
+			if json.Unmarshal(req.Params, &p) == nil {
+				if ic, err := c.s.relays.sole(); err == nil {
+					ic.log(&p)
+				}
+			}
+			continue
+		case "elicitation/create", "sampling/createMessage", "roots/list":
+			if req.ID.IsValid() {
+				c.answer(req)
+				continue
+			}
+		}
+		return msg, nil
+	}
+}
+
+// asks name what a server's request for input asks for.
+var asks = map[string]string{"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
+
+// answer answers a server's request for input, in a goroutine of its own
+// (a person may take their time), by the one call of a client in flight.
+func (c *relayConn) answer(req *jsonrpc.Request) {
+	respond := func(res any, err error) {
+		resp := &jsonrpc.Response{ID: req.ID}
+		if err == nil {
+			resp.Result, err = json.Marshal(res)
+		}
+		if err != nil {
+			var wire *jsonrpc.Error
+			if !errors.As(err, &wire) {
+				wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+			}
+			resp.Result, resp.Error = nil, wire
+		}
+		_ = c.Connection.Write(context.Background(), resp)
+	}
+	ic, err := c.s.relays.sole()
+	if err != nil {
+		if req.Method == "roots/list" {
+			// Outside a call (a server that asks at start): no roots.
+			respond(&mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil)
+			return
+		}
+		respond(nil, c.s.askError(asks[req.Method], err))
+		return
+	}
+	if !c.s.goroutine(func() { respond(c.s.ask(ic, req.Method, req.Params)) }) {
+		respond(nil, c.s.closedErr())
 	}
 }
 

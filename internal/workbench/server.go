@@ -73,6 +73,7 @@ type server struct {
 	relays  relays        // calls in flight for clients (relay.go)
 	holds   holds         // calls held for clients of the sessionless protocol (hold.go)
 	retries retryBudget   // retries of calls safe to repeat (retry.go)
+	subs    subscriptions // resources clients subscribed to (subscribe.go)
 	listMu  sync.Mutex    // one tool listing at a time
 
 	mu         sync.Mutex
@@ -133,10 +134,12 @@ func newServer(m *Manager, toolbox, name string, sc *config.Server, impl *mcp.Im
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { s.listChanged() },
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { s.listChanged() },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { s.listChanged() },
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			s.m.reg.ResourceUpdated(s.toolbox, s.name, req.Params.URI)
+		},
 	}
 	s.clientOptions(o)
 	s.client = mcp.NewClient(impl, o)
-	s.client.AddReceivingMiddleware(s.rootsMiddleware)
 	return s
 }
 
@@ -374,7 +377,7 @@ func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.Ca
 		done      = make(chan result, 1)
 	)
 	started := s.goroutine(func() {
-		cs, err := s.client.Connect(ctx, t, opts)
+		cs, err := s.client.Connect(ctx, s.relaying(t), opts)
 		var t2 mcp.Transport
 		if err != nil && ctx.Err() == nil {
 			// A server that refuses the handshake protocol (one of the
@@ -383,7 +386,7 @@ func (s *server) dial(deadline time.Time) (_ *mcp.ClientSession, stop context.Ca
 			// transport of its own (a command is started once).
 			if tt, terr := downstream.TransportVia(s.cfg, s.m.stderr, s.hc); terr == nil {
 				downstream.Reap(t)
-				if cs2, err2 := s.client.Connect(ctx, tt, nil); err2 == nil {
+				if cs2, err2 := s.client.Connect(ctx, s.relaying(tt), nil); err2 == nil {
 					cs, err, t2 = cs2, nil, tt
 				} else {
 					downstream.Reap(tt)
