@@ -50,4 +50,3 @@ func TestConformanceThroughProxy(t *testing.T) {
 		})
 	}
 }
-
