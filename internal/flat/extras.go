@@ -2,6 +2,7 @@ package flat
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
+	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
@@ -34,6 +36,11 @@ type extrasSyncer struct {
 	p       *pipeline.Pipeline
 	surface string
 
+	instance string // the surface's server instance (mcpkit.Transport)
+	// local are the templates of Nexus's own servers, by URI template,
+	// served from the start (local).
+	local map[string]registry.LocalTemplate
+
 	mu        sync.Mutex
 	prompts   map[string]registry.Prompt           // by listed name
 	resources map[string]registry.Resource         // by URI
@@ -42,8 +49,8 @@ type extrasSyncer struct {
 
 // newExtrasSyncer returns the syncer of a surface's server, which is set
 // (x.s) before its first sync.
-func newExtrasSyncer(p *pipeline.Pipeline, surface string) *extrasSyncer {
-	return &extrasSyncer{p: p, surface: surface, prompts: map[string]registry.Prompt{},
+func newExtrasSyncer(p *pipeline.Pipeline, surface, instance string) *extrasSyncer {
+	return &extrasSyncer{p: p, surface: surface, instance: instance, local: map[string]registry.LocalTemplate{}, prompts: map[string]registry.Prompt{},
 		resources: map[string]registry.Resource{}, templates: map[string]registry.ResourceTemplate{}}
 }
 
@@ -76,6 +83,9 @@ func (x *extrasSyncer) sync() {
 
 	templates := map[string]registry.ResourceTemplate{}
 	for _, t := range reg.ResourceTemplates() {
+		if _, own := x.local[t.Template.URITemplate]; own {
+			continue // Nexus's own template keeps its URIs
+		}
 		if _, dup := templates[t.Template.URITemplate]; !dup {
 			templates[t.Template.URITemplate] = t
 		}
@@ -83,6 +93,59 @@ func (x *extrasSyncer) sync() {
 	syncSet(x.templates, templates, func(a, b registry.ResourceTemplate) bool { return a.Template == b.Template }, x.s.RemoveResourceTemplates,
 		func(_ string, t registry.ResourceTemplate) { x.s.AddResourceTemplate(t.Template, x.readResource) })
 	x.templates = templates
+}
+
+// addLocal serves the resource templates of Nexus's own servers
+// (registry.LocalTemplate): a resources/read of a URI one matches calls its
+// tool through the pipeline, as a tools/call of the surface would.
+func (x *extrasSyncer) addLocal() {
+	for _, lt := range x.p.Registry().LocalTemplates() {
+		x.local[lt.Template.URITemplate] = lt
+		x.s.AddResourceTemplate(lt.Template, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return x.readLocal(ctx, req, lt)
+		})
+	}
+}
+
+// readLocal reads the URI of req, which lt's template matches, by calling
+// lt's tool: its JSON result is the resource's text; an unknown course or
+// belief (NOT_FOUND) is resource not found, any other error the tool's
+// message as a JSON-RPC error.
+func (x *extrasSyncer) readLocal(ctx context.Context, req *mcp.ReadResourceRequest, lt registry.LocalTemplate) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	t, err := uritemplate.New(lt.Template.URITemplate)
+	if err != nil {
+		return nil, err
+	}
+	vals := t.Match(uri)
+	if vals == nil {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	vars := map[string]string{}
+	for _, name := range t.Varnames() {
+		vars[name] = vals.Get(name).String()
+	}
+	args, err := lt.Args(vars)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("resource %q: %v", uri, err)}
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	o := x.p.Call(ctx, mcpkit.CallRequest(x.surface, mcpkit.Transport(x.instance, req), lt.Tool, raw, nil))
+	if o.Err != nil {
+		if o.Err.Code == errs.NotFound {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("resource %q: %s", uri, o.Err.Message)}
+		}
+		code := int64(jsonrpc.CodeInternalError)
+		if o.Err.Code == errs.BadRequest {
+			code = jsonrpc.CodeInvalidParams
+		}
+		return nil, &jsonrpc.Error{Code: code, Message: fmt.Sprintf("resource %q: %s", uri, o.Err.Message)}
+	}
+	body, _ := o.Body()
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: lt.Template.MIMEType, Text: string(body)}}}, nil
 }
 
 // syncSet makes what a server serves, old, what it should serve, now (both

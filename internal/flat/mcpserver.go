@@ -35,8 +35,8 @@ func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
 	instance := ulid.Make().String()
 	// The downstream servers' prompts and resources (extras.go), with
 	// configured toolboxes.
-	o.Extras = o.OpenAll() != nil
-	x := newExtrasSyncer(p, o.Surface)
+	o.Extras = o.OpenAll() != nil || len(p.Registry().LocalTemplates()) > 0
+	x := newExtrasSyncer(p, o.Surface, instance)
 	if o.Extras {
 		o.Complete, o.Subscribe, o.Unsubscribe = x.complete, x.subscribe, x.unsubscribe
 	}
@@ -50,6 +50,7 @@ func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
 	sy.sync()
 	if o.Extras {
 		x.s = s
+		x.addLocal()
 		p.Registry().OnChange(x.sync)
 		p.Registry().OnResourceUpdated(x.updated)
 		x.sync()

@@ -235,3 +235,41 @@ func (r *Registry) ResourceUpdated(toolbox, server, uri string) {
 		fn(toolbox, server, uri)
 	}
 }
+
+// LocalTemplate is a resource template of one of Nexus's own servers: each
+// URI it matches names what one of the server's tools returns, which a
+// resources/read gets by calling that tool through the pipeline (so that
+// access rules, workspace, tracing and errors are a call's).
+type LocalTemplate struct {
+	// Template is the template as surfaces list it; its URITemplate holds
+	// the variables Args reads.
+	Template *mcp.ResourceTemplate
+	// Tool is the tool that reads a URI, by its name.
+	Tool string
+	// Args is the tool's arguments for the URI's variables, or why they
+	// name nothing.
+	Args func(vars map[string]string) (map[string]any, error)
+}
+
+// AddLocalTemplate adds a resource template of one of Nexus's own servers;
+// its tool must be registered.
+func (r *Registry) AddLocalTemplate(t LocalTemplate) error {
+	if t.Template == nil || t.Template.URITemplate == "" || t.Args == nil {
+		return fmt.Errorf("registry: a local resource template needs a URI template and its arguments")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if tool, ok := r.tools[t.Tool]; !ok || tool.Source != Local {
+		return fmt.Errorf("registry: resource template %q: no local tool %q", t.Template.URITemplate, t.Tool)
+	}
+	r.local = append(r.local, t)
+	return nil
+}
+
+// LocalTemplates are the resource templates of Nexus's own servers, in the
+// order they were added.
+func (r *Registry) LocalTemplates() []LocalTemplate {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Clone(r.local)
+}

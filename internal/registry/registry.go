@@ -328,6 +328,7 @@ type Registry struct {
 	extras    map[string]*extras // by "toolbox/server" (extras.go)
 	listeners []func()
 	updated   []func(toolbox, server, uri string) // OnResourceUpdated
+	local     []LocalTemplate                     // AddLocalTemplate
 }
 
 // New returns an empty registry.

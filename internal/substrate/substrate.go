@@ -12,9 +12,12 @@ package substrate
 import (
 	stdembed "embed"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/embed"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -83,8 +86,26 @@ func (s *Server) Close() {
 
 // Register adds the substrate tools to reg.
 func (s *Server) Register(reg *registry.Registry) error {
-	return registry.AddAll(reg, registry.BuiltinToolbox, ServerName, s.tools()...)
+	if err := registry.AddAll(reg, registry.BuiltinToolbox, ServerName, s.tools()...); err != nil {
+		return err
+	}
+	// A belief as a resource: nexus://beliefs/ID is belief_get of ID.
+	return reg.AddLocalTemplate(registry.LocalTemplate{
+		Template: &mcp.ResourceTemplate{URITemplate: BeliefURITemplate, Name: "belief", Title: "Belief",
+			Description: "A belief of the knowledge base with its details (belief_get), in the caller's workspace: nexus://beliefs/ID.",
+			MIMEType:    "application/json"},
+		Tool: "belief_get",
+		Args: func(v map[string]string) (map[string]any, error) {
+			if v["id"] == "" {
+				return nil, fmt.Errorf("a belief URI names the belief: nexus://beliefs/ID")
+			}
+			return map[string]any{"belief_id": v["id"]}, nil
+		},
+	})
 }
+
+// BeliefURITemplate is the URI template of a belief as a resource.
+const BeliefURITemplate = "nexus://beliefs/{id}"
 
 // tools are the substrate's tools, in the order they are documented.
 func (s *Server) tools() []registry.Def {

@@ -15,11 +15,14 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/cursor"
@@ -140,5 +143,26 @@ func (s *Server) Register(reg *registry.Registry) error {
 	defs = append(defs, s.transferTools()...)
 	defs = append(defs, s.userTools()...)
 	defs = append(defs, s.byokTools()...)
-	return registry.AddAll(reg, registry.BuiltinToolbox, ServerName, defs...)
+	if err := registry.AddAll(reg, registry.BuiltinToolbox, ServerName, defs...); err != nil {
+		return err
+	}
+	// A course's outline as a resource: tn://courses/sfu/CMPT/120 is
+	// tn_course_outline of "sfu:CMPT 120".
+	return reg.AddLocalTemplate(registry.LocalTemplate{
+		Template: &mcp.ResourceTemplate{URITemplate: CourseURITemplate, Name: "course-outline", Title: "Course outline",
+			Description: "A BC course's outline as far as it is loaded (tn_course_outline): tn://courses/INSTITUTION/SUBJECT/NUMBER, " +
+				"for example tn://courses/sfu/CMPT/120 (institution by its key, as tn_course_institutions lists them).",
+			MIMEType: "application/json"},
+		Tool: "tn_course_outline",
+		Args: func(v map[string]string) (map[string]any, error) {
+			if v["institution"] == "" || v["subject"] == "" || v["number"] == "" {
+				return nil, fmt.Errorf("a course URI names an institution, a subject and a number: tn://courses/sfu/CMPT/120")
+			}
+			return map[string]any{"course": v["institution"] + ":" + v["subject"] + " " + v["number"]}, nil
+		},
+	})
 }
+
+// CourseURITemplate is the URI template of a course's outline as a
+// resource.
+const CourseURITemplate = "tn://courses/{institution}/{subject}/{number}"
