@@ -261,6 +261,10 @@ type Options struct {
 	// request for this long (with its downstream session). Zero means
 	// DefaultSessionTimeout; negative means never.
 	SessionTimeout time.Duration
+	// QuietTimeout ends a stdio server's session (and its process) that
+	// has had no request in flight and no GET stream open for this long
+	// (quiet.go). Zero means DefaultQuietTimeout; negative means never.
+	QuietTimeout time.Duration
 	// Allow, when set, decides whether the request's user may reach a
 	// server through the proxy (the access rules; the proxy passes messages
 	// unchanged, so it cannot hide single tools); a refused request gets
@@ -282,6 +286,7 @@ type Proxy struct {
 	log            *slog.Logger
 	stderr         *os.File
 	sessionTimeout time.Duration
+	quietAfter     time.Duration
 	allow          func(r *http.Request, toolbox, server string) bool
 	record         func(ctx context.Context, c pipeline.Passthrough)
 	maxKept        int
@@ -299,6 +304,7 @@ func New(cfg *config.Config, o Options) *Proxy {
 		log:            o.Logger,
 		stderr:         o.Stderr,
 		sessionTimeout: o.SessionTimeout,
+		quietAfter:     o.QuietTimeout,
 		allow:          o.Allow,
 		record:         o.Record,
 		maxKept:        o.MaxKeptSessions,
@@ -318,6 +324,12 @@ func New(cfg *config.Config, o Options) *Proxy {
 		p.sessionTimeout = DefaultSessionTimeout
 	case p.sessionTimeout < 0:
 		p.sessionTimeout = 0
+	}
+	switch {
+	case p.quietAfter == 0:
+		p.quietAfter = DefaultQuietTimeout
+	case p.quietAfter < 0:
+		p.quietAfter = 0
 	}
 	return p
 }
@@ -388,6 +400,12 @@ func (p *Proxy) CloseSession(path, id string) {
 	if ep == nil {
 		return
 	}
+	ep.closeSession(id)
+}
+
+// closeSession ends the upstream session id of the endpoint, if it holds
+// it, with its downstream session.
+func (ep *endpoint) closeSession(id string) {
 	ep.mu.Lock()
 	raw := ep.raw[id]
 	ep.mu.Unlock()
@@ -485,6 +503,9 @@ type endpoint struct {
 	// request or notification on a server session as given, without the
 	// checks of the typed ServerSession methods.
 	upSend mcp.MethodHandler
+	// quiet ends a stdio server's quiet sessions (quiet.go); nil for other
+	// servers.
+	quiet *quiet
 
 	// ctx ends when the endpoint closes: sessionless requests forwarded
 	// raw end with it.
@@ -555,6 +576,12 @@ func newEndpoint(p *Proxy, toolbox, name string, srv *config.Server) *endpoint {
 		EventStore:     mcp.NewMemoryEventStore(nil),
 		SessionTimeout: p.sessionTimeout,
 	})
+	if d := p.quietTimeout(&c); d > 0 {
+		ep.quiet = &quiet{after: d, sessions: map[string]*quietSession{}, end: func(id string) {
+			ep.log.Info("ending a quiet passthrough session", "session", id, "quiet_for", d)
+			ep.closeSession(id)
+		}}
+	}
 	ep.newSessionless()
 	ep.handler = streamable.JSONRPCErrors(http.HandlerFunc(ep.serve))
 	return ep
@@ -577,6 +604,10 @@ func (ep *endpoint) serve(w http.ResponseWriter, r *http.Request) {
 		} else if r.Method == http.MethodPost && ep.rawInitialize(w, r) {
 			return
 		}
+	}
+	if ep.quiet != nil {
+		ep.serveQuiet(w, r)
+		return
 	}
 	ep.sdk.ServeHTTP(w, r)
 }
@@ -703,6 +734,9 @@ func (ep *endpoint) close() {
 	}
 	ep.mu.Unlock()
 	ep.cancel()
+	if ep.quiet != nil {
+		ep.quiet.stop()
+	}
 	var wg sync.WaitGroup
 	for _, l := range links {
 		wg.Go(l.close)
