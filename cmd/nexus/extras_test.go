@@ -250,3 +250,85 @@ func TestDownstreamPromptBeforeItsServerConnected(t *testing.T) {
 		})
 	}
 }
+
+// TestExtrasOnEverySurface: the agents surface serves the downstream
+// prompts and resources as the flat surface does (its agents group tools;
+// prompts and resources are not tools), and the bounded surface those of
+// the toolboxes the session opened, as it serves their tools; Nexus's own
+// resource templates are on both.
+func TestExtrasOnEverySurface(t *testing.T) {
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"docs": map[string]any{"description": "notes", "mcpServers": map[string]any{
+			"notes": map[string]any{"url": notesServer(t, 0), "transport": "http"},
+		}},
+	}})
+	base := startServe(t, "--no-demo", "--config", cfg)
+	ctx := context.Background()
+	prompts := func(cs *mcp.ClientSession) []string {
+		lp, err := cs.ListPrompts(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, p := range lp.Prompts {
+			names = append(names, p.Name)
+		}
+		return names
+	}
+	templates := func(cs *mcp.ClientSession) []string {
+		lt, err := cs.ListResourceTemplates(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var uris []string
+		for _, rt := range lt.ResourceTemplates {
+			uris = append(uris, rt.URITemplate)
+		}
+		slices.Sort(uris)
+		return uris
+	}
+	all := []string{"memo://notes/{id}", "nexus://beliefs/{id}", "tn://courses/{institution}/{subject}/{number}"}
+	own := []string{"nexus://beliefs/{id}", "tn://courses/{institution}/{subject}/{number}"}
+
+	t.Run("agents", func(t *testing.T) {
+		cs, _ := connect(t, base+"/mcp/agents")
+		testtools.EventuallyErr(t, 30*time.Second, "the downstream prompt", func() error {
+			if got := prompts(cs); !slices.Equal(got, []string{"docs__notes__greet"}) {
+				return fmt.Errorf("prompts %v", got)
+			}
+			return nil
+		})
+		if got := templates(cs); !slices.Equal(got, all) {
+			t.Errorf("templates %v, want %v", got, all)
+		}
+		rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "memo://notes/3"})
+		if err != nil || rr.Contents[0].Text != "note 3" {
+			t.Errorf("resources/read: %+v %v", rr, err)
+		}
+	})
+	t.Run("bounded", func(t *testing.T) {
+		cs, _ := connect(t, base+"/mcp/bounded")
+		if got := prompts(cs); len(got) != 0 {
+			t.Errorf("prompts before open_toolbox: %v, want none", got)
+		}
+		if got := templates(cs); !slices.Equal(got, own) {
+			t.Errorf("templates before open_toolbox: %v, want Nexus's own %v", got, own)
+		}
+		if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "memo://notes/3"}); err == nil {
+			t.Error("a resource of a toolbox the session did not open was read")
+		}
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "open_toolbox", Arguments: map[string]any{"toolbox": "docs"}}); err != nil || res.IsError {
+			t.Fatalf("open_toolbox: %v %s", err, text(res))
+		}
+		if got := prompts(cs); !slices.Equal(got, []string{"docs__notes__greet"}) {
+			t.Errorf("prompts after open_toolbox: %v", got)
+		}
+		if got := templates(cs); !slices.Equal(got, all) {
+			t.Errorf("templates after open_toolbox: %v, want %v", got, all)
+		}
+		got, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "docs__notes__greet", Arguments: map[string]string{"name": "Ada"}})
+		if err != nil || got.Messages[0].Content.(*mcp.TextContent).Text != "Say hello to Ada" {
+			t.Errorf("prompts/get after open_toolbox: %+v %v", got, err)
+		}
+	})
+}

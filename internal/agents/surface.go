@@ -29,6 +29,7 @@ func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
 		return nil, fmt.Errorf("agents: a catalog is required")
 	}
 	instance := ulid.Make().String()
+	o.Instance = instance
 	s := o.Server(p, "Each server is one tool, an agent named after the server; its mode argument names the server's tool, "+
 		"whose own arguments go beside mode. Toolboxes and their servers:")
 	sy := &syncer{s: s, p: p, cat: cat, surface: o.Surface, instance: instance, listed: map[string]string{}}

@@ -281,8 +281,16 @@ func (s *Surface) restore(ctx context.Context, sess *session) {
 }
 
 func (s *Surface) build() *mcp.Server {
-	srv := s.o.Server(s.p, "Toolboxes (open one with open_toolbox, then call its tools with use_tool; or discover tools with get_tools):")
 	s.instance = ulid.Make().String()
+	o := s.o
+	o.Instance = s.instance
+	// A session sees the downstream prompts and resources of the
+	// toolboxes it opened, as it sees their tools (Nexus's own resource
+	// templates are everyone's).
+	o.ExtrasOpened = func(ctx context.Context, req mcp.Request, toolbox string) bool {
+		return s.isOpen(context.WithValue(ctx, sessionKey{}, s.state(ctx, req)), toolbox)
+	}
+	srv := o.Server(s.p, "Toolboxes (open one with open_toolbox, then call its tools with use_tool; or discover tools with get_tools):")
 	for _, t := range s.p.Registry().Listed(registry.MetaTools) {
 		if t.ID.Server == ServerName {
 			srv.AddTool(mcpkit.Tool(t), s.metaHandler)

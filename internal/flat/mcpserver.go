@@ -33,13 +33,7 @@ func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
 	// Transport sessions are keyed by this server instance too, since a
 	// stdio session has no id of its own.
 	instance := ulid.Make().String()
-	// The downstream servers' prompts and resources (extras.go), with
-	// configured toolboxes.
-	o.Extras = o.OpenAll() != nil || len(p.Registry().LocalTemplates()) > 0
-	x := newExtrasSyncer(p, o.Surface, instance)
-	if o.Extras {
-		o.Complete, o.Subscribe, o.Unsubscribe = x.complete, x.subscribe, x.unsubscribe
-	}
+	o.Instance = instance
 	s := o.Server(p, "Every tool is listed under its own name: the built-in toolbox's tools by their names (belief_query), "+
 		"a configured toolbox's as toolbox__server__tool. Toolboxes and their servers:")
 	sy := &syncer{s: s, p: p, surface: o.Surface, instance: instance, listed: map[string]*registry.Tool{}}
@@ -48,14 +42,6 @@ func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
 	}
 	p.Registry().OnChange(sy.sync)
 	sy.sync()
-	if o.Extras {
-		x.s = s
-		x.addLocal()
-		p.Registry().OnChange(x.sync)
-		p.Registry().OnResourceUpdated(x.updated)
-		x.sync()
-		s.AddReceivingMiddleware(x.listOnly)
-	}
 	mcpkit.Track(s, p, instance, nil)
 	// Toolboxes still opening (toolboxes.go).
 	s.AddReceivingMiddleware(sy.unlisted)

@@ -49,15 +49,21 @@ type Options struct {
 	// that another replica can restore it (shared by the surfaces of a
 	// process). Nil: sessions live in this process only.
 	Sessions *mcpsession.Store
-	// Extras advertises prompts and resources (with list_changed): the
-	// surface serves its downstream servers' (the flat surface).
-	Extras bool
-	// Complete, with Extras, answers completion/complete (the flat
-	// surface's relay to the downstream servers).
-	Complete func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error)
-	// Subscribe and Unsubscribe, with Extras, answer resources/subscribe
-	// and resources/unsubscribe, and advertise subscriptions (the flat
-	// surface's relay to the downstream servers).
+	// Instance names the surface's server among the servers of the
+	// process, for the transport keys of its stdio sessions ([Transport]):
+	// the resource reads of [Options.Server]'s extras use it.
+	Instance string
+	// ExtrasOpened, when set, limits the downstream prompts and resources
+	// a caller sees and uses to those of the toolboxes they opened (the
+	// bounded surface, whose sessions open toolboxes themselves).
+	ExtrasOpened func(ctx context.Context, req mcp.Request, toolbox string) bool
+
+	// Set by [Options.Server]: Extras advertises prompts and resources
+	// (with list_changed), Complete answers completion/complete, and
+	// Subscribe and Unsubscribe answer resources/subscribe and
+	// resources/unsubscribe (extras.go).
+	Extras      bool
+	Complete    func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error)
 	Subscribe   func(context.Context, *mcp.SubscribeRequest) error
 	Unsubscribe func(context.Context, *mcp.UnsubscribeRequest) error
 	// Calls, when set, receives the tools/call of a surface that the HTTP
@@ -128,9 +134,25 @@ func (o Options) OpenAll() func(context.Context) {
 // is not named): they are made for each initialize, and for each
 // server/discover of a sessionless client.
 func (o Options) Server(p *pipeline.Pipeline, how string) *mcp.Server {
+	// The downstream servers' prompts and resources, with configured
+	// toolboxes, and Nexus's own resource templates (extras.go).
+	var x *extrasSyncer
+	if o.Extras = o.OpenAll() != nil || len(p.Registry().LocalTemplates()) > 0; o.Extras {
+		x = newExtrasSyncer(p, o.Surface, o.Instance)
+		x.opened = o.ExtrasOpened
+		o.Complete, o.Subscribe, o.Unsubscribe = x.complete, x.subscribe, x.unsubscribe
+	}
 	// The server's own instructions are the built-in toolbox's alone: every
 	// client's are made for it below.
 	s := newServer(o)
+	if x != nil {
+		x.s = s
+		x.addLocal()
+		p.Registry().OnChange(x.sync)
+		p.Registry().OnResourceUpdated(x.updated)
+		x.sync()
+		s.AddReceivingMiddleware(x.listOnly)
+	}
 	if o.Instructions != "" && o.Catalog != nil {
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {

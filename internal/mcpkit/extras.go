@@ -1,4 +1,4 @@
-package flat
+package mcpkit
 
 import (
 	"context"
@@ -13,13 +13,12 @@ import (
 	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/nexus-mcp/nexus/internal/errs"
-	"github.com/nexus-mcp/nexus/internal/mcpkit"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
 )
 
 // The downstream servers' prompts, resources and resource templates on the
-// flat surface (issue 26): a prompt is listed under its server's prefix as
+// MCP surfaces (issue 26), set up by [Options.Server]: a prompt is listed under its server's prefix as
 // a tool is (toolbox__server__prompt), a resource and a template under
 // their own URIs. Each is listed to, and served to, the callers who may use
 // its server (pipeline.Pipeline.ServerVisible, the access rules of the
@@ -36,7 +35,11 @@ type extrasSyncer struct {
 	p       *pipeline.Pipeline
 	surface string
 
-	instance string // the surface's server instance (mcpkit.Transport)
+	instance string // the surface's server instance ([Transport])
+	// opened, when set, is whether the caller of ctx opened toolbox, so
+	// that its servers' prompts and resources are theirs to see
+	// (Options.ExtrasOpened).
+	opened func(ctx context.Context, req mcp.Request, toolbox string) bool
 	// local are the templates of Nexus's own servers, by URI template,
 	// served from the start (local).
 	local map[string]registry.LocalTemplate
@@ -133,7 +136,7 @@ func (x *extrasSyncer) readLocal(ctx context.Context, req *mcp.ReadResourceReque
 	if err != nil {
 		return nil, err
 	}
-	o := x.p.Call(ctx, mcpkit.CallRequest(x.surface, mcpkit.Transport(x.instance, req), lt.Tool, raw, nil))
+	o := x.p.Call(ctx, CallRequest(x.surface, Transport(x.instance, req), lt.Tool, raw, nil))
 	if o.Err != nil {
 		if o.Err.Code == errs.NotFound {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("resource %q: %s", uri, o.Err.Message)}
@@ -172,7 +175,7 @@ func (x *extrasSyncer) getPrompt(ctx context.Context, req *mcp.GetPromptRequest)
 	x.mu.Lock()
 	p, ok := x.prompts[name]
 	x.mu.Unlock()
-	if !ok || !x.p.ServerVisible(ctx, p.ID.Toolbox, p.ID.Server) {
+	if !ok || !x.visible(ctx, req, p.ID.Toolbox, p.ID.Server) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", name)}
 	}
 	start := time.Now()
@@ -189,7 +192,7 @@ func (x *extrasSyncer) getPrompt(ctx context.Context, req *mcp.GetPromptRequest)
 func (x *extrasSyncer) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	toolbox, server, ok := x.owner(uri)
-	if !ok || !x.p.ServerVisible(ctx, toolbox, server) {
+	if !ok || !x.visible(ctx, req, toolbox, server) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	read := x.p.Registry().ReadResource(toolbox, server)
@@ -205,22 +208,30 @@ func (x *extrasSyncer) readResource(ctx context.Context, req *mcp.ReadResourceRe
 	return res, nil
 }
 
+// visible reports whether the caller of ctx may see and use the prompts
+// and resources of the server {toolbox, server}: they may reach the whole
+// server (pipeline.Pipeline.ServerVisible) and, on a surface that opens
+// toolboxes per session, opened its toolbox.
+func (x *extrasSyncer) visible(ctx context.Context, req mcp.Request, toolbox, server string) bool {
+	return x.p.ServerVisible(ctx, toolbox, server) && (x.opened == nil || x.opened(ctx, req, toolbox))
+}
+
 // subscribe serves resources/subscribe of a downstream server's resource
 // (or a URI its template matches), by subscribing its server; the SDK
 // server keeps which sessions subscribed, and tells them its updates
 // (updated).
 func (x *extrasSyncer) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	return x.subscription(ctx, req.Params.URI, true)
+	return x.subscription(ctx, req, req.Params.URI, true)
 }
 
 // unsubscribe serves resources/unsubscribe.
 func (x *extrasSyncer) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	return x.subscription(ctx, req.Params.URI, false)
+	return x.subscription(ctx, req, req.Params.URI, false)
 }
 
-func (x *extrasSyncer) subscription(ctx context.Context, uri string, on bool) error {
+func (x *extrasSyncer) subscription(ctx context.Context, req mcp.Request, uri string, on bool) error {
 	toolbox, server, ok := x.owner(uri)
-	if !ok || !x.p.ServerVisible(ctx, toolbox, server) {
+	if !ok || !x.visible(ctx, req, toolbox, server) {
 		return mcp.ResourceNotFoundError(uri)
 	}
 	sub, unsub := x.p.Registry().Subscription(toolbox, server)
@@ -312,26 +323,26 @@ func (x *extrasSyncer) listOnly(next mcp.MethodHandler) mcp.MethodHandler {
 		defer x.mu.Unlock()
 		// A listed item the syncer does not know is not a server's: kept.
 		visible := func(toolbox, server string, ok bool) bool {
-			return !ok || x.p.ServerVisible(ctx, toolbox, server)
+			return !ok || x.visible(ctx, req, toolbox, server)
 		}
 		switch r := res.(type) {
 		case *mcp.ListPromptsResult:
 			out := *r
-			out.Prompts = keep(r.Prompts, func(lp *mcp.Prompt) bool {
+			out.Prompts = keepItems(r.Prompts, func(lp *mcp.Prompt) bool {
 				p, ok := x.prompts[lp.Name]
 				return visible(p.ID.Toolbox, p.ID.Server, ok)
 			})
 			return &out, nil
 		case *mcp.ListResourcesResult:
 			out := *r
-			out.Resources = keep(r.Resources, func(lr *mcp.Resource) bool {
+			out.Resources = keepItems(r.Resources, func(lr *mcp.Resource) bool {
 				res, ok := x.resources[lr.URI]
 				return visible(res.Toolbox, res.Server, ok)
 			})
 			return &out, nil
 		case *mcp.ListResourceTemplatesResult:
 			out := *r
-			out.ResourceTemplates = keep(r.ResourceTemplates, func(lt *mcp.ResourceTemplate) bool {
+			out.ResourceTemplates = keepItems(r.ResourceTemplates, func(lt *mcp.ResourceTemplate) bool {
 				t, ok := x.templates[lt.URITemplate]
 				return visible(t.Toolbox, t.Server, ok)
 			})
@@ -341,9 +352,9 @@ func (x *extrasSyncer) listOnly(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// keep is the items of a listing that ok keeps, in order (an empty list,
+// keepItems is the items of a listing that ok keeps, in order (an empty list,
 // not null, when none is).
-func keep[T any](items []T, ok func(T) bool) []T {
+func keepItems[T any](items []T, ok func(T) bool) []T {
 	out := make([]T, 0, len(items))
 	for _, it := range items {
 		if ok(it) {
@@ -370,7 +381,7 @@ func (x *extrasSyncer) complete(ctx context.Context, req *mcp.CompleteRequest) (
 	switch ref.Type {
 	case "ref/prompt":
 		p, ok := x.prompts[ref.Name]
-		if !ok || !x.p.ServerVisible(ctx, p.ID.Toolbox, p.ID.Server) {
+		if !ok || !x.visible(ctx, req, p.ID.Toolbox, p.ID.Server) {
 			x.mu.Unlock()
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", ref.Name)}
 		}
@@ -384,7 +395,7 @@ func (x *extrasSyncer) complete(ctx context.Context, req *mcp.CompleteRequest) (
 		toolbox, server = t.Toolbox, t.Server
 	}
 	x.mu.Unlock()
-	if toolbox == "" || !x.p.ServerVisible(ctx, toolbox, server) {
+	if toolbox == "" || !x.visible(ctx, req, toolbox, server) {
 		return none, nil
 	}
 	complete := x.p.Registry().Complete(toolbox, server)
