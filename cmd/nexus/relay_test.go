@@ -290,8 +290,10 @@ func TestRelayDuringACall(t *testing.T) {
 	sessionless := []struct {
 		name    string
 		connect func(t *testing.T, c *mcp.Client) *mcp.ClientSession
+		call    func(server, tool string, args map[string]any, meta mcp.Meta) *mcp.CallToolParams
 	}{
-		{"mcp", httpConnect("/mcp", testtools.Sessionless())},
+		{"mcp", httpConnect("/mcp", testtools.Sessionless()), flatCall},
+		{"bounded", httpConnect("/mcp/bounded", testtools.Sessionless()), surfaces[1].call},
 		{"stdio", func(t *testing.T, c *mcp.Client) *mcp.ClientSession {
 			cmd := exec.Command(binary, "stdio", "--no-demo", "--config", cfg, "--data-dir", t.TempDir())
 			cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, testtools.Sessionless())
@@ -300,7 +302,7 @@ func TestRelayDuringACall(t *testing.T) {
 			}
 			t.Cleanup(func() { cs.Close() })
 			return cs
-		}},
+		}, flatCall},
 	}
 	for _, sl := range sessionless {
 		for _, server := range []string{"http", "stdio"} {
@@ -310,8 +312,8 @@ func TestRelayDuringACall(t *testing.T) {
 				var res *mcp.CallToolResult
 				testtools.EventuallyErr(t, 30*time.Second, "the relay call", func() error {
 					var err error
-					res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "relay__" + server + "__ask", Arguments: map[string]any{},
-						Meta: mcp.Meta{"progressToken": "tok", "io.modelcontextprotocol/logLevel": "info"}})
+					res, err = cs.CallTool(ctx, sl.call(server, "ask", map[string]any{},
+						mcp.Meta{"progressToken": "tok", "io.modelcontextprotocol/logLevel": "info"}))
 					if err == nil && res.IsError {
 						err = fmt.Errorf("%s", text(res))
 					}
