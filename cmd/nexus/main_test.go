@@ -30,7 +30,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "nexus")
-	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	args := []string{"build", "-o", binary}
+	if os.Getenv("NEXUS_TEST_RACE") != "" {
+		// The binary the end-to-end tests run, with the race detector
+		// (its reports go to the logs the tests show when they fail).
+		args = append(args, "-race")
+	}
+	out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build nexus: %v\n%s", err, out)
 		os.Exit(1)
@@ -76,8 +82,17 @@ func startServeAt(t testing.TB, dir, addr string, extra ...string) string {
 	}()
 	t.Cleanup(func() {
 		testtools.Stop(t, cmd, os.Interrupt, 10*time.Second)
+		var l string
+		select {
+		case l = <-logs:
+		case <-time.After(5 * time.Second): // a child still holds stderr
+			l = "(the logs did not end within 5 s of the process)"
+		}
+		if strings.Contains(l, "WARNING: DATA RACE") {
+			t.Errorf("the race detector reported a race in nexus serve (NEXUS_TEST_RACE)")
+		}
 		if t.Failed() {
-			t.Logf("nexus serve logs:\n%s", <-logs)
+			t.Logf("nexus serve logs:\n%s", l)
 		}
 	})
 	_, port, _ := net.SplitHostPort(addr)

@@ -44,7 +44,7 @@ type flight struct {
 	// taken from holds by one retry).
 	seq     int
 	waiting map[string]*ask // asked of the client, by input request id
-	handle  string          // the request state naming it while held
+	handle  string          // the request state naming it while held (guarded by holds.mu)
 }
 
 // ask is one request of the server for input and where its answer goes.
@@ -112,6 +112,9 @@ func (h *holds) take(handle string) *heldCall {
 	defer h.mu.Unlock()
 	hc := h.held[handle]
 	delete(h.held, handle)
+	if hc != nil {
+		hc.ic.flight.handle = ""
+	}
 	return hc
 }
 
@@ -162,7 +165,6 @@ func (s *server) resume(ctx context.Context, tool string, c *relay.Caller) (any,
 	}
 	ic := hc.ic
 	f := ic.flight
-	f.handle = ""
 	ic.rebind(ctx, c)
 	for id, a := range f.waiting {
 		if res, ok := c.InputResponses[id]; ok {
