@@ -19,7 +19,7 @@ const module = "github.com/nexus-mcp/nexus/"
 // in the document.
 var layers = map[string]int{
 	// 0: foundations, no internal imports.
-	"internal/errs": 0, "internal/ids": 0, "internal/jsondepth": 0, "internal/jsonrpcmsg": 0, "internal/relay": 0, "internal/sdklog": 0, "internal/textsearch": 0, "internal/locomo": 0,
+	"internal/errs": 0, "internal/ids": 0, "internal/jsondepth": 0, "internal/jsonrpcmsg": 0, "internal/relay": 0, "internal/toolsearch": 0, "internal/livemcpbench": 0, "internal/sdklog": 0, "internal/textsearch": 0, "internal/locomo": 0,
 	"internal/timeq":     0, // dates named in a search query, as a window of time
 	"internal/telemetry": 0, "internal/config": 0, "internal/registry": 0, "internal/store": 0,
 	"internal/tension": 0, "internal/cursor": 0, "internal/tutor/catalog": 0, "internal/tutor/transfer": 0,
@@ -47,7 +47,7 @@ var layers = map[string]int{
 	"internal/flat": 4, "internal/agents": 4, "internal/bounded": 4, "internal/rest": 4, "internal/ws": 4, "internal/webui": 4,
 	"internal/proxy": 4, "internal/metrics": 4,
 	// 5: wiring. 6: the binary.
-	"internal/app": 5, "cmd/nexus": 6, "cmd/locomo": 6,
+	"internal/app": 5, "cmd/nexus": 6, "cmd/locomo": 6, "cmd/toolbench": 6,
 	// Test helpers: imported by tests only.
 	"internal/testtools": -1, "internal/logtest": -1, "internal/pipeline/pipelinetest": -1, "internal/store/storetest": -1, "internal/substrate/substratetest": -1,
 	"internal/registry/registrytest": -1, "internal/archtest": -1, "internal/llm/llmtest": -1, "internal/embed/embedtest": -1,
@@ -58,6 +58,7 @@ var sameLayer = map[string][]string{
 	"internal/workbench":      {"internal/downstream"},
 	"internal/jsonrpcmsg":     {"internal/jsondepth"},
 	"internal/relay":          {"internal/mcpwire"},
+	"internal/toolsearch":     {"internal/textsearch"},
 	"internal/vkb":            {"internal/conversation", "internal/substrate"},
 	"internal/demo":           {"internal/substrate"},
 	"internal/tutor/transfer": {"internal/tutor/catalog"},
