@@ -64,6 +64,7 @@ func (s *server) callOnce(ctx context.Context, tool string, args json.RawMessage
 	cctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
 	res, err := s.invoke(cctx, sess, tool, args, ic)
+	ic.flush() // the call's notifications before its result
 	if err != nil {
 		return nil, s.callError(ctx, cctx, sess, tool, err)
 	}

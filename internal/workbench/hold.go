@@ -141,6 +141,7 @@ func (s *server) fly(ctx context.Context, sess *session, tool string, args []byt
 		defer s.relays.end(ic)
 		defer s.holds.drop(f)
 		res, err := s.invoke(f.ctx, sess, tool, args, ic)
+		ic.flush()
 		if err != nil {
 			err = s.callError(s.ctx, f.ctx, sess, tool, err)
 		}
@@ -202,6 +203,9 @@ func (s *server) await(ctx context.Context, tool string, ic *inCall) (any, error
 				more = false
 			}
 		}
+		// What the server sent before it asked reaches the client before
+		// this request's answer ends its stream.
+		ic.flush()
 		return &mcp.CallToolResult{InputRequests: reqs, RequestState: s.holds.put(tool, ic)}, nil
 	case <-ctx.Done():
 		f.cancel()

@@ -49,6 +49,56 @@ type inCall struct {
 	mu     sync.Mutex
 	ctx    context.Context // the client's request context (the SDK relates what it sends to it)
 	caller *relay.Caller
+
+	// The call's notifications read off a shared connection (relayConn),
+	// passed on in order by a goroutine of the call's own (send), so that
+	// a client slow to read holds up its own call, not the connection.
+	qmu     sync.Mutex
+	idle    *sync.Cond // signalled when the queue empties
+	queue   []func()
+	running bool
+}
+
+// send passes fn (a notification to the call's client) on after those
+// sent before it, in a goroutine of the call's own, which ends when the
+// queue is empty.
+func (ic *inCall) send(fn func()) {
+	ic.qmu.Lock()
+	defer ic.qmu.Unlock()
+	ic.queue = append(ic.queue, fn)
+	if !ic.running {
+		ic.running = true
+		go ic.drain()
+	}
+}
+
+func (ic *inCall) drain() {
+	for {
+		ic.qmu.Lock()
+		if len(ic.queue) == 0 {
+			ic.running = false
+			ic.idle.Broadcast()
+			ic.qmu.Unlock()
+			return
+		}
+		fn := ic.queue[0]
+		ic.queue = ic.queue[1:]
+		ic.qmu.Unlock()
+		fn()
+	}
+}
+
+// flush waits until what was sent has been passed on (nil: nothing to
+// wait for): the call's result goes to its client after them.
+func (ic *inCall) flush() {
+	if ic == nil {
+		return
+	}
+	ic.qmu.Lock()
+	for ic.running {
+		ic.idle.Wait()
+	}
+	ic.qmu.Unlock()
 }
 
 // at is the client's request the call is answering now: a held call is
@@ -122,6 +172,7 @@ func (r *relays) begin(ctx context.Context, c *relay.Caller) *inCall {
 		return nil
 	}
 	ic := &inCall{ctx: ctx, caller: c}
+	ic.idle = sync.NewCond(&ic.qmu)
 	if c.Sessionless() {
 		ic.flight = newFlight()
 	}
@@ -247,8 +298,9 @@ func (t *relayTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 }
 
 // relayConn takes from a downstream connection what is relayed, before the
-// SDK client reads it: progress notifications and log messages, passed to
-// their call's client at once, in the order they came (the SDK client
+// SDK client reads it: progress notifications and log messages, queued for
+// their call's client in the order they came, which the call waits for
+// before its result goes back (inCall.send, inCall.flush: the SDK client
 // hands notifications to a goroutine of their own, so that a call's last
 // log message could reach Nexus after the call's result, and be lost), and
 // the server's requests for input, answered by the call's client (the SDK
@@ -275,7 +327,7 @@ func (c *relayConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			var p mcp.ProgressNotificationParams
 			if json.Unmarshal(req.Params, &p) == nil {
 				if ic := c.s.relays.byProgress(p.ProgressToken); ic != nil {
-					ic.progress(&p)
+					ic.send(func() { ic.progress(&p) })
 				}
 			}
 			continue
@@ -283,7 +335,7 @@ func (c *relayConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			var p mcp.LoggingMessageParams
 			if json.Unmarshal(req.Params, &p) == nil {
 				if ic, err := c.s.relays.sole(); err == nil {
-					ic.log(&p)
+					ic.send(func() { ic.log(&p) })
 				}
 			}
 			continue
@@ -327,7 +379,10 @@ func (c *relayConn) answer(req *jsonrpc.Request) {
 		respond(nil, c.s.askError(asks[req.Method], err))
 		return
 	}
-	if !c.s.goroutine(func() { respond(c.s.ask(ic, req.Method, req.Params)) }) {
+	if !c.s.goroutine(func() {
+		ic.flush() // what the server sent before it asked, first
+		respond(c.s.ask(ic, req.Method, req.Params))
+	}) {
 		respond(nil, c.s.closedErr())
 	}
 }
