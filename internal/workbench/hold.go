@@ -91,26 +91,45 @@ type holds struct {
 }
 
 type heldCall struct {
-	tool string
-	ic   *inCall
+	tool, user string // what was called, by whom
+	ic         *inCall
 }
 
-func (h *holds) put(tool string, ic *inCall) string {
+// userKey carries the id of the user a downstream call acts as
+// (registry.Call.User), to whom a held call belongs.
+type userKey struct{}
+
+func withUser(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, userKey{}, id)
+}
+
+func userOf(ctx context.Context) string {
+	id, _ := ctx.Value(userKey{}).(string)
+	return id
+}
+
+func (h *holds) put(tool, user string, ic *inCall) string {
 	handle := heldPrefix + rand.Text()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.held == nil {
 		h.held = map[string]*heldCall{}
 	}
-	h.held[handle] = &heldCall{tool: tool, ic: ic}
+	h.held[handle] = &heldCall{tool: tool, user: user, ic: ic}
 	ic.flight.handle = handle
 	return handle
 }
 
-func (h *holds) take(handle string) *heldCall {
+// take takes the held call handle names, if it is user's call of tool: a
+// request state grants nothing to anyone else, who finds no held call (and
+// leaves it held for its user).
+func (h *holds) take(handle, tool, user string) *heldCall {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	hc := h.held[handle]
+	if hc == nil || hc.tool != tool || hc.user != user {
+		return nil
+	}
 	delete(h.held, handle)
 	if hc != nil {
 		hc.ic.flight.handle = ""
@@ -160,8 +179,8 @@ func (s *server) fly(ctx context.Context, sess *session, tool string, args []byt
 // client's answers go to the server, and the retry is answered as the
 // first request was (await).
 func (s *server) resume(ctx context.Context, tool string, c *relay.Caller) (any, error) {
-	hc := s.holds.take(c.RequestState)
-	if hc == nil || hc.tool != tool {
+	hc := s.holds.take(c.RequestState, tool, userOf(ctx))
+	if hc == nil {
 		return nil, errs.E(errs.BadRequest, "Tool '%s' on server '%s' (toolbox '%s'): the call this retry continues is no longer held here (it ended, timed out, or is held by another replica); call the tool again", tool, s.name, s.toolbox)
 	}
 	ic := hc.ic
@@ -206,7 +225,7 @@ func (s *server) await(ctx context.Context, tool string, ic *inCall) (any, error
 		// What the server sent before it asked reaches the client before
 		// this request's answer ends its stream.
 		ic.flush()
-		return &mcp.CallToolResult{InputRequests: reqs, RequestState: s.holds.put(tool, ic)}, nil
+		return &mcp.CallToolResult{InputRequests: reqs, RequestState: s.holds.put(tool, userOf(ctx), ic)}, nil
 	case <-ctx.Done():
 		f.cancel()
 		return nil, &errs.Error{Code: errs.Unavailable, Err: ctx.Err(),

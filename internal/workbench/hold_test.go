@@ -35,3 +35,24 @@ func TestRetryOfACallNotHeldHere(t *testing.T) {
 		t.Fatalf("a retry of a call held elsewhere: %+v %v", o.MCP, o.Err)
 	}
 }
+
+// TestHeldCallIsItsUsers: a held call's request state resumes it only for
+// the user who made the call, and only for the same tool; anyone else finds
+// nothing and leaves it held.
+func TestHeldCallIsItsUsers(t *testing.T) {
+	var h holds
+	ic := &inCall{flight: newFlight()}
+	handle := h.put("greet", "alice", ic)
+	if hc := h.take(handle, "greet", "bob"); hc != nil {
+		t.Fatal("another user resumed alice's held call")
+	}
+	if hc := h.take(handle, "other", "alice"); hc != nil {
+		t.Fatal("a retry of another tool resumed the held call")
+	}
+	if hc := h.take(handle, "greet", "alice"); hc == nil || hc.ic != ic {
+		t.Fatalf("alice's retry: %+v", hc)
+	}
+	if hc := h.take(handle, "greet", "alice"); hc != nil {
+		t.Fatal("a held call was resumed twice")
+	}
+}

@@ -689,7 +689,7 @@ func (s *server) registryTool(id registry.ID, t *mcp.Tool) (registry.Tool, error
 		Source: registry.MCP, Family: registry.Workbench, Plain: s.cfg.Plain,
 		ReadOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint,
 		Handler: func(ctx context.Context, c *registry.Call) (any, error) {
-			return s.call(ctx, name, c.Args, safe)
+			return s.call(withUser(ctx, c.User.ID), name, c.Args, safe)
 		},
 	}, nil
 }
