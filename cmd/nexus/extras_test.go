@@ -117,17 +117,9 @@ func TestDownstreamPromptsAndResources(t *testing.T) {
 			if err != nil || len(lr.Resources) != 1 || lr.Resources[0].URI != "memo://notes/1" {
 				t.Fatalf("resources/list: %+v %v", lr, err)
 			}
-			lt, err := cs.ListResourceTemplates(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var templates []string
-			for _, rt := range lt.ResourceTemplates {
-				templates = append(templates, rt.URITemplate)
-			}
 			// The downstream server's, beside Nexus's own (TestOwnResources).
-			slices.Sort(templates)
-			if want := []string{"memo://notes/{id}", "nexus://beliefs/{id}", "tn://courses/{institution}/{subject}/{number}"}; !slices.Equal(templates, want) {
+			want := []string{"memo://notes/{id}", "nexus://beliefs/{id}", "tn://courses/{institution}/{subject}/{number}"}
+			if templates := templateURIs(t, cs); !slices.Equal(templates, want) {
 				t.Fatalf("resources/templates/list: %v, want %v", templates, want)
 			}
 			for uri, want := range map[string]string{"memo://notes/1": "note 1", "memo://notes/7": "note 7"} {
@@ -275,18 +267,7 @@ func TestExtrasOnEverySurface(t *testing.T) {
 		}
 		return names
 	}
-	templates := func(cs *mcp.ClientSession) []string {
-		lt, err := cs.ListResourceTemplates(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var uris []string
-		for _, rt := range lt.ResourceTemplates {
-			uris = append(uris, rt.URITemplate)
-		}
-		slices.Sort(uris)
-		return uris
-	}
+	templates := func(cs *mcp.ClientSession) []string { return templateURIs(t, cs) }
 	all := []string{"memo://notes/{id}", "nexus://beliefs/{id}", "tn://courses/{institution}/{subject}/{number}"}
 	own := []string{"nexus://beliefs/{id}", "tn://courses/{institution}/{subject}/{number}"}
 
@@ -331,4 +312,19 @@ func TestExtrasOnEverySurface(t *testing.T) {
 			t.Errorf("prompts/get after open_toolbox: %+v %v", got, err)
 		}
 	})
+}
+
+// templateURIs are the URI templates cs lists, sorted.
+func templateURIs(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	lt, err := cs.ListResourceTemplates(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, rt := range lt.ResourceTemplates {
+		uris = append(uris, rt.URITemplate)
+	}
+	slices.Sort(uris)
+	return uris
 }

@@ -29,14 +29,7 @@ func TestOwnResources(t *testing.T) {
 			if caps := cs.InitializeResult().Capabilities; caps.Resources == nil {
 				t.Fatalf("capabilities %+v: want resources", caps)
 			}
-			lt, err := cs.ListResourceTemplates(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var templates []string
-			for _, rt := range lt.ResourceTemplates {
-				templates = append(templates, rt.URITemplate)
-			}
+			templates := templateURIs(t, cs)
 			for _, want := range []string{"tn://courses/{institution}/{subject}/{number}", "nexus://beliefs/{id}"} {
 				if !slices.Contains(templates, want) {
 					t.Errorf("templates %v: want %s", templates, want)
