@@ -261,7 +261,7 @@ func hasLogLine(logs, level, text string) bool {
 // TestInstructionsNameOnlyServedTools: each surface's instructions name
 // only tools that surface serves.
 func TestInstructionsNameOnlyServedTools(t *testing.T) {
-	meta := []string{"get_tools", "open_toolbox", "use_tool"}
+	meta := []string{"get_tools", "open_toolbox", "search_tools", "use_tool"}
 	for _, surface := range []string{"flat", "agents", "bounded"} {
 		cmd := exec.Command(binary, "stdio", "--surface", surface, "--data-dir", t.TempDir())
 		client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)

@@ -98,7 +98,7 @@ func sessionlessBounded(t *testing.T, a, b *mcp.ClientSession) {
 	if res.IsError || !strings.Contains(text(res), `"name":"substrate_belief_create"`) || !strings.Contains(text(res), "no session") {
 		t.Fatalf("get_tools: %s", text(res))
 	}
-	if names := toolNames(t, b); !slices.Equal(names, []string{"get_tools", "open_toolbox", "use_tool"}) {
+	if names := toolNames(t, b); !slices.Equal(names, []string{"get_tools", "open_toolbox", "search_tools", "use_tool"}) {
 		t.Fatalf("tools/list after get_tools: %v, want the meta-tools alone", names)
 	}
 	res = call(t, b, "substrate_belief_create", map[string]any{"content": "A sessionless client calls a tool get_tools named"})

@@ -126,7 +126,7 @@ func TestAgentsSurface(t *testing.T) {
 func TestBoundedSurface(t *testing.T) {
 	base := startServe(t)
 	cs, changed := connect(t, base+"/mcp/bounded")
-	if names := toolNames(t, cs); !slices.Equal(names, []string{"get_tools", "open_toolbox", "use_tool"}) {
+	if names := toolNames(t, cs); !slices.Equal(names, []string{"get_tools", "open_toolbox", "search_tools", "use_tool"}) {
 		t.Fatalf("bounded tools: %v", names)
 	}
 	if instr := cs.InitializeResult().Instructions; !strings.Contains(instr, "- nexus:") {

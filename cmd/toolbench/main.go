@@ -16,7 +16,11 @@
 //
 //   - search-noserver: the same without its server's relevance.
 //
-//     go run ./cmd/toolbench [-data DIR] [-v]
+//     go run ./cmd/toolbench [-data DIR] [-v] [-halves]
+//
+// -v prints each task's misses (each annotated tool with its rank, 0 if
+// not found); -halves scores the even and the odd tasks apart too, a
+// held-out check that a change helps both.
 //
 // The benchmark is read from DIR/livemcpbench (default ../shared/data);
 // without it the command says so and exits 0. It is a benchmark, not a
@@ -55,6 +59,7 @@ func run(args []string, out io.Writer) error {
 	fset := flag.NewFlagSet("toolbench", flag.ContinueOnError)
 	data := fset.String("data", envOr("NEXUS_SHARED_DATA", filepath.Join("..", "shared", "data")), "the shared data directory (holding livemcpbench/)")
 	verbose := fset.Bool("v", false, "print each task's misses")
+	halves := fset.Bool("halves", false, "also score the odd and the even tasks apart (a held-out check: a rule should help both)")
 	if err := fset.Parse(args); err != nil {
 		return err
 	}
@@ -102,7 +107,8 @@ func run(args []string, out io.Writer) error {
 		var mrr float64
 		var times []time.Duration
 		n := 0
-		for _, t := range tasks {
+		var half [2]score // the even and the odd tasks
+		for ti, t := range tasks {
 			gold, _ := t.Gold(names)
 			if len(gold) == 0 {
 				continue
@@ -115,15 +121,37 @@ func run(args []string, out io.Writer) error {
 				sums[i] += livemcpbench.Recall(ranked, gold, k)
 			}
 			mrr += livemcpbench.ReciprocalRank(ranked, gold)
+			half[ti%2].add(ranked, gold)
 			if *verbose && r.name == "search" && livemcpbench.Recall(ranked, gold, 10) < 1 {
-				fmt.Fprintf(out, "  %s\n    gold %v\n    top  %v\n", t.Question, gold, ranked[:min(10, len(ranked))])
+				fmt.Fprintf(out, "  %s\n    gold %v\n    top  %v\n", t.Question, ranks(ranked, gold), ranked[:min(10, len(ranked))])
 			}
 		}
 		slices.Sort(times)
 		fmt.Fprintf(out, "%-14s %9.3f %9.3f %9.3f %7.3f %12s\n", r.name, sums[0]/float64(n), sums[1]/float64(n), sums[2]/float64(n), mrr/float64(n), times[len(times)/2])
+		if *halves {
+			for i, name := range []string{"even", "odd"} {
+				h := half[i]
+				fmt.Fprintf(out, "  %-12s %9.3f %9.3f %9.3f %7.3f\n", name, h.recall[0]/h.n, h.recall[1]/h.n, h.recall[2]/h.n, h.rr/h.n)
+			}
+		}
 	}
 	fmt.Fprintf(out, "\nindex of %d tools built in %s\n", ix.Len(), built.Round(time.Microsecond))
 	return nil
+}
+
+// score sums a ranker's recall at each of ks and reciprocal rank over n
+// tasks.
+type score struct {
+	recall [3]float64
+	rr, n  float64
+}
+
+func (s *score) add(ranked, gold []string) {
+	for i, k := range ks {
+		s.recall[i] += livemcpbench.Recall(ranked, gold, k)
+	}
+	s.rr += livemcpbench.ReciprocalRank(ranked, gold)
+	s.n++
 }
 
 // catalog is the tools of servers as the hub would index them: each server
@@ -168,6 +196,16 @@ func mapsKeys[V any](m map[string]V) func(func(string) bool) {
 			}
 		}
 	}
+}
+
+// ranks are gold's names, each with its rank in ranked (from 1; 0 if
+// not there).
+func ranks(ranked, gold []string) []string {
+	out := make([]string, len(gold))
+	for i, g := range gold {
+		out[i] = fmt.Sprintf("%s@%d", g, slices.Index(ranked, g)+1)
+	}
+	return out
 }
 
 // hitNames are the tools' own names of hits, in order.

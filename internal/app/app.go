@@ -325,7 +325,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.Catalog = &mcpkit.Catalog{Registry: reg}
 	if conf != nil {
 		a.Config = conf
-		a.Workbench = workbench.NewManager(conf, reg, workbench.Options{Logger: log, ClientName: "nexus", ClientVersion: Version})
+		a.Workbench = workbench.NewManager(conf, reg, workbench.Options{Logger: log, ClientName: "nexus", ClientVersion: Version, Store: st})
 		c.add("downstream servers", a.Workbench.Close)
 		a.Catalog.Toolboxes = a.Workbench
 		a.Workbench.Start(ctx)
@@ -508,8 +508,12 @@ func (a *App) buildSurfaces(transport string) error {
 		if transport != "" {
 			name += "-" + transport
 		}
-		return mcpkit.Options{Name: "nexus", Version: Version, Surface: name, Instructions: Intro, Catalog: a.Catalog, Logger: a.log,
+		o := mcpkit.Options{Name: "nexus", Version: Version, Surface: name, Instructions: Intro, Catalog: a.Catalog, Logger: a.log,
 			Sessions: a.MCPSessions, Calls: a.Calls}
+		if a.Vectors != nil {
+			o.Embedder = a.Vectors.Embedder()
+		}
+		return o
 	}
 	// Bounded first: it registers its meta-tools, which the others, which
 	// follow the registry, would otherwise each sync again.

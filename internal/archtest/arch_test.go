@@ -49,7 +49,7 @@ var layers = map[string]int{
 	// 5: wiring. 6: the binary.
 	"internal/app": 5, "cmd/nexus": 6, "cmd/locomo": 6, "cmd/toolbench": 6,
 	// Test helpers: imported by tests only.
-	"internal/testtools": -1, "internal/logtest": -1, "internal/pipeline/pipelinetest": -1, "internal/store/storetest": -1, "internal/substrate/substratetest": -1,
+	"internal/testtools": -1, "internal/testtools/catalog": -1, "internal/logtest": -1, "internal/pipeline/pipelinetest": -1, "internal/store/storetest": -1, "internal/substrate/substratetest": -1,
 	"internal/registry/registrytest": -1, "internal/archtest": -1, "internal/llm/llmtest": -1, "internal/embed/embedtest": -1,
 }
 

@@ -50,6 +50,11 @@ type Surface struct {
 	// their result is used once, not kept (see [Surface.state]).
 	restoring map[string]int
 	stale     map[string]bool
+
+	// search is search_tools' index (search.go), vecs the tools' vectors
+	// when an embedding model is configured (hybrid.go).
+	search searchIndex
+	vecs   toolVectors
 }
 
 // New registers the meta-tools in p's registry and returns the bounded
@@ -74,6 +79,7 @@ func newSurface(p *pipeline.Pipeline, o mcpkit.Options) (*Surface, error) {
 	}
 	s.server = s.build()
 	p.Registry().OnChange(s.followRegistry)
+	p.Registry().OnChange(func() { s.search.dirty.Store(true) })
 	if o.Sessions != nil {
 		o.Sessions.OnChange(func(c mcpsession.Change) {
 			if c.Discovered {

@@ -60,7 +60,7 @@ func TestSessionStateEndsWithTheSession(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := 3 + 1 - i%2; len(lt.Tools) != want {
+		if want := 4 + 1 - i%2; len(lt.Tools) != want {
 			t.Fatalf("session %d lists %d tools, want %d", i, len(lt.Tools), want)
 		}
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes_write", Arguments: map[string]any{}})

@@ -62,7 +62,7 @@ func TestSessionlessKeepsNothing(t *testing.T) {
 	for _, tl := range lt.Tools {
 		names = append(names, tl.Name)
 	}
-	if !slices.Equal(names, []string{"get_tools", "open_toolbox", "use_tool"}) {
+	if !slices.Equal(names, []string{"get_tools", "open_toolbox", "search_tools", "use_tool"}) {
 		t.Fatalf("tools/list: %v", names)
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes_write", Arguments: map[string]any{}})

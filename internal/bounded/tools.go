@@ -82,6 +82,16 @@ func (s *Surface) tools() []registry.Def {
 			Handler:     registry.Handle(s.openToolbox),
 		},
 		{
+			Name: "search_tools",
+			Description: "Find tools for what you want to do: ranks every tool you may use (Nexus's own, and those of every toolbox, opened or not) " +
+				"for a query in your own words, best first. Each hit's name is callable at once, as get_tools' names are; no hits means nothing fits.",
+			ReadOnly: true,
+			Family:   registry.Workbench,
+			Meta:     true,
+			Schema:   json.RawMessage(searchToolsSchema),
+			Handler:  registry.Handle(s.searchTools),
+		},
+		{
 			Name:           "use_tool",
 			Description:    "Execute a tool from an opened toolbox by its structured identifier {toolbox, server, tool}; the result is the tool's own, unmodified.",
 			Family:         registry.Workbench,

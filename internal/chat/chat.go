@@ -115,8 +115,8 @@ type Options struct {
 }
 
 // DefaultSystem is the system prompt of a chat.
-const DefaultSystem = "You are the assistant of Nexus, a hub of tools. Start with get_tools to see which agents and tools there are, " +
-	"ask get_tools for the schemas of the ones you need, then call them by the names it gives (or call any tool with use_tool). " +
+const DefaultSystem = "You are the assistant of Nexus, a hub of tools. To find a tool for a task, call search_tools with what you want to do; " +
+	"get_tools gives an overview of the agents and toolboxes, and the schemas of the tools you name. Call tools by the names they give (or call any tool with use_tool). " +
 	"To recall what was said in earlier conversations, call exchange_search. " +
 	"Say which tools your answer relies on. Answer in Markdown."
 
@@ -579,7 +579,7 @@ func (l *loop) call(call llm.ToolCall) llm.Message {
 		oc := l.c.o.Pipeline.Call(l.ctx, pipeline.Request{Tool: flat, Args: args, Surface: "chat",
 			Context: &pipeline.CallContext{SessionID: l.conv, WorkspaceID: l.ws}})
 		body, isErr = oc.Body()
-		if !isErr && flat == "get_tools" {
+		if !isErr && (flat == "get_tools" || flat == "search_tools") {
 			l.discover(body)
 		}
 	}
@@ -634,8 +634,9 @@ func useToolTarget(args json.RawMessage) (registry.ID, bool) {
 	return id, true
 }
 
-// discover offers the model the tools a get_tools result describes, by
-// their agent_mode names.
+// discover offers the model the tools a get_tools or search_tools result
+// describes, by their agent_mode names (a search_tools hit whose toolbox is
+// not open here yet is not in the registry: get_tools opens it).
 func (l *loop) discover(body []byte) {
 	var res struct {
 		Tools []struct {
@@ -652,10 +653,17 @@ func (l *loop) discover(body []byte) {
 	}
 	for _, t := range res.Tools {
 		flat := registry.ID{Toolbox: t.Toolbox, Server: t.Server, Tool: t.Tool}.Name()
-		if rt, ok := l.c.o.Pipeline.Registry().Lookup(flat); !ok || !l.c.o.Pipeline.Visible(l.ctx, rt) {
+		rt, ok := l.c.o.Pipeline.Registry().Lookup(flat)
+		if !ok || !l.c.o.Pipeline.Visible(l.ctx, rt) {
 			continue
 		}
-		l.add(t.Name, offered{spec: llm.ToolSpec{Name: t.Name, Description: t.Description, Schema: t.InputSchema}, flat: flat})
+		desc, schema := t.Description, t.InputSchema
+		if len(schema) == 0 {
+			// A search_tools hit: its description is one line, its
+			// schema the registry's.
+			desc, schema = rt.Description, rt.ListedSchemaJSON()
+		}
+		l.add(t.Name, offered{spec: llm.ToolSpec{Name: t.Name, Description: desc, Schema: schema}, flat: flat})
 	}
 }
 

@@ -77,6 +77,9 @@ const (
 // Server is one downstream MCP server.
 type Server struct {
 	Name string
+	// Description says what the server is for; tool search weighs it
+	// with its tools (issue 27).
+	Description string
 	// Transport is Stdio, StreamableHTTP or SSE; inferred when the file
 	// gives none (command: stdio; url: streamable-http).
 	Transport string

@@ -64,7 +64,9 @@ func TestParseValidFiles(t *testing.T) {
 					}),
 					http("legacy-events", SSE, "http://localhost:8931/sse"),
 					http("context7", StreamableHTTP, "https://mcp.context7.com/mcp"),
-					stdio("memory", "npx", "-y", "@modelcontextprotocol/server-memory"),
+					with(stdio("memory", "npx", "-y", "@modelcontextprotocol/server-memory"), func(s *Server) {
+						s.Description = "knowledge graph memory"
+					}),
 				)),
 		},
 		{

@@ -105,7 +105,9 @@ func (l *loader) server(f field, p string) *Server {
 			if d, ok := l.duration(sf, fp); ok {
 				s.ConnectTimeout = d
 			}
-		case "disabled", "alwaysAllow", "autoApprove", "description":
+		case "description":
+			s.Description, _ = l.str(sf, fp)
+		case "disabled", "alwaysAllow", "autoApprove":
 			// disabled was read above; the others are desktop-client
 			// settings that Nexus ignores.
 		default:

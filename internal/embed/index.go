@@ -130,6 +130,9 @@ func NewIndex(st *store.Store, emb Embedder, o Options) *Index {
 // Model is the embedding model's name.
 func (ix *Index) Model() string { return ix.emb.Model() }
 
+// Embedder is the index's embedding model (tool search embeds with it too).
+func (ix *Index) Embedder() Embedder { return ix.emb }
+
 // Notify tells the background job that rows were written: it looks for
 // rows without vectors at once instead of at its next interval. It never
 // blocks.

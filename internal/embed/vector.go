@@ -46,6 +46,10 @@ func Normalize(v []float32) []float32 {
 	return v
 }
 
+// Dot is the dot product of two vectors of the same length: their cosine
+// when both are normalized.
+func Dot(a, b []float32) float32 { return dot(a, b) }
+
 // dot is the dot product of two vectors of the same length.
 func dot(a, b []float32) float32 {
 	b = b[:len(a)]

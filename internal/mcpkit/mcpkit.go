@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/nexus-mcp/nexus/internal/embed"
 	"github.com/nexus-mcp/nexus/internal/mcpsession"
 	"github.com/nexus-mcp/nexus/internal/pipeline"
 	"github.com/nexus-mcp/nexus/internal/registry"
@@ -57,6 +58,10 @@ type Options struct {
 	// a caller sees and uses to those of the toolboxes they opened (the
 	// bounded surface, whose sessions open toolboxes themselves).
 	ExtrasOpened func(ctx context.Context, req mcp.Request, toolbox string) bool
+	// Embedder, when set, makes the bounded surface's search_tools hybrid:
+	// lexical fused with the tools' embeddings (the embedding model that
+	// memory search uses; issue 27). Nil: search_tools is lexical.
+	Embedder embed.Embedder
 
 	// Set by [Options.Server]: Extras advertises prompts and resources
 	// (with list_changed), Complete answers completion/complete, and

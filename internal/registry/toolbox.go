@@ -7,6 +7,9 @@ type Toolbox struct {
 	Name, Description string
 	// Servers are the names of its servers, in configuration order.
 	Servers []string
+	// ServerDescriptions are its servers' descriptions, by name, where
+	// the configuration gives one.
+	ServerDescriptions map[string]string
 }
 
 // Opened reports the result of opening a toolbox.
@@ -35,4 +38,21 @@ type Toolboxes interface {
 	Open(ctx context.Context, name string) (*Opened, error)
 	// OpenAll opens every toolbox.
 	OpenAll(ctx context.Context)
+}
+
+// Listings are implemented by [Toolboxes] that keep each server's last
+// listing, so that tool search covers a toolbox before it is opened
+// (issue 27).
+type Listings interface {
+	// Listed returns the tools of the configured servers whose tools are
+	// not in the registry, as each server last listed them (without
+	// handlers: they are for search, and called once their toolbox is
+	// opened).
+	Listed() []Tool
+	// ListingsVersion changes whenever Listed may have (cheap: a search
+	// asks it every time).
+	ListingsVersion() uint64
+	// Unlisted names the configured toolboxes with a server whose tools
+	// are known neither from the registry nor from a kept listing.
+	Unlisted() []string
 }

@@ -21,14 +21,14 @@ var synonymGroups = [][]string{
 	{"summarize", "summary", "digest", "overview"},
 	{"analyze", "analyse", "analysis", "inspect", "examine"},
 	{"translate", "translation"},
-	{"calculate", "compute", "math", "calculator"},
+	{"calculate", "compute", "math", "calculator", "estimate"},
 	{"compare", "comparison", "versus"},
 	{"schedule", "calendar", "event", "meeting", "appointment"},
 	{"navigate", "route", "directions"},
 	// things
 	{"document", "doc", "docx", "word", "file"},
 	{"spreadsheet", "excel", "xlsx", "sheet", "table"},
-	{"presentation", "slides", "powerpoint", "pptx", "deck"},
+	{"presentation", "slides", "powerpoint", "pptx", "ppt", "deck"},
 	{"image", "picture", "photo", "png", "jpg"},
 	{"chart", "graph", "plot", "diagram", "visualization", "visualize"},
 	{"map", "location", "place", "geocode", "address"},
@@ -52,6 +52,8 @@ var synonymGroups = [][]string{
 	{"time", "date", "clock", "timezone"},
 	{"currency", "exchange", "money"},
 	{"pdf"},
+	{"directory", "folder", "dir"},
+	{"markdown", "md"},
 }
 
 // synonyms maps each word of a group to the other words of its groups.

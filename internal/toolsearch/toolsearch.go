@@ -2,10 +2,17 @@
 // lexical ranking, BM25F, over each tool's fields with their own weights:
 // its name split into words (snake_case, kebab-case, camelCase), its title,
 // its description, its parameters' names and descriptions, and its
-// server's and toolbox's names and descriptions. Words are stemmed
-// (Snowball English, as the rest of Nexus's search: textsearch.Stem), stop
-// words dropped, and a query word also matches its synonyms
-// (synonyms.go), at half weight.
+// server's and toolbox's names and descriptions, and again the
+// description's first sentence, which says what the tool does. Words are
+// stemmed (Snowball English, as the rest of Nexus's search:
+// textsearch.Stem), stop words dropped, and Chinese text is indexed by its
+// bigrams and the English of its glossary words (cjk.go). A query word
+// also matches its synonyms (synonyms.go), at half weight, and a tool
+// scores a word and its synonyms once, by the best of them. A request is
+// read for what it implies besides its words (query.go: a file path, a
+// relative time) and without the words it is phrased in. A tool whose
+// name the request says, verb and object, is preferred (nameCoverage),
+// and a tool's server's relevance adds to its own.
 //
 // An Index is built once for a set of tools and is safe for concurrent
 // searches; a catalog that changes builds a new one.
@@ -55,6 +62,7 @@ var fields = [...]field{
 	{weight: 1.0, b: 0.75}, // description
 	{weight: 0.6, b: 0.5},  // parameters: names and descriptions
 	{weight: 1.0, b: 0.5},  // server and toolbox: names and descriptions
+	{weight: 4.0, b: 0.3},  // the description's first sentence
 }
 
 const (
@@ -63,6 +71,7 @@ const (
 	fDescription
 	fParams
 	fPlace
+	fLead
 	nFields
 )
 
@@ -80,6 +89,16 @@ const synonymWeight = 0.5
 // 2; one in its name about 4.
 const MinScore = 1.5
 
+// minTools and minServers are the smallest catalog that a word's rarity
+// (IDF) is reckoned in: in a catalog of five tools, three of which say
+// "stock", the word would count for little, and a request for a stock
+// price would fall under MinScore, which is set for catalogs of hundreds.
+// A smaller catalog counts a word's tools as one of this size would.
+const (
+	minTools   = 100
+	minServers = 20
+)
+
 // Index is a search index of tools.
 type Index struct {
 	tools    []Tool
@@ -88,14 +107,18 @@ type Index struct {
 	// Servers as wholes (their names, descriptions and every tool's name
 	// and description): a request names what it needs in a server's
 	// words as often as in a tool's.
-	serverOf    []int32 // each tool's server
-	srvPostings map[string][]posting
-	srvIDF      map[string]float64
+	serverOf []int32 // each tool's server
+	// The terms of each tool's name, each posting's tf its share of
+	// the name (nameCoverage).
+	namePostings map[string][]posting
+	nServers     int
+	srvPostings  map[string][]posting
+	srvIDF       map[string]float64
 }
 
 // serverWeight is how much a tool's server's relevance adds to the tool's
 // own.
-var serverWeight = 0.5
+const serverWeight = 0.5
 
 type posting struct {
 	tool int32
@@ -110,41 +133,49 @@ type Hit struct {
 
 // New indexes tools.
 func New(tools []Tool) *Index {
-	ix := &Index{tools: tools, postings: map[string][]posting{}, idf: map[string]float64{}}
+	ix := &Index{tools: tools, postings: map[string][]posting{}, idf: map[string]float64{}, namePostings: map[string][]posting{}}
 	stems := map[string]string{}
+	places := map[string][]string{} // the terms of each server's place text
 	// The terms of each field of each tool, and the fields' average
 	// lengths.
 	terms := make([][nFields][]string, len(tools))
 	var total [nFields]float64
+	var params strings.Builder
 	for i := range tools {
 		t := &tools[i]
 		name := t.Tool
 		if name == "" {
 			name = t.Name
 		}
-		texts := [nFields]string{
-			fName:        name,
-			fTitle:       t.Title,
-			fDescription: t.Description,
-			fPlace:       t.Server + " " + t.Toolbox + " " + t.ServerDescription + " " + t.ToolboxDescription,
-		}
-		var params strings.Builder
+		params.Reset()
 		for _, p := range t.Params {
 			params.WriteString(p.Name + " " + p.Description + " ")
 		}
-		texts[fParams] = params.String()
-		for f, text := range texts {
-			terms[i][f] = analyze(text, stems)
-			total[f] += float64(len(terms[i][f]))
+		lead, rest := splitLead(t.Description)
+		ft := &terms[i]
+		ft[fName] = analyze(name, stems)
+		ft[fTitle] = analyze(t.Title, stems)
+		ft[fLead] = analyze(lead, stems)
+		ft[fDescription] = append(slices.Clip(ft[fLead]), analyze(rest, stems)...)
+		ft[fParams] = analyze(params.String(), stems)
+		place := t.Server + " " + t.Toolbox + " " + t.ServerDescription + " " + t.ToolboxDescription
+		pt, ok := places[place]
+		if !ok {
+			pt = analyze(place, stems)
+			places[place] = pt
+		}
+		ft[fPlace] = pt
+		for f := range nFields {
+			total[f] += float64(len(ft[f]))
 		}
 	}
 	var avg [nFields]float64
 	for f := range avg {
 		avg[f] = max(total[f]/float64(max(len(tools), 1)), 1)
 	}
-	df := map[string]int{}
+	tf := map[string]float64{}
 	for i := range tools {
-		tf := map[string]float64{}
+		clear(tf)
 		for f := range nFields {
 			n := float64(len(terms[i][f]))
 			norm := 1 - fields[f].b + fields[f].b*n/avg[f]
@@ -154,15 +185,40 @@ func New(tools []Tool) *Index {
 		}
 		for term, v := range tf {
 			ix.postings[term] = append(ix.postings[term], posting{tool: int32(i), tf: float32(v)})
-			df[term]++
+		}
+		// The name's terms, each with its share of the name.
+		clear(tf)
+		for _, term := range terms[i][fName] {
+			tf[term] = 1
+		}
+		for term := range tf {
+			ix.namePostings[term] = append(ix.namePostings[term], posting{tool: int32(i), tf: float32(1 / float64(len(tf)))})
 		}
 	}
-	n := float64(len(tools))
-	for term, d := range df {
-		ix.idf[term] = math.Log(1 + (n-float64(d)+0.5)/(float64(d)+0.5))
+	n := max(float64(len(tools)), minTools)
+	for term, ps := range ix.postings {
+		d := float64(len(ps))
+		ix.idf[term] = math.Log(1 + (n-d+0.5)/(d+0.5))
 	}
 	ix.indexServers(terms)
 	return ix
+}
+
+// splitLead splits a description into its first sentence (up to a full
+// stop, Latin or CJK, or a line break) and the rest.
+func splitLead(text string) (lead, rest string) {
+	text = strings.TrimSpace(text)
+	for i, r := range text {
+		switch r {
+		case '\n', '。', '！', '？':
+			return text[:i], text[i:]
+		case '.', '!', '?':
+			if after := text[i+1:]; after == "" || after[0] == ' ' || after[0] == '\n' {
+				return text[:i], text[i:]
+			}
+		}
+	}
+	return text, ""
 }
 
 // indexServers indexes each server as one document of the terms of all its
@@ -181,33 +237,34 @@ func (ix *Index) indexServers(terms [][nFields][]string) {
 		}
 		ix.serverOf[i] = id
 		for f := range nFields {
-			if f == fPlace && ok {
+			if (f == fPlace && ok) || f == fLead {
 				continue // the server's own words once
 			}
 			docs[id] = append(docs[id], terms[i][f]...)
 		}
 	}
+	ix.nServers = len(docs)
 	ix.srvPostings, ix.srvIDF = map[string][]posting{}, map[string]float64{}
 	total := 0
 	for _, d := range docs {
 		total += len(d)
 	}
 	avg := max(float64(total)/float64(max(len(docs), 1)), 1)
-	df := map[string]int{}
+	tf := map[string]float64{}
 	for id, d := range docs {
-		tf := map[string]float64{}
+		clear(tf)
 		norm := 1 - 0.75 + 0.75*float64(len(d))/avg
 		for _, term := range d {
 			tf[term] += 1 / norm
 		}
 		for term, v := range tf {
 			ix.srvPostings[term] = append(ix.srvPostings[term], posting{tool: int32(id), tf: float32(v)})
-			df[term]++
 		}
 	}
-	n := float64(len(docs))
-	for term, d := range df {
-		ix.srvIDF[term] = math.Log(1 + (n-float64(d)+0.5)/(float64(d)+0.5))
+	n := max(float64(len(docs)), minServers)
+	for term, ps := range ix.srvPostings {
+		d := float64(len(ps))
+		ix.srvIDF[term] = math.Log(1 + (n-d+0.5)/(d+0.5))
 	}
 }
 
@@ -237,79 +294,189 @@ func (ix *Index) SearchWith(query string, limit int, keep func(*Tool) bool, o Op
 
 // rank ranks the tools for query.
 func (ix *Index) rank(query string, limit int, keep func(*Tool) bool, o Options) []Hit {
-	weights := queryTerms(query, !o.NoSynonyms)
-	if len(weights) == 0 || limit <= 0 {
+	concepts := queryConcepts(query, !o.NoSynonyms)
+	if len(concepts) == 0 || limit <= 0 {
 		return nil
 	}
-	scores := map[int32]float64{}
-	for term, w := range weights {
-		idf := ix.idf[term]
-		for _, p := range ix.postings[term] {
-			tf := float64(p.tf)
-			scores[p.tool] += w * idf * tf * (k1 + 1) / (tf + k1)
-		}
-	}
+	scores := make([]float64, len(ix.tools))
+	ix.score(scores, concepts, ix.postings, ix.idf)
+	var srv []float64
 	if !o.NoServers {
-		srv := map[int32]float64{}
-		for term, w := range weights {
-			idf := ix.srvIDF[term]
-			for _, p := range ix.srvPostings[term] {
-				tf := float64(p.tf)
-				srv[p.tool] += w * idf * tf * (k1 + 1) / (tf + k1)
-			}
-		}
-		for i, s := range scores {
-			scores[i] = s + serverWeight*srv[ix.serverOf[i]]
-		}
+		srv = make([]float64, ix.nServers)
+		ix.score(srv, concepts, ix.srvPostings, ix.srvIDF)
 	}
-	hits := make([]Hit, 0, min(len(scores), 4*limit))
+	cov := ix.nameCoverage(concepts)
+	var hits []Hit
 	for i, s := range scores {
+		if s == 0 {
+			continue
+		}
+		s *= 1 + cov[i]*cov[i]
+		if srv != nil {
+			s += serverWeight * srv[ix.serverOf[i]]
+		}
 		if s < MinScore {
 			continue
+		}
+		if len(hits) == limit && cmpHit(Hit{&ix.tools[i], s}, hits[0]) >= 0 {
+			continue // not among the best limit
 		}
 		t := &ix.tools[i]
 		if keep != nil && !keep(t) {
 			continue
 		}
-		hits = append(hits, Hit{Tool: t, Score: s})
+		hits = pushBest(hits, Hit{Tool: t, Score: s}, limit)
 	}
-	byScore(hits)
-	if len(hits) > limit {
-		hits = hits[:limit]
-	}
+	slices.SortFunc(hits, cmpHit)
 	return hits
 }
 
-// byScore sorts hits best first (by name among equals).
-func byScore(hits []Hit) {
-	slices.SortFunc(hits, func(a, b Hit) int {
-		if a.Score != b.Score {
-			if a.Score > b.Score {
-				return -1
+// pushBest adds h to hits, the best limit hits so far as a heap whose
+// root, hits[0], is the worst of them.
+func pushBest(hits []Hit, h Hit, limit int) []Hit {
+	if len(hits) < limit {
+		hits = append(hits, h)
+		for i := len(hits) - 1; i > 0; {
+			p := (i - 1) / 2
+			if cmpHit(hits[i], hits[p]) <= 0 {
+				break
 			}
-			return 1
+			hits[i], hits[p] = hits[p], hits[i]
+			i = p
 		}
-		return strings.Compare(a.Tool.Name, b.Tool.Name)
-	})
+		return hits
+	}
+	hits[0] = h
+	for i := 0; ; {
+		worst, l, r := i, 2*i+1, 2*i+2
+		if l < len(hits) && cmpHit(hits[l], hits[worst]) > 0 {
+			worst = l
+		}
+		if r < len(hits) && cmpHit(hits[r], hits[worst]) > 0 {
+			worst = r
+		}
+		if worst == i {
+			return hits
+		}
+		hits[i], hits[worst] = hits[worst], hits[i]
+		i = worst
+	}
 }
 
-// queryTerms are the stemmed terms of query with their weights: 1 for the
-// query's own words, synonymWeight for their synonyms.
-func queryTerms(query string, withSynonyms bool) map[string]float64 {
-	out := map[string]float64{}
-	stems := map[string]string{}
-	for _, term := range analyze(query, stems) {
-		out[term] = 1
+// nameCoverage is, for each tool, how much of its name the query says:
+// the mean, over the name's terms, of the weight the query gives each (1
+// for its own words, less for synonyms and implied words, 0 for a term it
+// does not have). A tool is named for what it does (verb and object:
+// write_file, get_current_time), so a request that says its whole name,
+// in its words or their synonyms, asks for that tool; one that says one
+// word of it may not. A hit's score is multiplied by 1 plus its coverage
+// squared.
+func (ix *Index) nameCoverage(concepts []concept) []float64 {
+	qw := map[string]float64{} // each term's weight
+	for _, c := range concepts {
+		for _, t := range c {
+			qw[t.term] = max(qw[t.term], t.w)
+		}
 	}
-	if !withSynonyms {
-		return out
+	cov := make([]float64, len(ix.tools))
+	for term, w := range qw {
+		for _, p := range ix.namePostings[term] {
+			cov[p.tool] += w * float64(p.tf)
+		}
 	}
-	for _, word := range words(query) {
-		for _, syn := range synonyms[word] {
-			for _, term := range analyze(syn, stems) {
-				if _, own := out[term]; !own {
-					out[term] = synonymWeight
+	return cov
+}
+
+// score adds to scores (by document) the BM25 score of each concept: the
+// best of its terms' scores in the document.
+func (ix *Index) score(scores []float64, concepts []concept, postings map[string][]posting, idfs map[string]float64) {
+	best := make([]float64, len(scores))
+	var touched []int32
+	for _, c := range concepts {
+		for _, t := range c {
+			idf := idfs[t.term]
+			for _, p := range postings[t.term] {
+				tf := float64(p.tf)
+				v := t.w * idf * tf * (k1 + 1) / (tf + k1)
+				if best[p.tool] == 0 {
+					touched = append(touched, p.tool)
 				}
+				best[p.tool] = max(best[p.tool], v)
+			}
+		}
+		for _, d := range touched {
+			scores[d] += best[d]
+			best[d] = 0
+		}
+		touched = touched[:0]
+	}
+}
+
+// cmpHit orders hits best first (by name among equals).
+func cmpHit(a, b Hit) int {
+	if a.Score != b.Score {
+		if a.Score > b.Score {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(a.Tool.Name, b.Tool.Name)
+}
+
+// A concept is what one word of a query asks for: the word's term and its
+// synonyms' (or a word the request implies). A tool scores a concept's
+// best term, not their sum, so that a tool that has a word's every
+// synonym does not outscore one that has the word and another of the
+// query's words.
+type concept []qterm
+
+// qterm is a stemmed term of a query with its weight.
+type qterm struct {
+	term string
+	w    float64
+}
+
+// queryConcepts are the concepts of query: one for each of its words (the
+// word's term at weight 1, its synonyms' at synonymWeight) and one for
+// each word the request implies, at impliedWeight (query.go).
+func queryConcepts(query string, withSynonyms bool) []concept {
+	stems := map[string]string{}
+	r := readRequest(query)
+	var own []string            // the query's words
+	ownTerm := map[string]int{} // the query's terms, each its concept's index
+	var out []concept
+	for _, w := range words(r.text) {
+		if requestWords[w] {
+			continue
+		}
+		terms := analyze(w, stems)
+		if len(terms) == 0 {
+			continue
+		}
+		own = append(own, w)
+		if _, ok := ownTerm[terms[0]]; !ok {
+			ownTerm[terms[0]] = len(out)
+			out = append(out, concept{{terms[0], 1}})
+		}
+	}
+	if withSynonyms {
+		for _, w := range own {
+			i := ownTerm[analyze(w, stems)[0]]
+			for _, syn := range synonyms[w] {
+				for _, term := range analyze(syn, stems) {
+					if _, isOwn := ownTerm[term]; !isOwn && !slices.ContainsFunc(out[i], func(t qterm) bool { return t.term == term }) {
+						out[i] = append(out[i], qterm{term, synonymWeight})
+					}
+				}
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, w := range r.implied {
+		for _, term := range analyze(w, stems) {
+			if _, isOwn := ownTerm[term]; !isOwn && !seen[term] {
+				seen[term] = true
+				out = append(out, concept{{term, impliedWeight}})
 			}
 		}
 	}
@@ -336,35 +503,54 @@ func analyze(text string, stems map[string]string) []string {
 
 // words splits text into lower-cased words: at anything that is not a
 // letter or digit, and inside identifiers at camelCase humps
-// (getWeatherForecast, HTMLParser) and between letters and digits.
+// (getWeatherForecast, HTMLParser) and between letters and digits. A run
+// of Han characters gives its bigrams and its glossary words (cjk.go).
 func words(text string) []string {
 	var out []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			out = append(out, strings.ToLower(string(cur)))
-			cur = cur[:0]
+	start := -1  // of the current word, in bytes
+	han := false // the current word is Han
+	var prev rune
+	flush := func(end int) {
+		if start < 0 {
+			return
 		}
+		if han {
+			out = hanWords([]rune(text[start:end]), out)
+		} else {
+			out = append(out, strings.ToLower(text[start:end]))
+		}
+		start = -1
 	}
-	rs := []rune(text)
-	for i, r := range rs {
+	for i, r := range text {
 		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			flush()
+			flush(i)
 			continue
 		}
-		if len(cur) > 0 {
-			prev := cur[len(cur)-1]
+		h := isHan(r)
+		if start >= 0 && h != han {
+			flush(i)
+		}
+		if start >= 0 && !han {
 			switch {
 			case unicode.IsLower(prev) && unicode.IsUpper(r):
-				flush() // getWeather
-			case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
-				flush() // HTMLParser
+				flush(i) // getWeather
+			case unicode.IsUpper(prev) && unicode.IsUpper(r) && nextIsLower(text[i+utf8.RuneLen(r):]):
+				flush(i) // HTMLParser
 			case unicode.IsDigit(prev) != unicode.IsDigit(r) && prev < utf8.RuneSelf && r < utf8.RuneSelf:
-				flush() // utf8, v2
+				flush(i) // utf8, v2
 			}
 		}
-		cur = append(cur, r)
+		if start < 0 {
+			start, han = i, h
+		}
+		prev = r
 	}
-	flush()
+	flush(len(text))
 	return out
+}
+
+// nextIsLower reports whether text starts with a lower-case letter.
+func nextIsLower(text string) bool {
+	r, _ := utf8.DecodeRuneInString(text)
+	return unicode.IsLower(r)
 }

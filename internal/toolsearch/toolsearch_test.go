@@ -11,7 +11,8 @@ func TestWords(t *testing.T) {
 		"generate_word_cloud_chart": {"generate", "word", "cloud", "chart"},
 		"getWeatherForecast":        {"get", "weather", "forecast"},
 		"HTMLParser v2":             {"html", "parser", "v", "2"},
-		"搜索 关键词":                    {"搜索", "关键词"},
+		"搜索 关键词":                    {"搜索", "search", "关键", "键词", "keywords"},
+		"获取BBC新闻":                   {"获取", "get", "bbc", "新闻", "news"},
 	} {
 		if got := words(in); !slices.Equal(got, want) {
 			t.Errorf("words(%q) = %q, want %q", in, got, want)

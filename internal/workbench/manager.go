@@ -15,6 +15,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/config"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/store"
 )
 
 // Restart policy of a server whose session ended on its own (a crashed
@@ -48,6 +49,9 @@ type Options struct {
 	// DefaultBreakerCooldown when zero.
 	BreakerFailures int
 	BreakerCooldown time.Duration
+	// Store keeps each server's last listing (listings.go) for every
+	// replica and restart; nil keeps them in memory only.
+	Store *store.Store
 }
 
 // Manager connects the downstream MCP servers of the configured toolboxes
@@ -71,6 +75,13 @@ type Manager struct {
 	breakerFailures int
 	breakerCooldown time.Duration
 	noRaw           bool // Options.SDKCalls
+	store           *store.Store
+
+	// lmu guards the servers' last listings (listings.go) and their
+	// version.
+	lmu             sync.Mutex
+	listings        map[serverKey]listing
+	listingsVersion uint64
 
 	ctx    context.Context // ends at Close; every connection derives from it
 	cancel context.CancelFunc
@@ -98,6 +109,7 @@ type toolbox struct {
 // in reg. It connects nothing until [Manager.Start] or [Manager.Open].
 func NewManager(cfg *config.Config, reg *registry.Registry, o Options) *Manager {
 	m := &Manager{reg: reg, log: o.Logger, stderr: o.Stderr, noRaw: o.SDKCalls, opened: map[string]bool{},
+		store: o.Store, listings: map[serverKey]listing{},
 		breakerFailures: o.BreakerFailures, breakerCooldown: o.BreakerCooldown}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
@@ -205,6 +217,9 @@ func ordered[V any](order []string, m map[string]V) []string {
 // and retried when its toolbox is opened (see [Manager.OpenAll] for when a
 // client's connection retries it).
 func (m *Manager) Start(ctx context.Context) {
+	if err := m.loadListings(ctx); err != nil {
+		m.log.WarnContext(ctx, "search_tools covers only the toolboxes opened since this start", "err", err)
+	}
 	for _, tb := range m.list() {
 		for _, s := range tb.servers {
 			if s.cfg.Eager {
@@ -255,6 +270,12 @@ func (m *Manager) Toolboxes() []registry.Toolbox {
 		info := registry.Toolbox{Name: tb.name, Description: tb.description, Servers: []string{}}
 		for _, s := range tb.servers {
 			info.Servers = append(info.Servers, s.name)
+			if s.cfg.Description != "" {
+				if info.ServerDescriptions == nil {
+					info.ServerDescriptions = map[string]string{}
+				}
+				info.ServerDescriptions[s.name] = s.cfg.Description
+			}
 		}
 		out = append(out, info)
 	}

@@ -66,6 +66,9 @@ func (m *Manager) Reload(ctx context.Context, cfg *config.Config) Changes {
 		}
 	}
 	m.toolboxes = tbs
+	m.lmu.Lock()
+	m.listingsVersion++ // other servers: other listings to search
+	m.lmu.Unlock()
 	for name := range m.opened {
 		if !slices.ContainsFunc(tbs, func(tb *toolbox) bool { return tb.name == name }) {
 			delete(m.opened, name)

@@ -616,10 +616,12 @@ func (s *server) list(ctx context.Context, cs *mcp.ClientSession) error {
 	}
 	var tools []registry.Tool
 	var badNames []string
+	served := make([]*mcp.Tool, 0, len(listed))
 	for _, t := range listed {
 		if !s.cfg.Serves(t.Name) {
 			continue
 		}
+		served = append(served, t)
 		id := registry.ID{Toolbox: s.toolbox, Server: s.name, Tool: t.Name}
 		if !registry.ValidName(id.Name()) {
 			badNames = append(badNames, fmt.Sprintf("%q", t.Name))
@@ -659,6 +661,7 @@ func (s *server) list(ctx context.Context, cs *mcp.ClientSession) error {
 	s.mu.Lock()
 	s.tools, s.problems, s.listed = ids, msg, true
 	s.mu.Unlock()
+	s.m.keepListing(ctx, s, served)
 	return nil
 }
 
