@@ -378,6 +378,14 @@ func (s *Surface) perSession(next mcp.MethodHandler) mcp.MethodHandler {
 					flat = d.flat
 				}
 				sess.mu.Unlock()
+				if flat == "" {
+					// A name search_tools gave: callable at once, by
+					// get_tools' rule, without being listed (a session
+					// that searches a thousand times lists none of it).
+					if t, ok := s.named(ctx, p.Name); ok {
+						flat = t.ID.Name()
+					}
+				}
 			}
 			if flat == "" {
 				break
@@ -444,8 +452,16 @@ func (s *Surface) meta(name string) bool {
 // get_tools opened a downstream tool's toolbox to find it, so the toolbox
 // is open for the session's use_tool too.
 func (s *Surface) discover(sess *session, name string, t *registry.Tool) {
+	if s.remember(sess, name, t) {
+		s.listChanged()
+	}
+}
+
+// remember makes tool t callable in the session as name, as discover does,
+// without telling clients: it reports whether t is new to the session.
+func (s *Surface) remember(sess *session, name string, t *registry.Tool) bool {
 	if sess.sessionless {
-		return
+		return false
 	}
 	sess.mu.Lock()
 	if t.ID.Toolbox != registry.BuiltinToolbox {
@@ -453,7 +469,7 @@ func (s *Surface) discover(sess *session, name string, t *registry.Tool) {
 	}
 	if _, ok := sess.discovered[name]; ok {
 		sess.mu.Unlock()
-		return
+		return false
 	}
 	mt := mcpkit.Tool(t)
 	mt.Name = name
@@ -464,7 +480,7 @@ func (s *Surface) discover(sess *session, name string, t *registry.Tool) {
 			s.logger().Warn("store a tool an MCP session discovered", "session", sess.id, "err", err)
 		}
 	}
-	s.listChanged()
+	return true
 }
 
 // listChanged tells the surface's sessions that their tool lists changed.

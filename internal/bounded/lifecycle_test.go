@@ -63,12 +63,14 @@ func TestSessionStateEndsWithTheSession(t *testing.T) {
 		if want := 4 + 1 - i%2; len(lt.Tools) != want {
 			t.Fatalf("session %d lists %d tools, want %d", i, len(lt.Tools), want)
 		}
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes_write", Arguments: map[string]any{}})
-		if i%2 == 0 && (err != nil || res.IsError) {
-			t.Fatalf("session %d: its discovered tool: %v %v", i, err, res)
+		if i%2 == 1 {
+			// A session lists only what it discovered (it could call
+			// notes_write by name, as search_tools' hits are called).
+			continue
 		}
-		if i%2 == 1 && err == nil && !res.IsError {
-			t.Fatalf("session %d called a tool another session discovered", i)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes_write", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			t.Fatalf("session %d: its discovered tool: %v %v", i, err, res)
 		}
 	}
 	if s.Sessions() != n || p.Transports() != n/2 { // only sessions that called a tool are bound

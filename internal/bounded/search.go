@@ -2,7 +2,7 @@ package bounded
 
 import (
 	"context"
-	"fmt"
+	"encoding/json"
 	"math"
 	"slices"
 	"strings"
@@ -26,7 +26,7 @@ import (
 const searchToolsSchema = `{
   "type": "object",
   "properties": {
-    "query": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "What you want to do, in your own words (\"convert a Word document to PDF\", \"weather forecast for a city\")"},
+    "query": {"type": "string", "minLength": 1, "maxLength": 32000, "description": "What you want to do, in your own words (\"convert a Word document to PDF\", \"weather forecast for a city\")"},
     "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10, "description": "How many tools at most"},
     "toolbox": {"type": "string", "minLength": 1, "description": "Search this toolbox only"}
   },
@@ -58,13 +58,11 @@ type searchHit struct {
 	Tool    string  `json:"tool"`
 	Source  string  `json:"source"`
 	Score   float64 `json:"score"`
-	// Unavailable says why the tool cannot be called now (its server
-	// did not connect).
-	Unavailable string `json:"unavailable,omitempty"`
 }
 
 // searchResult is search_tools' result.
 type searchResult struct {
+	// Query is the request searched for (its first 200 characters).
 	Query string      `json:"query"`
 	Tools []searchHit `json:"tools"`
 	// Searched is how many tools were ranked (those the caller may use).
@@ -170,7 +168,7 @@ func (s *Surface) buildIndex(lst registry.Listings, version uint64) *catalogInde
 		if !ok {
 			continue
 		}
-		params, pretty := toolParams(t.ListedSchema())
+		params, pretty := toolParams(t.InputSchema)
 		doc := toolsearch.Tool{Name: t.ID.Name(), Tool: t.ID.Tool, Toolbox: t.ID.Toolbox, Server: t.ID.Server,
 			Title: t.Title, Description: t.Description, Params: params,
 			ServerDescription: servers[key], ToolboxDescription: describe[t.ID.Toolbox]}
@@ -182,9 +180,14 @@ func (s *Surface) buildIndex(lst registry.Listings, version uint64) *catalogInde
 	return ci
 }
 
-// toolParams are the parameters of an input schema, for search, and as a
-// hit lists them: names, required ones marked "*".
-func toolParams(schema map[string]any) ([]toolsearch.Param, string) {
+// toolParams are the parameters of a tool's own input schema (without what
+// Nexus adds to it for listing), for search, and as a hit lists them:
+// names, required ones marked "*".
+func toolParams(raw json.RawMessage) ([]toolsearch.Param, string) {
+	var schema map[string]any
+	if json.Unmarshal(raw, &schema) != nil {
+		return nil, ""
+	}
 	props, _ := schema["properties"].(map[string]any)
 	if len(props) == 0 {
 		return nil, ""
@@ -272,26 +275,16 @@ func (s *Surface) searchTools(ctx context.Context, _ *registry.Call, in searchTo
 		}
 	}
 	hits, ranking := s.rank(ctx, ci, q, limit, keep)
-	res := &searchResult{Query: q, Tools: make([]searchHit, 0, len(hits)), Searched: searched, Ranking: ranking}
-	sess := sessionFrom(ctx)
-	opened := map[string]bool{}
+	shown := q
+	if r := []rune(q); len(r) > 200 {
+		shown = string(r[:200]) + "…"
+	}
+	res := &searchResult{Query: shown, Tools: make([]searchHit, 0, len(hits)), Searched: searched, Ranking: ranking}
 	for _, h := range hits {
 		e := ci.entries[h.index]
-		hit := searchHit{Name: e.name, Flat: e.tool.Name(), Description: firstLine(e.tool.Description), Params: e.params,
+		res.Tools = append(res.Tools, searchHit{Name: e.name, Flat: e.tool.Name(), Description: firstLine(e.tool.Description), Params: e.params,
 			Toolbox: e.tool.ID.Toolbox, Server: e.tool.ID.Server, Tool: e.tool.ID.Tool, Source: string(e.tool.Source),
-			Score: math.Round(h.score*100) / 100}
-		if sess != nil && len(e.name) <= 128 {
-			// Callable at once, as get_tools makes a tool: discovered in
-			// the session (a hit of a toolbox not open here from its kept
-			// listing opens it, as get_tools does).
-			agent, mode, _ := strings.Cut(e.name, "_")
-			if t, ok := s.lookup(ctx, agent, mode, opened); ok {
-				s.discover(sess, e.name, t)
-			} else {
-				hit.Unavailable = "its server is not connected now; open_toolbox " + e.tool.ID.Toolbox + " says why"
-			}
-		}
-		res.Tools = append(res.Tools, hit)
+			Score: math.Round(h.score*100) / 100})
 	}
 	if lst, ok := s.cat.Toolboxes.(registry.Listings); ok {
 		for _, tb := range lst.Unlisted() {
@@ -302,15 +295,11 @@ func (s *Surface) searchTools(ctx context.Context, _ *registry.Call, in searchTo
 	}
 	switch {
 	case len(res.Tools) == 0:
-		res.Usage = fmt.Sprintf("No tool fits %q well enough (the score threshold is documented in docs/surfaces.md). Say it in other words, "+
-			"or see the toolboxes with get_tools.", q)
+		res.Usage = "No tool fits this request well enough (the score threshold is documented in docs/surfaces.md). Say it in other words, " +
+			"or see the toolboxes with get_tools."
 	default:
-		res.Usage = "Call a tool by its name at once, passing context {sessionId, workspaceId} beside its arguments: " +
-			"each is now in your tools/list with its schema (get_tools [\"name\", ...] gives the schemas too)."
-		if sess == nil || sess.sessionless {
-			res.Usage = "Call a tool by its name, passing context {sessionId, workspaceId} beside its arguments; " +
-				"get_tools [\"name\", ...] gives their schemas."
-		}
+		res.Usage = "Call a tool by its name at once (an MCP session; REST and nexus call take its flat name), passing context {sessionId, workspaceId} " +
+			"beside its arguments; get_tools [\"name\", ...] gives their full schemas and adds them to this session's tools/list."
 	}
 	if len(res.Unindexed) > 0 {
 		res.Usage += " Toolboxes in unindexed have never been listed: open_toolbox lists one and makes it searchable."

@@ -124,10 +124,16 @@ func TestSearchTools(t *testing.T) {
 	if r.Ranking != "lexical" || !slices.Equal(r.Unindexed, []string{"discovery"}) || r.Searched != 3 {
 		t.Errorf("ranking %q, unindexed %v, searched %d", r.Ranking, r.Unindexed, r.Searched)
 	}
-	// The hit is callable by its name at once, without get_tools.
+	// The hit is callable by its name at once, without get_tools, and is
+	// not added to the session's tools/list (get_tools adds what it is
+	// asked for).
 	res, text := callTool(t, cs, hit.Name, map[string]any{"symbol": "AAPL"})
 	if res.IsError || !strings.Contains(text, "get_current_stock_price") || !strings.Contains(text, "AAPL") {
 		t.Fatalf("calling the hit: %s", text)
+	}
+	lt, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(lt.Tools) != 4 {
+		t.Fatalf("tools/list after a search: %v %v", err, lt)
 	}
 
 	// Nothing fits: no hits, and it says so.

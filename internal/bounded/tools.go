@@ -108,7 +108,7 @@ func (s *Surface) tools() []registry.Def {
 type modeInfo struct {
 	Mode        string `json:"mode"`
 	Name        string `json:"name"`
-	Description string `json:"description"`
+	Description string `json:"description,omitempty"`
 }
 
 type agentInfo struct {
@@ -122,13 +122,20 @@ type agentInfo struct {
 type toolboxInfo struct {
 	Name        string   `json:"name"`
 	Description string   `json:"description"`
-	Servers     []string `json:"servers"`
+	Servers     []string `json:"servers,omitempty"`
+	// ServerCount and ToolCount summarise a toolbox when its servers are
+	// not listed (a catalog too large for the overview).
+	ServerCount int `json:"server_count,omitempty"`
+	ToolCount   int `json:"tool_count,omitempty"`
 }
 
 // overview is get_tools' result when no tools are asked for.
 type overview struct {
 	Agents    []agentInfo   `json:"agents"`
 	Toolboxes []toolboxInfo `json:"toolboxes"`
+	// MoreToolboxes counts the toolboxes left out to keep the overview
+	// within its budget.
+	MoreToolboxes int `json:"more_toolboxes,omitempty"`
 }
 
 type toolSchema struct {
@@ -170,28 +177,7 @@ func (s *Surface) getTools(ctx context.Context, _ *registry.Call, in getToolsIn)
 		return nil, err
 	}
 	if len(wanted) == 0 {
-		ov := &overview{}
-		for _, a := range s.cat.Agents() {
-			if !s.p.ToolboxVisible(ctx, a.Toolbox) {
-				continue // a toolbox denied to this caller is not there for them
-			}
-			ai := agentInfo{Name: a.Name, Toolbox: a.Toolbox, Server: a.Server, Modes: []modeInfo{}}
-			modes := s.cat.Modes(a)
-			for _, t := range modes {
-				if s.p.Visible(ctx, t) {
-					ai.Modes = append(ai.Modes, modeInfo{Mode: t.ID.Tool, Name: a.Name + "_" + t.ID.Tool, Description: firstLine(t.Description)})
-				}
-			}
-			if len(modes) > 0 && len(ai.Modes) == 0 {
-				continue // every tool of the agent is hidden from this caller
-			}
-			ai.Connected = len(ai.Modes) > 0
-			ov.Agents = append(ov.Agents, ai)
-		}
-		for _, tb := range s.cat.ToolboxesFor(ctx, s.p) {
-			ov.Toolboxes = append(ov.Toolboxes, toolboxInfo{Name: tb.Name, Description: tb.Description, Servers: tb.Servers})
-		}
-		return &getToolsResult{overview: ov, Usage: "Ask get_tools for {\"agent\": [\"mode\"]} to get schemas; then call \"agent_mode\" directly, passing context {sessionId, workspaceId}."}, nil
+		return s.overview(ctx), nil
 	}
 	sess := sessionFrom(ctx)
 	out := &discovered{Tools: []toolSchema{}}

@@ -16,7 +16,13 @@ func TestToolSnapshots(t *testing.T) {
 	// deliberateBreaks are the tools whose snapshot may change in a
 	// breaking way (ADR-012: changes are additive): list a tool only with
 	// the change that deliberately breaks its clients, and say why.
-	deliberateBreaks := []string{}
+	deliberateBreaks := []string{
+		// Issue 27: the overview stays within about 2,000 tokens whatever
+		// the catalog's size, so a large one leaves out the modes'
+		// descriptions, or lists toolboxes by their sizes instead of their
+		// servers.
+		"get_tools",
+	}
 	registrytest.Check(t, registrytest.Snapshots{
 		Dir:     filepath.Join("testdata", "toolsnaps"),
 		Toolbox: registry.BuiltinToolbox, Server: ServerName,

@@ -191,8 +191,21 @@ func (o Options) instructions(ctx context.Context, p *pipeline.Pipeline, how str
 	b.WriteString("\n\n")
 	b.WriteString(how)
 	b.WriteString("\n")
-	for _, tb := range o.Catalog.ToolboxesFor(ctx, p) {
-		fmt.Fprintf(&b, "- %s: %s (servers: %s)\n", tb.Name, tb.Description, strings.Join(tb.Servers, ", "))
+	tbs := o.Catalog.ToolboxesFor(ctx, p)
+	for i, tb := range tbs {
+		line := fmt.Sprintf("- %s: %s (servers: %s)\n", tb.Name, tb.Description, strings.Join(tb.Servers, ", "))
+		if b.Len()+len(line) > OverviewBudget-200 {
+			// A catalog of thousands: the rest are named by get_tools'
+			// overview and found by search_tools (bounded surface).
+			fmt.Fprintf(&b, "- and %d more toolboxes\n", len(tbs)-i)
+			break
+		}
+		b.WriteString(line)
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// OverviewBudget is the most, in bytes, that a surface's initialize
+// instructions and the bounded surface's get_tools overview take: about
+// 2,000 tokens at 4 bytes a token, whatever the catalog's size (issue 27).
+const OverviewBudget = 8000

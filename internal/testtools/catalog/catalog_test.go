@@ -377,8 +377,8 @@ func checkConfig(t *testing.T, base string, entries []Entry) {
 			t.Errorf("toolbox %s is described %q, want %q", e.Toolbox, tb.Description, e.Category)
 		}
 		s := tb.Servers[e.Name]
-		if want := base + "/" + e.Name + "/mcp"; s == nil || s.URL != want || s.TransportKind() != config.StreamableHTTP {
-			t.Errorf("server %s of %s: %+v, want url %s", e.Name, e.Toolbox, s, want)
+		if want := base + "/" + e.Name + "/mcp"; s == nil || s.URL != want || s.TransportKind() != config.StreamableHTTP || s.Description != e.Description {
+			t.Errorf("server %s of %s: %+v, want url %s and description %q", e.Name, e.Toolbox, s, want, e.Description)
 		}
 	}
 }

@@ -138,6 +138,9 @@ func Config(baseURL string, entries []Entry) []byte {
 		for _, e := range list {
 			fmt.Fprintf(&b, "      %s:\n", quote(e.Name))
 			fmt.Fprintf(&b, "        url: %s\n", quote(baseURL+"/"+e.Name+"/mcp"))
+			if e.Description != "" {
+				fmt.Fprintf(&b, "        description: %s\n", quote(e.Description))
+			}
 		}
 	}
 	return b.Bytes()
