@@ -1,6 +1,8 @@
 package toolsearch
 
 import (
+	"github.com/nexus-mcp/nexus/internal/textsearch"
+
 	"strings"
 	"unicode"
 )
@@ -219,3 +221,19 @@ func isExtension(ext string) bool {
 	}
 	return true
 }
+
+// weakTerms are the stems of qualifiers: words that say which or how
+// (current, latest, all, top...) but name nothing a tool does or works on.
+// A tool is a hit only if it matches a word that is not one of these
+// (Index.strongConcepts).
+var weakTerms = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range []string{
+		"current", "currently", "latest", "recent", "recently", "new", "newest", "today", "now",
+		"all", "every", "best", "top", "good", "great", "first", "last", "next", "many", "much", "more", "most",
+		"some", "any", "one", "thing", "things", "something", "stuff", "way", "information", "info", "details",
+	} {
+		m[textsearch.Stem(w)] = true
+	}
+	return m
+}()

@@ -128,3 +128,20 @@ func TestFirstSentence(t *testing.T) {
 		t.Errorf("splitLead: %q %q", lead, rest)
 	}
 }
+
+// TestQualifiersAloneAreNoHit: a tool that matches only a qualifier of the
+// request ("current") is not a hit, even in a small catalog where the word
+// is rare; the same word beside one that names the tool's work still counts.
+func TestQualifiersAloneAreNoHit(t *testing.T) {
+	ix := New([]Tool{
+		{Name: "nexus__tutor__tn_user_byok_delete", Tool: "tn_user_byok_delete", Description: "Delete the current user's model key."},
+		{Name: "nexus__tutor__tn_user_quota", Tool: "tn_user_quota", Description: "The current user's prompts left today."},
+		{Name: "nexus__notes__note_write", Tool: "note_write", Description: "Write a note."},
+	})
+	if hits := ix.Search("current stock price", 10, nil); len(hits) != 0 {
+		t.Errorf("current stock price: %v", hits[0].Tool.Name)
+	}
+	if hits := ix.Search("the current user's quota", 10, nil); len(hits) == 0 || hits[0].Tool.Tool != "tn_user_quota" {
+		t.Errorf("the current user's quota: %v", hits)
+	}
+}

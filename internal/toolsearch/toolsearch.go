@@ -305,10 +305,11 @@ func (ix *Index) rank(query string, limit int, keep func(*Tool) bool, o Options)
 		srv = make([]float64, ix.nServers)
 		ix.score(srv, concepts, ix.srvPostings, ix.srvIDF)
 	}
+	strong := ix.strongConcepts(concepts)
 	cov := ix.nameCoverage(concepts)
 	var hits []Hit
 	for i, s := range scores {
-		if s == 0 {
+		if s == 0 || !strong[i] {
 			continue
 		}
 		s *= 1 + cov[i]*cov[i]
@@ -410,6 +411,25 @@ func (ix *Index) score(scores []float64, concepts []concept, postings map[string
 		}
 		touched = touched[:0]
 	}
+}
+
+// strongConcepts reports, for each tool, whether it matches a concept of
+// the query that is not a qualifier (weakWords): a tool that matches only
+// "current" of "current stock price" is not an answer, however rare the
+// word is in the catalog.
+func (ix *Index) strongConcepts(concepts []concept) []bool {
+	strong := make([]bool, len(ix.tools))
+	for _, c := range concepts {
+		if len(c) == 0 || weakTerms[c[0].term] {
+			continue
+		}
+		for _, t := range c {
+			for _, p := range ix.postings[t.term] {
+				strong[p.tool] = true
+			}
+		}
+	}
+	return strong
 }
 
 // cmpHit orders hits best first (by name among equals).
