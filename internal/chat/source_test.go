@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,5 +98,56 @@ func TestToolSourceIsTheToolRun(t *testing.T) {
 		if want := map[string]string{"u1": "mcp", "u2": "local", "g1": "local", "d1": "mcp"}[u.ID]; u.Source != want {
 			t.Errorf("stored tool use %s: source %q, want %q", u.ID, u.Source, want)
 		}
+	}
+}
+
+// TestChatSearchesTools: in the chat loop, search_tools is one of the
+// model's tools; the hits of a toolbox open here are offered to the model
+// at once, with their schemas, under their agent_mode names, and run.
+func TestChatSearchesTools(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "nexus.yaml")
+	if err := os.WriteFile(conf, []byte("toolboxes:\n  dev:\n    mcpServers:\n      echo:\n        url: "+echoServer(t)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fake := llmtest.NewOpenAI(t, func(n int, req *llmtest.Request) llmtest.Answer {
+		switch n {
+		case 1:
+			if !slices.Contains(req.ToolNames(), "search_tools") {
+				return llmtest.Answer{Chunks: []string{"search_tools is not offered"}}
+			}
+			return llmtest.Answer{Calls: []llmtest.Call{{ID: "o1", Name: "open_toolbox", Args: `{"toolbox":"dev"}`}}}
+		case 2:
+			return llmtest.Answer{Calls: []llmtest.Call{{ID: "s1", Name: "search_tools", Args: `{"query":"answer my arguments back"}`}}}
+		case 3:
+			if !slices.Contains(req.ToolNames(), "echo_echo") {
+				return llmtest.Answer{Chunks: []string{"echo_echo was not offered"}}
+			}
+			return llmtest.Answer{Calls: []llmtest.Call{{ID: "e1", Name: "echo_echo", Args: `{"x":3}`}}}
+		default:
+			return llmtest.Answer{Chunks: []string{"done"}}
+		}
+	})
+	model, err := llm.NewOpenAI(llm.OpenAIOptions{BaseURL: fake.URL, APIKey: "k", Model: "fake", Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.Open(context.Background(), app.Config{DataDir: t.TempDir(), ConfigPath: conf, Model: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	ev, res, err := collect(t, context.Background(), a.Chat, chat.Turn{Content: "echo 3"})
+	if err != nil || res.Text != "done" {
+		t.Fatalf("turn: %v %+v %v", err, res, types(ev))
+	}
+	var echoed bool
+	for _, u := range res.ToolUses {
+		if u.IsError {
+			t.Errorf("%s failed: %s", u.Name, u.Result)
+		}
+		echoed = echoed || (u.Name == "echo_echo" && u.Source == "mcp" && strings.Contains(u.Result, `echo {\"x\":3}`))
+	}
+	if !echoed {
+		t.Errorf("echo_echo did not run: %+v", res.ToolUses)
 	}
 }
