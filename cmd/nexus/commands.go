@@ -455,7 +455,7 @@ func cmdStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs := newFlagSet("stdio", "nexus stdio [--surface flat|agents|bounded] [--config FILE] [--data-dir DIR] [--db URL]", stdout, stderr)
 	var c common
 	c.register(fs)
-	surface := fs.String("surface", envOr("NEXUS_SURFACE", "flat"), "MCP surface: flat (every tool by name), agents (one tool per agent with a mode) or bounded (get_tools, open_toolbox, use_tool) (env NEXUS_SURFACE)")
+	surface := fs.String("surface", envOr("NEXUS_SURFACE", "flat"), "MCP surface: flat (every tool by name), agents (one tool per agent with a mode) or bounded (get_tools, open_toolbox, search_tools, use_tool) (env NEXUS_SURFACE)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -125,7 +125,7 @@ serve:
                          NEXUS_OAUTH_TIERS
 stdio:
   --surface NAME         flat (every tool by name), agents (one tool per server, with a
-                         mode) or bounded (get_tools, open_toolbox, use_tool); default
+                         mode) or bounded (get_tools, search_tools, use_tool...); default
                          flat; env NEXUS_SURFACE
 tools list:
   --json                 the tools with their full input schemas, as JSON

@@ -157,7 +157,7 @@ func TestBoundedSurface(t *testing.T) {
 	}
 	// Another session does not see this session's discoveries.
 	other, _ := connect(t, base+"/mcp/bounded")
-	if names := toolNames(t, other); len(names) != 3 {
+	if names := toolNames(t, other); len(names) != 4 {
 		t.Fatalf("discoveries leaked to another session: %v", names)
 	}
 

@@ -296,7 +296,7 @@ func (s *Surface) build() *mcp.Server {
 	o.ExtrasOpened = func(ctx context.Context, req mcp.Request, toolbox string) bool {
 		return s.isOpen(context.WithValue(ctx, sessionKey{}, s.state(ctx, req)), toolbox)
 	}
-	srv := o.Server(s.p, "Toolboxes (open one with open_toolbox, then call its tools with use_tool; or discover tools with get_tools):")
+	srv := o.Server(s.p, "Toolboxes (find tools for a task with search_tools; open one with open_toolbox, then call its tools with use_tool; or discover tools with get_tools):")
 	for _, t := range s.p.Registry().Listed(registry.MetaTools) {
 		if t.ID.Server == ServerName {
 			srv.AddTool(mcpkit.Tool(t), s.metaHandler)

@@ -1,6 +1,6 @@
 // Package chat runs the bounded tool loop (SPEC section 6): a person's
 // message goes to a model, which starts with the bounded meta-tools
-// (get_tools, open_toolbox, use_tool) and gains each tool it discovers; its
+// (get_tools, open_toolbox, search_tools, use_tool) and gains each tool it discovers; its
 // tool calls run through the one pipeline (authorization, quota, tracing as
 // for any call), concurrently when it makes several at once; every token and
 // tool call is reported as an [Event] as it happens, and the whole turn is

@@ -219,7 +219,7 @@ func Handler(o Options) http.Handler {
 	}
 	if o.Bounded != nil {
 		mux.Handle("/mcp/bounded", sessions.Endpoint(o.Bounded, nil))
-		index = append(index, Endpoint{"/mcp/bounded", "MCP, bounded surface: get_tools, open_toolbox, use_tool"})
+		index = append(index, Endpoint{"/mcp/bounded", "MCP, bounded surface: get_tools, open_toolbox, search_tools, use_tool"})
 	}
 	for pattern, h := range o.Routes {
 		mux.Handle(pattern, h)

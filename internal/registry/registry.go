@@ -161,7 +161,7 @@ type Tool struct {
 	// than its qualified name (ID.Name()), which still finds it: its
 	// toolbox's naming is plain (config.NamingPlain).
 	Plain bool
-	// Meta marks a surface meta-tool (get_tools, open_toolbox, use_tool):
+	// Meta marks a surface meta-tool (get_tools, open_toolbox, search_tools, use_tool):
 	// only the bounded surface lists it (see [View]).
 	Meta bool
 	// SelfValidating tools check their own arguments (to give a contract's
