@@ -99,8 +99,11 @@ func search(t *testing.T, cs *mcp.ClientSession, args map[string]any) searchResu
 // once, says when nothing fits and which toolboxes it cannot search yet,
 // and searches one toolbox when asked.
 func TestSearchTools(t *testing.T) {
+	storetest.ForEachDialect(t, testSearchTools)
+}
+
+func testSearchTools(t *testing.T, st *store.Store) {
 	cfg := catalogConfig(t)
-	st := storetest.OpenTestSQLite(t)
 	cs := searchHub(t, cfg, st, nil)
 
 	// Nothing listed yet: nothing to find, and it says why.
