@@ -3,6 +3,7 @@ package bounded_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/registry"
 	"github.com/nexus-mcp/nexus/internal/store"
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
+	"github.com/nexus-mcp/nexus/internal/testtools"
 	"github.com/nexus-mcp/nexus/internal/testtools/catalog"
 	"github.com/nexus-mcp/nexus/internal/workbench"
 )
@@ -68,7 +70,7 @@ func catalogConfig(t *testing.T) *config.Config {
 func searchHub(t *testing.T, cfg *config.Config, st *store.Store, emb embed.Embedder) *mcp.ClientSession {
 	t.Helper()
 	reg := registry.New()
-	m := workbench.NewManager(cfg, reg, workbench.Options{Store: st})
+	m := workbench.NewManager(cfg, reg, workbench.Options{Store: st, ListingsCheck: 50 * time.Millisecond})
 	m.Start(context.Background())
 	t.Cleanup(func() { m.Close() })
 	p := pipeline.New(pipeline.Options{Registry: reg})
@@ -105,6 +107,9 @@ func TestSearchTools(t *testing.T) {
 func testSearchTools(t *testing.T, st *store.Store) {
 	cfg := catalogConfig(t)
 	cs := searchHub(t, cfg, st, nil)
+	// Another replica, started now, on the same store.
+	replica := searchHub(t, cfg, st, nil)
+	search(t, replica, map[string]any{"query": "stock"})
 
 	// Nothing listed yet: nothing to find, and it says why.
 	r := search(t, cs, map[string]any{"query": "current stock price of a company"})
@@ -160,6 +165,15 @@ func testSearchTools(t *testing.T, st *store.Store) {
 			t.Errorf("search_tools %v: not an error: %s", bad, text)
 		}
 	}
+
+	// The other replica takes in the listing the first kept (it looks
+	// again every ListingsCheck).
+	testtools.EventuallyErr(t, 10*time.Second, "the other replica to search the finance listing", func() error {
+		if r := search(t, replica, map[string]any{"query": "stock price on a date"}); len(r.Tools) == 0 || r.Tools[0].Toolbox != "finance" {
+			return fmt.Errorf("hits %v, unindexed %v", r.names(), r.Unindexed)
+		}
+		return nil
+	})
 
 	// Another process on the same store: the finance listing is kept, so
 	// its tools are found before anything is opened, and a hit's name

@@ -79,13 +79,54 @@ func (m *Manager) loadListings(ctx context.Context) error {
 	}
 	m.lmu.Lock()
 	for k, l := range got {
-		if _, listedHere := m.listings[k]; !listedHere {
+		// A listing made here since is kept; one another replica made
+		// later replaces it.
+		if mine, ok := m.listings[k]; !ok || l.listedAt.After(mine.listedAt) {
 			m.listings[k] = l
 		}
 	}
 	m.listingsVersion++
 	m.lmu.Unlock()
 	return nil
+}
+
+// DefaultListingsCheck is how often, at most, a search looks for listings
+// that other replicas kept since (a cheap query; the listings are read
+// again only when it finds some): Options.ListingsCheck.
+const DefaultListingsCheck = 10 * time.Second
+
+// followListings reads the store's listings again when other replicas kept
+// new ones since it last looked (at most every listingsCheck).
+func (m *Manager) followListings() {
+	if m.store == nil {
+		return
+	}
+	m.lmu.Lock()
+	if time.Since(m.listingsChecked) < m.listingsCheck {
+		m.lmu.Unlock()
+		return
+	}
+	m.listingsChecked = time.Now()
+	seen := m.listingsSeen
+	m.lmu.Unlock()
+	ctx, cancel := context.WithTimeout(m.ctx, 2*time.Second)
+	defer cancel()
+	var n, last int64
+	if err := m.store.DB().QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(listed_at), 0) FROM tool_listings`).Scan(&n, &last); err != nil {
+		m.log.Warn("look for the servers' listings other replicas kept", "err", err)
+		return
+	}
+	now := [2]int64{n, last}
+	if now == seen {
+		return
+	}
+	if err := m.loadListings(ctx); err != nil {
+		m.log.Warn("read the servers' listings other replicas kept", "err", err)
+		return
+	}
+	m.lmu.Lock()
+	m.listingsSeen = now
+	m.lmu.Unlock()
 }
 
 // keepListing records the tools s served at its listing, in memory and in
@@ -115,8 +156,10 @@ func (m *Manager) keepListing(ctx context.Context, s *server, tools []*mcp.Tool)
 	}
 }
 
-// ListingsVersion implements [registry.Listings].
+// ListingsVersion implements [registry.Listings]; it also takes in the
+// listings other replicas kept since it last looked (followListings).
 func (m *Manager) ListingsVersion() uint64 {
+	m.followListings()
 	m.lmu.Lock()
 	defer m.lmu.Unlock()
 	return m.listingsVersion

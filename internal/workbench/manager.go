@@ -1,6 +1,7 @@
 package workbench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -52,6 +53,9 @@ type Options struct {
 	// Store keeps each server's last listing (listings.go) for every
 	// replica and restart; nil keeps them in memory only.
 	Store *store.Store
+	// ListingsCheck is how often, at most, a search looks in the store for
+	// listings other replicas kept (DefaultListingsCheck when zero).
+	ListingsCheck time.Duration
 }
 
 // Manager connects the downstream MCP servers of the configured toolboxes
@@ -82,6 +86,11 @@ type Manager struct {
 	lmu             sync.Mutex
 	listings        map[serverKey]listing
 	listingsVersion uint64
+	// listingsChecked is when followListings last looked at the store,
+	// listingsSeen what it found (how many listings, the latest time).
+	listingsChecked time.Time
+	listingsSeen    [2]int64
+	listingsCheck   time.Duration
 
 	ctx    context.Context // ends at Close; every connection derives from it
 	cancel context.CancelFunc
@@ -109,7 +118,7 @@ type toolbox struct {
 // in reg. It connects nothing until [Manager.Start] or [Manager.Open].
 func NewManager(cfg *config.Config, reg *registry.Registry, o Options) *Manager {
 	m := &Manager{reg: reg, log: o.Logger, stderr: o.Stderr, noRaw: o.SDKCalls, opened: map[string]bool{},
-		store: o.Store, listings: map[serverKey]listing{},
+		store: o.Store, listings: map[serverKey]listing{}, listingsCheck: cmp.Or(o.ListingsCheck, DefaultListingsCheck),
 		breakerFailures: o.BreakerFailures, breakerCooldown: o.BreakerCooldown}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
