@@ -119,7 +119,7 @@ func TestNameCoverage(t *testing.T) {
 func TestFirstSentence(t *testing.T) {
 	ix := New([]Tool{
 		{Name: "a", Tool: "tool_a", Description: "Lists the files of an archive. Works with zip, tar and 7z; fast on large ones, with progress, sizes, dates and permissions, sorted as you ask."},
-		{Name: "b", Tool: "tool_b", Description: "Uploads folders. Keeps a list of archive files."},
+		{Name: "b", Tool: "tool_b", Description: "Uploads folders. Keeps a list of the files in each archive."},
 	})
 	if got := firstHit(ix, "list archive files"); got != "a" {
 		t.Errorf("first %q, want a", got)
@@ -143,5 +143,18 @@ func TestQualifiersAloneAreNoHit(t *testing.T) {
 	}
 	if hits := ix.Search("the current user's quota", 10, nil); len(hits) == 0 || hits[0].Tool.Tool != "tn_user_quota" {
 		t.Errorf("the current user's quota: %v", hits)
+	}
+}
+
+// TestPhrases: a tool that says two of the request's words together ranks
+// above one that says them apart.
+func TestPhrases(t *testing.T) {
+	ix := New([]Tool{
+		{Name: "a__s__apart", Tool: "apart", Description: "Cloud words: word counts in the cloud."},
+		{Name: "a__s__together", Tool: "together", Description: "Draw a word cloud of a text."},
+	})
+	hits := ix.Search("make a word cloud", 10, nil)
+	if len(hits) != 2 || hits[0].Tool.Tool != "together" {
+		t.Fatalf("hits %v", hits)
 	}
 }
