@@ -174,7 +174,11 @@ func (s *Surface) buildIndex(lst registry.Listings, version uint64) *catalogInde
 			ServerDescription: servers[key], ToolboxDescription: describe[t.ID.Toolbox]}
 		ci.byName[doc.Name] = len(docs)
 		docs = append(docs, doc)
-		ci.entries = append(ci.entries, searchEntry{tool: t, name: agent + "_" + t.ID.Tool, params: pretty, text: embedText(doc)})
+		e := searchEntry{tool: t, name: agent + "_" + t.ID.Tool, params: pretty}
+		if s.o.Embedder != nil {
+			e.text = embedText(doc) // only a hybrid search needs it
+		}
+		ci.entries = append(ci.entries, e)
 	}
 	ci.ix = toolsearch.New(docs)
 	return ci

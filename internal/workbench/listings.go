@@ -132,7 +132,7 @@ func (m *Manager) followListings() {
 // keepListing records the tools s served at its listing, in memory and in
 // the store.
 func (m *Manager) keepListing(ctx context.Context, s *server, tools []*mcp.Tool) {
-	l := listing{fingerprint: fingerprint(s.cfg), tools: tools, listedAt: time.Now()}
+	l := listing{fingerprint: s.print, tools: tools, listedAt: time.Now()}
 	k := serverKey{s.toolbox, s.name}
 	m.lmu.Lock()
 	m.listings[k] = l
@@ -178,7 +178,7 @@ func (m *Manager) Listed() []registry.Tool {
 			m.lmu.Lock()
 			l, ok := m.listings[serverKey{s.toolbox, s.name}]
 			m.lmu.Unlock()
-			if !ok || l.fingerprint != fingerprint(s.cfg) {
+			if !ok || l.fingerprint != s.print {
 				continue
 			}
 			for _, t := range l.tools {
@@ -211,7 +211,7 @@ func (m *Manager) Unlisted() []string {
 			m.lmu.Lock()
 			l, ok := m.listings[serverKey{s.toolbox, s.name}]
 			m.lmu.Unlock()
-			if !ok || l.fingerprint != fingerprint(s.cfg) {
+			if !ok || l.fingerprint != s.print {
 				out = append(out, tb.name)
 				break
 			}

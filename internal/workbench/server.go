@@ -58,8 +58,11 @@ type server struct {
 
 	toolbox string
 	name    string
-	cfg     *config.Server
-	client  *mcp.Client
+	// print is the fingerprint of its configuration, which never changes
+	// (listings.go).
+	print  string
+	cfg    *config.Server
+	client *mcp.Client
 	// hc is the HTTP client of a Streamable HTTP server's connections,
 	// shared by the SDK client and raw calls ([downstream.HTTPSession]);
 	// nil for other transports.
@@ -126,6 +129,7 @@ func newServer(m *Manager, toolbox, name string, sc *config.Server, impl *mcp.Im
 	s := &server{m: m, toolbox: toolbox, name: name, cfg: &c, refresh: make(chan struct{}, 1), backoff: restartMin, retryDelay: restartMin,
 		breaker: newBreaker(cmp.Or(c.BreakerFailures, m.breakerFailures), cmp.Or(c.BreakerCooldown, m.breakerCooldown))}
 	s.ctx, s.cancel = context.WithCancel(m.ctx)
+	s.print = fingerprint(&c)
 	if c.TransportKind() == config.StreamableHTTP {
 		s.hc = downstream.HTTPClient(&c)
 	}
