@@ -14,13 +14,17 @@
 //
 //   - search-nosyn: the same without synonyms;
 //
-//   - search-noserver: the same without its server's relevance.
+//   - search-noserver: the same without its server's relevance;
 //
-//     go run ./cmd/toolbench [-data DIR] [-v] [-halves]
+//   - search-nosupply: the same without lifting the tools that make what
+//     the best few require.
+//
+//     go run ./cmd/toolbench [-data DIR] [-v] [-halves] [-q REQUEST]
 //
 // -v prints each task's misses (each annotated tool with its rank, 0 if
 // not found); -halves scores the even and the odd tasks apart too, a
-// held-out check that a change helps both.
+// held-out check that a change helps both; -q prints the ranking of one
+// request, with scores, and nothing else.
 //
 // The benchmark is read from DIR/livemcpbench (default ../shared/data);
 // without it the command says so and exits 0. It is a benchmark, not a
@@ -59,6 +63,7 @@ func run(args []string, out io.Writer) error {
 	fset := flag.NewFlagSet("toolbench", flag.ContinueOnError)
 	data := fset.String("data", envOr("NEXUS_SHARED_DATA", filepath.Join("..", "shared", "data")), "the shared data directory (holding livemcpbench/)")
 	verbose := fset.Bool("v", false, "print each task's misses")
+	query := fset.String("q", "", "print the ranking of this one request, with scores, and nothing else")
 	halves := fset.Bool("halves", false, "also score the odd and the even tasks apart (a held-out check: a rule should help both)")
 	if err := fset.Parse(args); err != nil {
 		return err
@@ -88,6 +93,12 @@ func run(args []string, out io.Writer) error {
 	start := time.Now()
 	ix := toolsearch.New(tools)
 	built := time.Since(start)
+	if *query != "" {
+		for i, h := range ix.Search(*query, 25, nil) {
+			fmt.Fprintf(out, "%2d %6.2f %s (%s)\n", i+1, h.Score, h.Tool.Tool, h.Tool.Server)
+		}
+		return nil
+	}
 	rankers := []struct {
 		name string
 		rank func(q string) []string
@@ -99,6 +110,9 @@ func run(args []string, out io.Writer) error {
 		}},
 		{"search-noserver", func(q string) []string {
 			return hitNames(ix.SearchWith(q, 100, nil, toolsearch.Options{NoServers: true}))
+		}},
+		{"search-nosupply", func(q string) []string {
+			return hitNames(ix.SearchWith(q, 100, nil, toolsearch.Options{NoSuppliers: true}))
 		}},
 	}
 	fmt.Fprintf(out, "%-14s %9s %9s %9s %7s %12s\n", "ranker", "recall@5", "recall@10", "recall@25", "MRR", "p50/query")
@@ -122,6 +136,9 @@ func run(args []string, out io.Writer) error {
 			}
 			mrr += livemcpbench.ReciprocalRank(ranked, gold)
 			half[ti%2].add(ranked, gold)
+			if r.name == "search" && os.Getenv("DBG") != "" {
+				fmt.Fprintf(os.Stderr, "DBG %.3f %q %v\n", livemcpbench.Recall(ranked, gold, 5), t.Question[:min(60, len(t.Question))], ranked[:min(8, len(ranked))])
+			}
 			if *verbose && r.name == "search" && livemcpbench.Recall(ranked, gold, 10) < 1 {
 				fmt.Fprintf(out, "  %s\n    gold %v\n    top  %v\n", t.Question, ranks(ranked, gold), ranked[:min(10, len(ranked))])
 			}
@@ -177,13 +194,14 @@ func params(schema json.RawMessage) []toolsearch.Param {
 		Properties map[string]struct {
 			Description string `json:"description"`
 		} `json:"properties"`
+		Required []string `json:"required"`
 	}
 	if json.Unmarshal(schema, &s) != nil {
 		return nil
 	}
 	var out []toolsearch.Param
 	for _, name := range slices.Sorted(mapsKeys(s.Properties)) {
-		out = append(out, toolsearch.Param{Name: name, Description: s.Properties[name].Description})
+		out = append(out, toolsearch.Param{Name: name, Description: s.Properties[name].Description, Required: slices.Contains(s.Required, name)})
 	}
 	return out
 }

@@ -227,7 +227,7 @@ func toolParams(raw json.RawMessage) ([]toolsearch.Param, string) {
 		if p, ok := props[name].(map[string]any); ok {
 			desc, _ = p["description"].(string)
 		}
-		params = append(params, toolsearch.Param{Name: name, Description: desc})
+		params = append(params, toolsearch.Param{Name: name, Description: desc, Required: required[name]})
 		if i > 0 && pretty.Len() > 0 {
 			pretty.WriteString(", ")
 		}

@@ -23,7 +23,12 @@ import (
 //   - the words a request is phrased in (help, please, want, tell, give)
 //     name no tool and are dropped, as stop words are.
 //
-// Implied words weigh impliedWeight, as a synonym does.
+// Implied words weigh impliedWeight, as a synonym does. What a request
+// does to a path implies a phrase too, the action on the thing: a path
+// saved to, "write file" (and "create presentation" for a .pptx); a path
+// read, "read file"; a relative time, "current date" and "current time".
+// A tool that says the phrase gets impliedWeight of what a phrase the
+// request says would give it (phraseWeight).
 
 // impliedWeight is how much a word a request implies counts, against a
 // word it says.
@@ -53,6 +58,15 @@ var extensionWords = map[string]string{
 	"zip": "archive", "tar": "archive", "gz": "archive",
 }
 
+// documentKinds are the kinds of document that a file of a type holds,
+// for the types that are made by a tool of their own (create a document,
+// a presentation) rather than written as text.
+var documentKinds = map[string]string{
+	"docx": "document", "doc": "document",
+	"pptx": "presentation", "ppt": "presentation",
+	"xlsx": "workbook", "xls": "workbook",
+}
+
 // timeWords speak of a time relative to now.
 var timeWords = setOf(
 	"tomorrow", "yesterday", "tonight",
@@ -78,6 +92,9 @@ func setOf(words ...string) map[string]bool {
 type request struct {
 	text    string   // the request without its blobs and paths' punctuation
 	implied []string // words it implies
+	// phrases it implies: pairs of words ("write file") that a tool
+	// saying together is likely to be what the request needs.
+	phrases [][2]string
 }
 
 // readRequest reads query.
@@ -85,7 +102,8 @@ func readRequest(query string) request {
 	var r request
 	var text strings.Builder
 	fields := strings.Fields(query)
-	var paths, writes, reads bool
+	var paths, files, writes, reads bool
+	var made []string // the kinds of document the paths name
 	for i, f := range fields {
 		if isBlob(f) {
 			continue
@@ -97,6 +115,10 @@ func readRequest(query string) request {
 				r.implied = append(r.implied, "directory")
 			} else {
 				r.implied = append(r.implied, "file")
+				files = true
+				if k, ok := documentKinds[ext]; ok {
+					made = append(made, k)
+				}
 				if w, ok := extensionWords[ext]; ok {
 					r.implied = append(r.implied, w)
 				}
@@ -105,6 +127,7 @@ func readRequest(query string) request {
 		lower := strings.ToLower(chunk)
 		if timeWords[lower] || (relativeTime[lower] && i+1 < len(fields) && isTimeUnit(fields[i+1:])) {
 			r.implied = append(r.implied, "current", "date", "time")
+			r.phrases = append(r.phrases, [2]string{"current", "date"}, [2]string{"current", "time"})
 		}
 		switch {
 		case writeVerbs[lower]:
@@ -118,9 +141,18 @@ func readRequest(query string) request {
 	if paths {
 		if writes {
 			r.implied = append(r.implied, "write")
+			if files {
+				r.phrases = append(r.phrases, [2]string{"write", "file"})
+			}
+			for _, k := range made {
+				r.phrases = append(r.phrases, [2]string{"create", k})
+			}
 		}
 		if reads {
 			r.implied = append(r.implied, "read")
+			if files {
+				r.phrases = append(r.phrases, [2]string{"read", "file"})
+			}
 		}
 	}
 	r.text = text.String()

@@ -27,6 +27,35 @@ func TestReadRequest(t *testing.T) {
 			t.Errorf("readRequest(%q) kept the blob", q)
 		}
 	}
+	for q, want := range map[string][][2]string{
+		"save the summary to /root/markdown/report.md": {{"write", "file"}},
+		"read /root/excel/people.xlsx":                 {{"read", "file"}},
+		"save the deck at /root/ppt/apple.pptx":        {{"write", "file"}, {"create", "presentation"}},
+		"trains from Beijing tomorrow":                 {{"current", "date"}, {"current", "time"}},
+		"summarize report.md":                          nil, // a path, but neither read nor written
+	} {
+		if got := readRequest(q).phrases; !slices.Equal(got, want) {
+			t.Errorf("readRequest(%q) implies the phrases %q, want %q", q, got, want)
+		}
+	}
+}
+
+// TestImpliedPhrases: a request that writes to a path finds the tool that
+// writes files before one that shares more of its words (a Markdown note
+// for a Markdown file).
+func TestImpliedPhrases(t *testing.T) {
+	ix := New([]Tool{
+		{Name: "fs__files__write_file", Tool: "write_file", Toolbox: "fs", Server: "files",
+			Description: "Create a new file or overwrite an existing one with new content.", Params: []Param{{Name: "path", Required: true}, {Name: "content", Required: true}}},
+		{Name: "notes__memory__write_note", Tool: "write_note", Toolbox: "notes", Server: "memory",
+			Description: "Create or update a markdown note. Returns a markdown formatted summary."},
+		{Name: "web__fetch__fetch_markdown", Tool: "fetch_markdown", Toolbox: "web", Server: "fetch",
+			Description: "Fetch a web page as markdown."},
+	})
+	hits := ix.Search("Generate a deep report of bitcoin and save it in /root/markdown/bitcoin.md", 3, nil)
+	if len(hits) == 0 || hits[0].Tool.Tool != "write_file" {
+		t.Fatalf("hits %v, want write_file first", hits)
+	}
 }
 
 func catalog2() []Tool {

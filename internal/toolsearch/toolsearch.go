@@ -10,9 +10,12 @@
 // also matches its synonyms (synonyms.go), at half weight, and a tool
 // scores a word and its synonyms once, by the best of them. A request is
 // read for what it implies besides its words (query.go: a file path, a
-// relative time) and without the words it is phrased in. A tool whose
-// name the request says, verb and object, is preferred (nameCoverage),
-// and a tool's server's relevance adds to its own.
+// relative time, and the phrases those imply: "write file" for a path
+// saved to) and without the words it is phrased in. A tool whose name the
+// request says, verb and object, is preferred (nameCoverage), a tool's
+// server's relevance adds to its own, and the tools that make what the
+// best few require (a geocoder for tools that take coordinates) are lifted
+// to just below them (supply.go).
 //
 // An Index is built once for a set of tools and is safe for concurrent
 // searches; a catalog that changes builds a new one.
@@ -45,6 +48,8 @@ type Tool struct {
 // Param is a parameter of a tool.
 type Param struct {
 	Name, Description string
+	// Required says the tool cannot be called without it.
+	Required bool
 }
 
 // The fields of a tool and how much each counts. The name and title say
@@ -122,9 +127,12 @@ type Index struct {
 	// The terms of each tool's name, each posting's tf its share of
 	// the name (nameCoverage).
 	namePostings map[string][]posting
-	nServers     int
-	srvPostings  map[string][]posting
-	srvIDF       map[string]float64
+	// suppliers are, for each tool, the tools of its server that make
+	// what it requires (supply.go).
+	suppliers   [][]int32
+	nServers    int
+	srvPostings map[string][]posting
+	srvIDF      map[string]float64
 }
 
 // serverWeight is how much a tool's server's relevance adds to the tool's
@@ -226,6 +234,7 @@ func New(tools []Tool) *Index {
 		}
 	}
 	ix.indexServers(terms)
+	ix.indexSuppliers(terms, stems)
 	return ix
 }
 
@@ -303,6 +312,9 @@ type Options struct {
 	// NoServers ranks tools by their own fields alone, without their
 	// server's relevance.
 	NoServers bool
+	// NoSuppliers ranks tools without lifting the suppliers of the best
+	// (supply.go).
+	NoSuppliers bool
 }
 
 // Search returns up to limit tools for query, best first, whose score
@@ -333,7 +345,7 @@ func (ix *Index) rank(query string, limit int, keep func(*Tool) bool, o Options)
 	strong := ix.strongConcepts(concepts)
 	cov := ix.nameCoverage(concepts)
 	phrases := ix.phraseScores(query)
-	var hits []Hit
+	final := make([]float64, len(scores))
 	for i, s := range scores {
 		if s == 0 || !strong[i] {
 			continue
@@ -343,6 +355,13 @@ func (ix *Index) rank(query string, limit int, keep func(*Tool) bool, o Options)
 		if srv != nil {
 			s += serverWeight * srv[ix.serverOf[i]]
 		}
+		final[i] = s
+	}
+	if !o.NoSuppliers {
+		ix.supply(final, keep)
+	}
+	var hits []Hit
+	for i, s := range final {
 		if s < MinScore {
 			continue
 		}
@@ -363,8 +382,20 @@ func (ix *Index) rank(query string, limit int, keep func(*Tool) bool, o Options)
 // that it says together add to its score (phraseWeight).
 func (ix *Index) phraseScores(query string) []float64 {
 	out := make([]float64, len(ix.tools))
-	qt := analyze(readRequest(query).text, map[string]string{})
+	r := readRequest(query)
+	qt := analyze(r.text, map[string]string{})
 	seen := map[string]bool{}
+	for _, p := range r.phrases {
+		a, b := textsearch.Stem(p[0]), textsearch.Stem(p[1])
+		if seen[a+" "+b] {
+			continue
+		}
+		w := impliedWeight * phraseWeight * min(ix.idf[a], ix.idf[b])
+		for _, d := range ix.phrases[a+" "+b] {
+			out[d] += w
+		}
+		seen[a+" "+b] = true
+	}
 	for j := 0; j+1 < len(qt); j++ {
 		b := qt[j] + " " + qt[j+1]
 		if seen[b] {
