@@ -17,7 +17,10 @@
 //   - search-noserver: the same without its server's relevance;
 //
 //   - search-nosupply: the same without lifting the tools that make what
-//     the best few require.
+//     the best few require;
+//
+//   - search-nosink: the same without lifting the tool that writes the
+//     file a request saves to.
 //
 //     go run ./cmd/toolbench [-data DIR] [-v] [-halves] [-q REQUEST]
 //
@@ -113,6 +116,9 @@ func run(args []string, out io.Writer) error {
 		}},
 		{"search-nosupply", func(q string) []string {
 			return hitNames(ix.SearchWith(q, 100, nil, toolsearch.Options{NoSuppliers: true}))
+		}},
+		{"search-nosink", func(q string) []string {
+			return hitNames(ix.SearchWith(q, 100, nil, toolsearch.Options{NoSinks: true}))
 		}},
 	}
 	fmt.Fprintf(out, "%-14s %9s %9s %9s %7s %12s\n", "ranker", "recall@5", "recall@10", "recall@25", "MRR", "p50/query")

@@ -67,6 +67,16 @@ var documentKinds = map[string]string{
 	"xlsx": "workbook", "xls": "workbook",
 }
 
+// sinkOf is, as a request of its own, what saving a file of type ext
+// takes: creating the kind of document it is (create presentation
+// powerpoint), or writing a file of its type (write file markdown).
+func sinkOf(ext string) string {
+	if k, ok := documentKinds[ext]; ok {
+		return "create " + k + " " + extensionWords[ext]
+	}
+	return strings.TrimSpace("write file " + extensionWords[ext])
+}
+
 // timeWords speak of a time relative to now.
 var timeWords = setOf(
 	"tomorrow", "yesterday", "tonight",
@@ -95,6 +105,9 @@ type request struct {
 	// phrases it implies: pairs of words ("write file") that a tool
 	// saying together is likely to be what the request needs.
 	phrases [][2]string
+	// sink is what writing the file the request saves to is, as a
+	// request of its own ("write file markdown").
+	sink string
 }
 
 // readRequest reads query.
@@ -104,6 +117,7 @@ func readRequest(query string) request {
 	fields := strings.Fields(query)
 	var paths, files, writes, reads bool
 	var made []string // the kinds of document the paths name
+	last := ""        // the last file path's extension: a request reads first and saves last
 	for i, f := range fields {
 		if isBlob(f) {
 			continue
@@ -116,6 +130,7 @@ func readRequest(query string) request {
 			} else {
 				r.implied = append(r.implied, "file")
 				files = true
+				last = ext
 				if k, ok := documentKinds[ext]; ok {
 					made = append(made, k)
 				}
@@ -143,6 +158,7 @@ func readRequest(query string) request {
 			r.implied = append(r.implied, "write")
 			if files {
 				r.phrases = append(r.phrases, [2]string{"write", "file"})
+				r.sink = sinkOf(last)
 			}
 			for _, k := range made {
 				r.phrases = append(r.phrases, [2]string{"create", k})

@@ -68,3 +68,43 @@ func TestSuppliers(t *testing.T) {
 		t.Errorf("web_search (requires query) has suppliers %v", s)
 	}
 }
+
+// TestSinks: a request that saves what it finds to a file needs the tool
+// that writes the file as much as the tools that find it, though its words
+// are all about the finding; the writer is lifted to just below the best
+// (the kind of document a .pptx or .docx is decides the writer).
+func TestSinks(t *testing.T) {
+	ix := New([]Tool{
+		{Name: "dev__github__trending_repositories", Tool: "trending_repositories", Toolbox: "dev", Server: "github",
+			Description: "Get the trending GitHub repositories of the day."},
+		{Name: "dev__git__git_log", Tool: "git_log", Toolbox: "dev", Server: "git",
+			Description: "Show the commit log of a git repository.", Params: []Param{{Name: "repo_path", Required: true}}},
+		{Name: "dev__git__git_status", Tool: "git_status", Toolbox: "dev", Server: "git",
+			Description: "Show the working tree status of a git repository.", Params: []Param{{Name: "repo_path", Required: true}}},
+		{Name: "dev__git__git_init", Tool: "git_init", Toolbox: "dev", Server: "git",
+			Description: "Create a new git repository.", Params: []Param{{Name: "repo_path", Required: true}}},
+		{Name: "fs__files__write_file", Tool: "write_file", Toolbox: "fs", Server: "files",
+			Description: "Create a new file or overwrite an existing one with new content.", Params: []Param{{Name: "path", Required: true}, {Name: "content", Required: true}}},
+		{Name: "office__ppt__create_presentation", Tool: "create_presentation", Toolbox: "office", Server: "ppt",
+			Description: "Create a new PowerPoint presentation."},
+	})
+	const q = "Find the trending GitHub repositories and draft an intro to the top repository in /root/markdown/github_trends.md"
+	hits := hitTools(ix.Search(q, 10, nil))
+	if len(hits) < 2 || hits[0] != "trending_repositories" || hits[1] != "write_file" {
+		t.Errorf("hits %q, want trending_repositories then write_file", hits)
+	}
+	without := hitTools(ix.SearchWith(q, 10, nil, Options{NoSinks: true}))
+	if i := slices.Index(without, "write_file"); i >= 0 && i < 2 {
+		t.Errorf("without sinks, hits %q: the test does not test sinks", without)
+	}
+	deck := hitTools(ix.Search("Find the trending GitHub repositories and make slides of them in /root/ppt/trends.pptx", 10, nil))
+	if len(deck) < 2 || deck[1] != "create_presentation" {
+		t.Errorf("hits %q, want create_presentation second", deck)
+	}
+	if got := readRequest("read /root/csv/a.csv and save the table to /root/word/b.docx").sink; got != "create document word document" {
+		t.Errorf("sink %q, want the last path's (a Word document)", got)
+	}
+	if got := readRequest("summarize /root/markdown/a.md").sink; got != "" {
+		t.Errorf("sink %q for a request that saves nothing", got)
+	}
+}

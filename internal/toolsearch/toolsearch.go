@@ -315,6 +315,9 @@ type Options struct {
 	// NoSuppliers ranks tools without lifting the suppliers of the best
 	// (supply.go).
 	NoSuppliers bool
+	// NoSinks ranks tools without lifting the tool that writes the file a
+	// request saves to.
+	NoSinks bool
 }
 
 // Search returns up to limit tools for query, best first, whose score
@@ -331,37 +334,12 @@ func (ix *Index) SearchWith(query string, limit int, keep func(*Tool) bool, o Op
 
 // rank ranks the tools for query.
 func (ix *Index) rank(query string, limit int, keep func(*Tool) bool, o Options) []Hit {
-	concepts := queryConcepts(query, !o.NoSynonyms)
-	if len(concepts) == 0 || limit <= 0 {
+	if limit <= 0 {
 		return nil
 	}
-	scores := make([]float64, len(ix.tools))
-	ix.score(scores, concepts, ix.postings, ix.idf)
-	var srv []float64
-	if !o.NoServers {
-		srv = make([]float64, ix.nServers)
-		ix.score(srv, concepts, ix.srvPostings, ix.srvIDF)
-	}
-	strong := ix.strongConcepts(concepts)
-	cov := ix.nameCoverage(concepts)
-	phrases := ix.phraseScores(query)
-	final := make([]float64, len(scores))
-	for i, s := range scores {
-		if s == 0 || !strong[i] {
-			continue
-		}
-		s += phrases[i]
-		s *= 1 + cov[i]*cov[i]
-		if srv != nil {
-			s += serverWeight * srv[ix.serverOf[i]]
-		}
-		final[i] = s
-	}
-	if !o.NoSuppliers {
-		ix.supply(final, keep)
-	}
+	scores := ix.scores(readRequest(query), keep, o)
 	var hits []Hit
-	for i, s := range final {
+	for i, s := range scores {
 		if s < MinScore {
 			continue
 		}
@@ -378,11 +356,48 @@ func (ix *Index) rank(query string, limit int, keep func(*Tool) bool, o Options)
 	return hits
 }
 
+// scores are each tool's score for r (nil if r has no words to search
+// for).
+func (ix *Index) scores(r request, keep func(*Tool) bool, o Options) []float64 {
+	concepts := queryConcepts(r, !o.NoSynonyms)
+	if len(concepts) == 0 {
+		return nil
+	}
+	scores := make([]float64, len(ix.tools))
+	ix.score(scores, concepts, ix.postings, ix.idf)
+	var srv []float64
+	if !o.NoServers {
+		srv = make([]float64, ix.nServers)
+		ix.score(srv, concepts, ix.srvPostings, ix.srvIDF)
+	}
+	strong := ix.strongConcepts(concepts)
+	cov := ix.nameCoverage(concepts)
+	phrases := ix.phraseScores(r)
+	for i, s := range scores {
+		if s == 0 || !strong[i] {
+			scores[i] = 0
+			continue
+		}
+		s += phrases[i]
+		s *= 1 + cov[i]*cov[i]
+		if srv != nil {
+			s += serverWeight * srv[ix.serverOf[i]]
+		}
+		scores[i] = s
+	}
+	if !o.NoSinks && r.sink != "" {
+		ix.sink(scores, r.sink, keep, o)
+	}
+	if !o.NoSuppliers {
+		ix.supply(scores, keep)
+	}
+	return scores
+}
+
 // phraseScores are, for each tool, what the pairs of the request's words
 // that it says together add to its score (phraseWeight).
-func (ix *Index) phraseScores(query string) []float64 {
+func (ix *Index) phraseScores(r request) []float64 {
 	out := make([]float64, len(ix.tools))
-	r := readRequest(query)
 	qt := analyze(r.text, map[string]string{})
 	seen := map[string]bool{}
 	for _, p := range r.phrases {
@@ -537,9 +552,8 @@ type qterm struct {
 // queryConcepts are the concepts of query: one for each of its words (the
 // word's term at weight 1, its synonyms' at synonymWeight) and one for
 // each word the request implies, at impliedWeight (query.go).
-func queryConcepts(query string, withSynonyms bool) []concept {
+func queryConcepts(r request, withSynonyms bool) []concept {
 	stems := map[string]string{}
-	r := readRequest(query)
 	var own []string            // the query's words
 	ownTerm := map[string]int{} // the query's terms, each its concept's index
 	var out []concept
