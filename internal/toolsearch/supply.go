@@ -29,10 +29,15 @@ const sinkShare = 0.9
 // those keep allows, to sinkShare of the best score.
 func (ix *Index) sink(scores []float64, sink string, keep func(*Tool) bool, o Options) {
 	o.NoSinks, o.NoSuppliers = true, true
-	writers := ix.scores(readRequest(sink), keep, o)
+	r := readRequest(sink)
+	writers := ix.scores(r, keep, o)
+	// A writer does what the sink says to what it says (write and file,
+	// create and presentation, or their synonyms), not one of them.
+	cs := queryConcepts(r, !o.NoSynonyms)
+	does := ix.matchesAll(cs[:min(2, len(cs))])
 	best, top := -1, 0.0
 	for i, s := range writers {
-		if s < MinScore || (best >= 0 && cmpHit(Hit{&ix.tools[i], s}, Hit{&ix.tools[best], writers[best]}) >= 0) {
+		if s < MinScore || !does[i] || (best >= 0 && cmpHit(Hit{&ix.tools[i], s}, Hit{&ix.tools[best], writers[best]}) >= 0) {
 			continue
 		}
 		if keep != nil && !keep(&ix.tools[i]) {
@@ -49,6 +54,28 @@ func (ix *Index) sink(scores []float64, sink string, keep func(*Tool) bool, o Op
 		}
 	}
 	scores[best] = max(scores[best], sinkShare*top)
+}
+
+// matchesAll reports, for each tool, whether it has a term of each of
+// concepts.
+func (ix *Index) matchesAll(concepts []concept) []bool {
+	n := make([]int, len(ix.tools))
+	for _, c := range concepts {
+		seen := map[int32]bool{}
+		for _, t := range c {
+			for _, p := range ix.postings[t.term] {
+				if !seen[p.tool] {
+					seen[p.tool] = true
+					n[p.tool]++
+				}
+			}
+		}
+	}
+	out := make([]bool, len(ix.tools))
+	for i, k := range n {
+		out[i] = k == len(concepts)
+	}
+	return out
 }
 
 // supplyTop is how many of the best tools have their suppliers lifted.

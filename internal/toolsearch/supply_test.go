@@ -101,6 +101,24 @@ func TestSinks(t *testing.T) {
 	if len(deck) < 2 || deck[1] != "create_presentation" {
 		t.Errorf("hits %q, want create_presentation second", deck)
 	}
+	// A tool that only mentions files is no writer.
+	noWriter := New([]Tool{
+		{Name: "dev__github__trending_repositories", Tool: "trending_repositories", Toolbox: "dev", Server: "github",
+			Description: "Get the trending GitHub repositories of the day."},
+		{Name: "chat__sessions__session_export", Tool: "session_export", Toolbox: "chat", Server: "sessions",
+			Description: "Generate a portable snapshot of a session, which `nexus import FILE` restores."},
+	})
+	score := func(hits []Hit) float64 {
+		for _, h := range hits {
+			if h.Tool.Tool == "session_export" {
+				return h.Score
+			}
+		}
+		return 0
+	}
+	if with, without := score(noWriter.Search(q, 10, nil)), score(noWriter.SearchWith(q, 10, nil, Options{NoSinks: true})); with != without {
+		t.Errorf("session_export scores %.2f, %.2f without sinks: a tool that mentions a file lifted as the writer", with, without)
+	}
 	if got := readRequest("read /root/csv/a.csv and save the table to /root/word/b.docx").sink; got != "create document word document" {
 		t.Errorf("sink %q, want the last path's (a Word document)", got)
 	}
