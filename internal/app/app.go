@@ -43,6 +43,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/trace"
 	"github.com/nexus-mcp/nexus/internal/tutor"
 	"github.com/nexus-mcp/nexus/internal/users"
+	"github.com/nexus-mcp/nexus/internal/vault"
 	"github.com/nexus-mcp/nexus/internal/vkb"
 	"github.com/nexus-mcp/nexus/internal/workbench"
 )
@@ -263,6 +264,16 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err := tut.Register(reg); err != nil {
 		return nil, err
 	}
+	vaults, err := openVaults(conf, &c)
+	if err != nil {
+		return nil, err
+	}
+	notes := vault.NewServer(vaults, log)
+	if err := notes.Register(reg); err != nil {
+		return nil, err
+	}
+	notes.Start()
+	c.add("vault indexing", notes.Close)
 	tw := trace.NewWriter(st, log)
 	c.addFunc("trace writer", tw.Close) // flushes into the store
 	a := &App{Store: st, Registry: reg, Substrate: sub, Tutor: tut, Keyring: keys, KeyringPath: keysPath, Conversations: conv, Traces: tw, Telemetry: tel, log: log,

@@ -28,6 +28,8 @@ var layers = map[string]int{
 	"internal/access/principal": 0, // who a call acts as: roles, the admin, who may use a conversation
 	"internal/llm":              0, // language models that stream and call tools (OpenAI-compatible, Anthropic)
 	"internal/embed":            0, // embedding models, the vectors of beliefs and exchanges, exact cosine, rank fusion (issue 23)
+	"internal/vault/markdown":   0, // Obsidian-style notes: frontmatter, tags, wikilinks; link resolution and rewriting (issue 28)
+	"internal/vault/noteindex":  0, // a vault's notes searched: BM25F over title, headings, tags, properties, body; fuzzy names (issue 28)
 	// 1: the core: the one pipeline, its records, the local servers.
 	"internal/trace": 1, "internal/conversation": 1, "internal/substrate": 1, "internal/vkb": 1,
 	"internal/demo": 1, "internal/pipeline": 1, "internal/tutor": 1, "internal/users": 1,
@@ -36,6 +38,7 @@ var layers = map[string]int{
 	"internal/oauth":      1, // OAuth resource-server mode: JWT access tokens of an identity provider
 	"internal/mcpsession": 1, // MCP sessions kept in the store, so that any replica serves any session
 	"internal/events":     1, // events between replicas: PostgreSQL LISTEN/NOTIFY, NATS, or in process
+	"internal/vault":      1, // the notes vault's agents (seed 000's original, issue 28)
 	// 2: downstream servers.
 	"internal/downstream": 2, "internal/workbench": 2,
 	// 3: what the surfaces share: the MCP surface kit, the HTTP front, the
@@ -55,23 +58,24 @@ var layers = map[string]int{
 
 // sameLayer lists the imports allowed within a layer.
 var sameLayer = map[string][]string{
-	"internal/workbench":      {"internal/downstream"},
-	"internal/jsonrpcmsg":     {"internal/jsondepth"},
-	"internal/relay":          {"internal/mcpwire"},
-	"internal/toolsearch":     {"internal/textsearch"},
-	"internal/vkb":            {"internal/conversation", "internal/substrate"},
-	"internal/demo":           {"internal/substrate"},
-	"internal/tutor/transfer": {"internal/tutor/catalog"},
-	"internal/tension":        {"internal/textsearch"},
-	"internal/embed":          {"internal/store"},            // vectors are kept in the store (table embeddings)
-	"internal/registry":       {"internal/access/principal"}, // a tool call carries its principal
-	"internal/config":         {"internal/access/principal"}, // access rules name roles
-	"internal/users":          {"internal/quota"},
-	"internal/oauth":          {"internal/users"},
-	"internal/tutor":          {"internal/conversation", "internal/quota"},
-	"internal/pipeline":       {"internal/trace"},
-	"internal/mcpsession":     {"internal/pipeline", "internal/events"},
-	"internal/httpapi":        {"internal/streamable"}, // the front hands the MCP routes' requests to their endpoints
+	"internal/workbench":       {"internal/downstream"},
+	"internal/jsonrpcmsg":      {"internal/jsondepth"},
+	"internal/relay":           {"internal/mcpwire"},
+	"internal/toolsearch":      {"internal/textsearch"},
+	"internal/vault/noteindex": {"internal/textsearch"},
+	"internal/vkb":             {"internal/conversation", "internal/substrate"},
+	"internal/demo":            {"internal/substrate"},
+	"internal/tutor/transfer":  {"internal/tutor/catalog"},
+	"internal/tension":         {"internal/textsearch"},
+	"internal/embed":           {"internal/store"},            // vectors are kept in the store (table embeddings)
+	"internal/registry":        {"internal/access/principal"}, // a tool call carries its principal
+	"internal/config":          {"internal/access/principal"}, // access rules name roles
+	"internal/users":           {"internal/quota"},
+	"internal/oauth":           {"internal/users"},
+	"internal/tutor":           {"internal/conversation", "internal/quota"},
+	"internal/pipeline":        {"internal/trace"},
+	"internal/mcpsession":      {"internal/pipeline", "internal/events"},
+	"internal/httpapi":         {"internal/streamable"}, // the front hands the MCP routes' requests to their endpoints
 }
 
 // upward lists imports of a higher layer that are known faults, to remove.

@@ -29,6 +29,9 @@ type Config struct {
 	// Chat configures the WebSocket chat (the Nexus format's chat section:
 	// tool approval); nil: the defaults, no approval asked.
 	Chat *Chat
+	// Vaults are the folders of notes the vault agents serve (the Nexus
+	// format's vaults section), in file order: the first is the default.
+	Vaults []*Vault
 	// Naming is how downstream tools and prompts are named on the
 	// surfaces, for toolboxes that do not say: NamingPrefixed (the
 	// default) or NamingPlain.

@@ -165,7 +165,7 @@ func TestErrors(t *testing.T) {
 
 		// unknown keys, at each level
 		{name: "unknown top-level key", src: "toolboxes: {}\nservers: {}\n",
-			want: []string{`c.yaml:2:1: servers: unknown key "servers" (known keys: $schema, access, chat, embeddings, model, naming, tensions, toolboxes; keys starting with x- are ignored)`}},
+			want: []string{`c.yaml:2:1: servers: unknown key "servers" (known keys: $schema, access, chat, embeddings, model, naming, tensions, toolboxes, vaults; keys starting with x- are ignored)`}},
 		{name: "mcpServers beside toolboxes", src: "toolboxes: {}\nmcpServers: {}\n",
 			want: []string{`c.yaml:2:1: mcpServers: a file with toolboxes lists its servers under each toolbox (toolboxes.NAME.mcpServers), not at the top`}},
 		{name: "unknown desktop top-level key", file: "mcp.json", src: `{"mcpServers": {}, "inputs": []}`,
@@ -188,13 +188,13 @@ func TestErrors(t *testing.T) {
 
 		// shape of the file
 		{name: "empty file", src: "",
-			want: []string{"c.yaml: the file is empty: give toolboxes (the Nexus or MCP Workbench format) or mcpServers (the desktop-client format)"}},
+			want: []string{"c.yaml: the file is empty: give toolboxes or vaults (the Nexus format; toolboxes alone: the MCP Workbench format) or mcpServers (the desktop-client format)"}},
 		{name: "only comments", src: "# nothing\n",
-			want: []string{"c.yaml: the file is empty: give toolboxes (the Nexus or MCP Workbench format) or mcpServers (the desktop-client format)"}},
+			want: []string{"c.yaml: the file is empty: give toolboxes or vaults (the Nexus format; toolboxes alone: the MCP Workbench format) or mcpServers (the desktop-client format)"}},
 		{name: "neither format", src: "toolbox:\n  dev: {}\n",
 			want: []string{
 				`c.yaml:1:1: toolbox: unknown key "toolbox" (did you mean "toolboxes"?)`,
-				"c.yaml:1:1: no toolboxes or mcpServers: give toolboxes (the Nexus or MCP Workbench format) or mcpServers (the desktop-client format)",
+				"c.yaml:1:1: no toolboxes, vaults or mcpServers: give toolboxes or vaults (the Nexus format; toolboxes alone: the MCP Workbench format) or mcpServers (the desktop-client format)",
 			}},
 		{name: "top level a list", file: "c.json", src: `[{"mcpServers": {}}]`,
 			want: []string{"c.json:1:1: must be a mapping with toolboxes or mcpServers, not a list"}},

@@ -15,7 +15,7 @@ import (
 const DefaultToolbox = "default"
 
 var (
-	nexusTopKeys   = []string{"toolboxes", "access", "model", "embeddings", "tensions", "chat", "naming", "$schema"}
+	nexusTopKeys   = []string{"toolboxes", "vaults", "access", "model", "embeddings", "tensions", "chat", "naming", "$schema"}
 	desktopTopKeys = []string{"mcpServers", "naming", "$schema", "globalShortcut", "preferences"}
 	toolboxKeys    = []string{"description", "naming", "mcpServers"}
 	serverKeys     = []string{
@@ -27,7 +27,7 @@ var (
 	}
 )
 
-const formatsHint = "give toolboxes (the Nexus or MCP Workbench format) or mcpServers (the desktop-client format)"
+const formatsHint = "give toolboxes or vaults (the Nexus format; toolboxes alone: the MCP Workbench format) or mcpServers (the desktop-client format)"
 
 // top reads the top level of the file, whose keys tell the format, into cfg;
 // base names the file in the description of a desktop-client toolbox.
@@ -40,21 +40,23 @@ func (l *loader) top(root *yaml.Node, cfg *Config, base string) {
 	if !ok {
 		return
 	}
-	var toolboxes, servers *field
+	var toolboxes, servers, vaults *field
 	for i := range fields {
 		switch fields[i].name {
 		case "toolboxes":
 			toolboxes = &fields[i]
+		case "vaults":
+			vaults = &fields[i]
 		case "mcpServers":
 			servers = &fields[i]
 		}
 	}
 	switch {
-	case toolboxes != nil:
+	case toolboxes != nil || vaults != nil:
 		var access *field
 		for i, f := range fields {
 			switch {
-			case f.name == "toolboxes", f.name == "$schema", strings.HasPrefix(f.name, "x-"):
+			case f.name == "toolboxes", f.name == "vaults", f.name == "$schema", strings.HasPrefix(f.name, "x-"):
 			case f.name == "access":
 				access = &fields[i]
 			case f.name == "model":
@@ -73,7 +75,12 @@ func (l *loader) top(root *yaml.Node, cfg *Config, base string) {
 				l.unknownKey(f, "", nexusTopKeys, "; keys starting with x- are ignored")
 			}
 		}
-		l.toolboxes(*toolboxes, cfg)
+		if toolboxes != nil {
+			l.toolboxes(*toolboxes, cfg)
+		}
+		if vaults != nil {
+			l.vaults(*vaults, cfg)
+		}
 		if access != nil {
 			l.access(*access, cfg)
 		}
@@ -97,7 +104,7 @@ func (l *loader) top(root *yaml.Node, cfg *Config, base string) {
 				l.unknownKey(f, "", []string{"toolboxes", "mcpServers"}, "")
 			}
 		}
-		l.fail(root, "", "no toolboxes or mcpServers: %s", formatsHint)
+		l.fail(root, "", "no toolboxes, vaults or mcpServers: %s", formatsHint)
 	}
 }
 

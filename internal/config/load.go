@@ -33,6 +33,11 @@ func Load(path string) (*Config, error) {
 			}
 		}
 	}
+	for _, v := range cfg.Vaults {
+		if !filepath.IsAbs(v.Path) {
+			v.Path = filepath.Join(dir, v.Path)
+		}
+	}
 	return cfg, nil
 }
 

@@ -14,6 +14,8 @@ import (
 //   - valence (substrate, vkb): {"success": false, "error_code", "error_message"}
 //   - tutor: ADR-012 ErrorResponse {"code", "message", "details", "requestId"}
 //     ([errs.Response], the body REST sends under "error")
+//   - vault (the original Nexus's agents): {"success": false, "error", "code"},
+//     the original's shape, with the code beside its message
 //   - workbench meta-tools and unknown tools: the message as plain text
 func (o *Outcome) Body() (body []byte, isError bool) {
 	if o.Err == nil {
@@ -29,6 +31,8 @@ func (o *Outcome) Body() (body []byte, isError bool) {
 		v = valenceError{Success: false, Code: o.Err.Code, Message: o.Err.Message}
 	case registry.Tutor:
 		v = o.Err.Response(o.RequestID) // no field: not part of the tutor shape
+	case registry.Vault:
+		v = vaultError{Success: false, Message: o.Err.Message, Code: o.Err.Code}
 	default:
 		return []byte(o.Err.Message), true
 	}
@@ -46,7 +50,7 @@ func (o *Outcome) IsJSON() bool {
 		return true
 	}
 	t := o.renderer()
-	return t != nil && (t.Family == registry.Valence || t.Family == registry.Tutor)
+	return t != nil && (t.Family == registry.Valence || t.Family == registry.Tutor || t.Family == registry.Vault)
 }
 
 // renderer is the tool whose family renders the outcome.
@@ -61,4 +65,12 @@ type valenceError struct {
 	Success bool      `json:"success"`
 	Code    errs.Code `json:"error_code"`
 	Message string    `json:"error_message"`
+}
+
+// vaultError is the original Nexus's failure: {success: false, error}, and
+// the code.
+type vaultError struct {
+	Success bool      `json:"success"`
+	Message string    `json:"error"`
+	Code    errs.Code `json:"code"`
 }

@@ -40,6 +40,7 @@ const (
 	Valence   Family = "valence"   // substrate and vkb: {success:false, error_code, error_message}
 	Tutor     Family = "tutor"     // tn_*: ADR-012 ErrorResponse
 	Workbench Family = "workbench" // meta-tools: plain text with the seed's wording
+	Vault     Family = "vault"     // the vault agents (seed 000's original): {success:false, error, code}
 )
 
 // BuiltinToolbox is the toolbox that holds Nexus's own local servers. The
