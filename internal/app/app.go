@@ -268,7 +268,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	notes := vault.NewServer(vaults, log)
+	notes := vault.NewServer(vaults, vault.Options{Store: st, Conversations: conv, Logger: log})
 	if err := notes.Register(reg); err != nil {
 		return nil, err
 	}
@@ -284,6 +284,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		rules = conf.Access
 	}
 	a.Access = access.New(st, rules)
+	notes.UseAccess(a.Access)
 	a.MCPSessions = mcpsession.New(st, streamable.SessionTimeout)
 	a.Pipeline = pipeline.New(pipeline.Options{Registry: reg, Traces: tw, Sessions: conv, Logger: log, Bindings: a.MCPSessions,
 		Tracer: tel.Tracer("github.com/nexus-mcp/nexus/internal/pipeline"), Resolve: a.resolve, Observer: a.Metrics,

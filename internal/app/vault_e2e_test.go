@@ -49,8 +49,8 @@ func copyVault(t *testing.T) string {
 }
 
 // vaultApp is Nexus with the test vault configured (and a read-only copy,
-// "archive").
-func vaultApp(t *testing.T) (*app.App, string) {
+// "archive"), on SQLite or on PostgreSQL with a database URL.
+func vaultApp(t *testing.T, dbURL ...string) (*app.App, string) {
 	t.Helper()
 	dir := copyVault(t)
 	conf := filepath.Join(t.TempDir(), "nexus.yaml")
@@ -58,7 +58,11 @@ func vaultApp(t *testing.T) (*app.App, string) {
 	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a, err := app.Open(context.Background(), app.Config{DataDir: t.TempDir(), ConfigPath: conf})
+	cfg := app.Config{DataDir: t.TempDir(), ConfigPath: conf}
+	if len(dbURL) > 0 {
+		cfg.DBURL = dbURL[0]
+	}
+	a, err := app.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

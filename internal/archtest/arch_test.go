@@ -64,6 +64,7 @@ var sameLayer = map[string][]string{
 	"internal/toolsearch":      {"internal/textsearch"},
 	"internal/vault/noteindex": {"internal/textsearch"},
 	"internal/vkb":             {"internal/conversation", "internal/substrate"},
+	"internal/vault":           {"internal/conversation"}, // memoryManager's sessions are conversations
 	"internal/demo":            {"internal/substrate"},
 	"internal/tutor/transfer":  {"internal/tutor/catalog"},
 	"internal/tension":         {"internal/textsearch"},

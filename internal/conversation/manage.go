@@ -135,3 +135,25 @@ func (s *Store) RewindLastUser(ctx context.Context, workspace, id string) (excha
 	})
 	return exchanges, err
 }
+
+// Describe sets a conversation's project context (what it is about: a
+// memoryManager session's description), "" to clear it.
+func (s *Store) Describe(ctx context.Context, workspace, id, projectContext string) (*Conversation, error) {
+	var out *Conversation
+	err := s.st.Tx(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, s.st.Q(`UPDATE conversations SET project_context = ?, updated_at = ? WHERE id = ? AND workspace = ?`),
+			nullStr(projectContext), store.Micros(s.now()), id, workspace)
+		if err != nil {
+			return fmt.Errorf("describe conversation: %w", err)
+		}
+		if n, _ := r.RowsAffected(); n != 1 {
+			return errs.Missing("session", id)
+		}
+		out, err = s.get(ctx, tx, workspace, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -9,8 +9,10 @@ import (
 	"sync"
 	"unicode/utf16"
 
+	"github.com/nexus-mcp/nexus/internal/conversation"
 	"github.com/nexus-mcp/nexus/internal/errs"
 	"github.com/nexus-mcp/nexus/internal/registry"
+	"github.com/nexus-mcp/nexus/internal/store"
 )
 
 // The agents, as servers of Nexus's own toolbox: each is one tool on the
@@ -20,6 +22,7 @@ const (
 	ContentManager = "contentManager"
 	VaultManager   = "vaultManager"
 	VaultLibrarian = "vaultLibrarian"
+	MemoryManager  = "memoryManager"
 )
 
 //go:embed schemas/*.json
@@ -30,18 +33,33 @@ type Server struct {
 	vaults []*Vault // in the configuration's order: the first is the default
 	libs   map[*Vault]*library
 	log    *slog.Logger
+	// memoryManager's store: its workspaces and states, and its sessions
+	// (conversations); access decides who uses a workspace.
+	st     *store.Store
+	conv   *conversation.Store
+	access Workspaces
 
 	stop context.CancelFunc
 	done sync.WaitGroup
 }
 
+// Options are what a Server needs besides its vaults.
+type Options struct {
+	// Store and Conversations keep memoryManager's workspaces, states and
+	// sessions; without them memoryManager is not served.
+	Store         *store.Store
+	Conversations *conversation.Store
+	Logger        *slog.Logger
+}
+
 // NewServer serves vaults (the first is the one a call that names none
 // uses). Their notes are indexed and watched once [Server.Start] runs.
-func NewServer(vaults []*Vault, log *slog.Logger) *Server {
+func NewServer(vaults []*Vault, o Options) *Server {
+	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{vaults: vaults, libs: map[*Vault]*library{}, log: log}
+	s := &Server{vaults: vaults, libs: map[*Vault]*library{}, log: log, st: o.Store, conv: o.Conversations}
 	for _, v := range vaults {
 		s.libs[v] = newLibrary(v, log)
 	}
@@ -94,8 +112,21 @@ func (s *Server) Register(reg *registry.Registry) error {
 	if err := registry.AddAll(reg, registry.BuiltinToolbox, VaultManager, s.managerModes()...); err != nil {
 		return err
 	}
-	return registry.AddAll(reg, registry.BuiltinToolbox, VaultLibrarian, s.librarianModes()...)
+	if err := registry.AddAll(reg, registry.BuiltinToolbox, VaultLibrarian, s.librarianModes()...); err != nil {
+		return err
+	}
+	if s.st == nil || s.conv == nil {
+		return nil
+	}
+	if err := registry.AddAll(reg, registry.BuiltinToolbox, VaultLibrarian, s.searchMemoryMode()); err != nil {
+		return err
+	}
+	return registry.AddAll(reg, registry.BuiltinToolbox, MemoryManager, s.memoryModes()...)
 }
+
+// UseAccess sets who may use which workspace (memoryManager's workspaces
+// are Nexus workspaces, with their owners and members).
+func (s *Server) UseAccess(a Workspaces) { s.access = a }
 
 // vault is the vault a call names (its "vault" argument), or the first.
 func (s *Server) vault(name string) (*Vault, error) {

@@ -1,11 +1,10 @@
 package noteindex
 
 import (
-	"regexp"
+	"cmp"
 	"slices"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/nexus-mcp/nexus/internal/textsearch"
 )
@@ -37,8 +36,8 @@ type parsed struct {
 // pathFilter is one of Query.Paths: a prefix, or a glob.
 type pathFilter struct {
 	prefix string
-	glob   *regexp.Regexp // nil for a prefix
-	bad    bool           // a glob that does not compile: it matches nothing
+	glob   *glob // nil for a prefix
+	bad    bool  // a glob of too many alternatives: it matches nothing
 }
 
 // hasWords reports whether the query has anything to rank by.
@@ -75,7 +74,9 @@ func parseQuery(q Query) *parsed {
 			pq.props = append(pq.props, prop{key: k, value: strings.ToLower(strings.TrimSpace(v))})
 		}
 	}
-	slices.SortFunc(pq.props, func(a, b prop) int { return strings.Compare(a.key+"\x00"+a.value, b.key+"\x00"+b.value) })
+	slices.SortFunc(pq.props, func(a, b prop) int { // the map's order is random
+		return cmp.Or(strings.Compare(a.key, b.key), strings.Compare(a.value, b.value))
+	})
 	for _, p := range q.Paths {
 		pq.paths = append(pq.paths, newPathFilter(p))
 	}
@@ -181,20 +182,17 @@ func hasProp(props []prop, p prop) bool {
 	return false
 }
 
-// newPathFilter reads a path filter: a glob when it holds one of * ? [ ]
-// { }, else a prefix. A leading "/" or "./" is dropped (paths are
+// newPathFilter reads a path filter: a glob (glob.go) when it holds one
+// of * ? [ ] { }, else a prefix. A leading "/" or "./" is dropped (paths are
 // vault-relative).
 func newPathFilter(p string) pathFilter {
 	p = strings.TrimPrefix(p, "./")
 	p = strings.TrimLeft(p, "/")
-	if !strings.ContainsAny(p, "*?[]{}") {
+	if !hasGlobMeta(p) {
 		return pathFilter{prefix: p}
 	}
-	re, err := globRegexp(p)
-	if err != nil {
-		return pathFilter{bad: true}
-	}
-	return pathFilter{glob: re}
+	g, ok := compileGlob(p)
+	return pathFilter{glob: g, bad: !ok}
 }
 
 func (f *pathFilter) match(path string) bool {
@@ -202,77 +200,9 @@ func (f *pathFilter) match(path string) bool {
 	case f.bad:
 		return false
 	case f.glob != nil:
-		return f.glob.MatchString(path)
+		return f.glob.match(path)
 	}
 	return strings.HasPrefix(path, f.prefix)
-}
-
-// globRegexp translates a glob, anchored on the whole path, into a regular
-// expression: "**" matches anything ("**/" also nothing, so "**/x.md"
-// finds a top-level x.md), "*" anything but '/', "?" one character but
-// '/', "[...]" a class ("[!...]" negated), "{a,b}" either, and "\" makes
-// the next character literal. An unclosed "[" is literal, an unclosed "{"
-// is closed at the end, and an invalid class ("[z-a]") is an error.
-func globRegexp(g string) (*regexp.Regexp, error) {
-	var b strings.Builder
-	b.WriteString(`^`)
-	depth := 0
-	for i := 0; i < len(g); {
-		c := g[i]
-		switch {
-		case c == '*' && i+1 < len(g) && g[i+1] == '*':
-			i += 2
-			if i < len(g) && g[i] == '/' {
-				b.WriteString(`(?:.*/)?`)
-				i++
-			} else {
-				b.WriteString(`.*`)
-			}
-			continue
-		case c == '*':
-			b.WriteString(`[^/]*`)
-		case c == '?':
-			b.WriteString(`[^/]`)
-		case c == '[':
-			if j := classEnd(g, i); j > 0 {
-				class := g[i+1 : j]
-				b.WriteString(`[`)
-				if class[0] == '!' || class[0] == '^' {
-					b.WriteString(`^`)
-					class = class[1:]
-				}
-				b.WriteString(strings.NewReplacer(`\`, `\\`, `[`, `\[`, `]`, `\]`).Replace(class))
-				b.WriteString(`]`)
-				i = j + 1
-				continue
-			}
-			b.WriteString(`\[`)
-		case c == '{':
-			depth++
-			b.WriteString(`(?:`)
-		case c == ',' && depth > 0:
-			b.WriteString(`|`)
-		case c == '}' && depth > 0:
-			depth--
-			b.WriteString(`)`)
-		case c == '\\' && i+1 < len(g):
-			_, size := utf8.DecodeRuneInString(g[i+1:])
-			b.WriteString(regexp.QuoteMeta(g[i+1 : i+1+size]))
-			i += 1 + size
-			continue
-		default:
-			_, size := utf8.DecodeRuneInString(g[i:])
-			b.WriteString(regexp.QuoteMeta(g[i : i+size]))
-			i += size
-			continue
-		}
-		i++
-	}
-	for ; depth > 0; depth-- {
-		b.WriteString(`)`) // unclosed: closed at the end
-	}
-	b.WriteString(`$`)
-	return regexp.Compile(b.String())
 }
 
 // classEnd is the index of the ']' closing the class that opens at g[i]
