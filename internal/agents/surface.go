@@ -46,15 +46,19 @@ func New(p *pipeline.Pipeline, o mcpkit.Options) (*mcp.Server, error) {
 }
 
 // legacyNames routes a call of "agent_<suffix>" (older flows) to "agent".
+// The suffix named a vault (seed 000's agentName_<vaultSuffix>; it may
+// hold underscores): when the mode called takes a "vault" argument and the
+// call gives none, the suffix is passed as that argument.
 func legacyNames(cat *mcpkit.Catalog) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "tools/call" {
 				if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
 					if _, known := cat.Agent(p.Name); !known {
-						if agent, _, ok := mcpkit.SplitName(p.Name); ok {
-							if _, known := cat.Agent(agent); known {
+						if agent, suffix, ok := mcpkit.SplitName(p.Name); ok {
+							if a, known := cat.Agent(agent); known {
 								p.Name = agent
+								p.Arguments = withVault(cat, a, p.Arguments, suffix)
 							}
 						}
 					}
@@ -63,6 +67,37 @@ func legacyNames(cat *mcpkit.Catalog) mcp.Middleware {
 			return next(ctx, method, req)
 		}
 	}
+}
+
+// withVault adds "vault": suffix to args when the mode they call takes a
+// vault and they name none.
+func withVault(cat *mcpkit.Catalog, a mcpkit.Agent, args json.RawMessage, suffix string) json.RawMessage {
+	if suffix == "" {
+		return args
+	}
+	var m map[string]any
+	if json.Unmarshal(args, &m) != nil || m == nil {
+		return args
+	}
+	if _, given := m["vault"]; given {
+		return args
+	}
+	mode, _ := m["mode"].(string)
+	for _, t := range cat.Modes(a) {
+		if t.ID.Tool != mode {
+			continue
+		}
+		var schema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if json.Unmarshal(t.InputSchema, &schema) == nil && schema.Properties["vault"] != nil {
+			m["vault"] = suffix
+			if b, err := json.Marshal(m); err == nil {
+				return b
+			}
+		}
+	}
+	return args
 }
 
 // syncer keeps one tool per agent with modes, following the registry.

@@ -107,7 +107,7 @@ func callJSON(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 // surfaceCallers are the three MCP surfaces' ways to call a mode: flat by
 // the mode's name, agents by the agent's name with mode (and the seed's
 // sessionId and context), bounded by agent_mode after get_tools.
-func surfaceCallers(t *testing.T, a *app.App) map[string]modeCaller {
+func surfaceCallers(t *testing.T, a *app.App) (map[string]modeCaller, *mcp.ClientSession) {
 	flat := connectClient(t, a.Surfaces.Flat)
 	agents := connectClient(t, a.Surfaces.Agents)
 	bounded := connectClient(t, a.Surfaces.Bounded)
@@ -128,7 +128,7 @@ func surfaceCallers(t *testing.T, a *app.App) map[string]modeCaller {
 			}
 			return callJSON(t, bounded, agent+"_"+mode, args)
 		},
-	}
+	}, agents
 }
 
 // TestVaultAgentsOnEverySurface: every non-Obsidian mode of contentManager
@@ -139,7 +139,8 @@ func TestVaultAgentsOnEverySurface(t *testing.T) {
 	for surface := range map[string]bool{"flat": true, "agents": true, "bounded": true} {
 		t.Run(surface, func(t *testing.T) {
 			a, dir := vaultApp(t)
-			call := surfaceCallers(t, a)[surface]
+			callers, agents := surfaceCallers(t, a)
+			call := callers[surface]
 			must := func(agent, mode string, args map[string]any) map[string]any {
 				t.Helper()
 				out, isErr := call(t, agent, mode, args)
@@ -231,6 +232,18 @@ func TestVaultAgentsOnEverySurface(t *testing.T) {
 			refuse("contentManager", "appendContent", map[string]any{"filePath": "Home.md", "content": "x", "vault": "archive"}, "FORBIDDEN", "read-only")
 			if r := must("contentManager", "readContent", map[string]any{"filePath": "Home.md", "vault": "archive"}); !strings.Contains(r["content"].(string), "Welcome") {
 				t.Errorf("reading the read-only vault: %v", r)
+			}
+
+			if surface == "agents" {
+				// Seed 000's legacy agentName_<vaultSuffix>: the suffix names
+				// the vault.
+				out, isErr := callJSON(t, agents, "contentManager_archive", map[string]any{"mode": "appendContent", "sessionId": "s-1", "filePath": "Home.md", "content": "x"})
+				if !isErr || out["code"] != "FORBIDDEN" || !strings.Contains(out["error"].(string), "Vault 'archive' is read-only") {
+					t.Errorf("contentManager_archive appendContent: %v", out)
+				}
+				if out, isErr := callJSON(t, agents, "contentManager_notes", map[string]any{"mode": "readContent", "sessionId": "s-1", "filePath": "Home.md"}); isErr || out["success"] != true {
+					t.Errorf("contentManager_notes readContent: %v", out)
+				}
 			}
 
 			// vaultManager.
