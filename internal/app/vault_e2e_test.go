@@ -246,6 +246,28 @@ func TestVaultAgentsOnEverySurface(t *testing.T) {
 				}
 			}
 
+			// vaultLibrarian.
+			sc := must("vaultLibrarian", "searchContent", map[string]any{"query": "integral calculus", "limit": 3})
+			if hits := sc["results"].([]any); len(hits) == 0 || hits[0].(map[string]any)["filePath"] != "Courses/Math/MATH 101.md" {
+				t.Errorf("searchContent: %v", sc)
+			}
+			if tagged := must("vaultLibrarian", "searchContent", map[string]any{"query": "#course/first-year"})["results"].([]any); len(tagged) != 2 {
+				t.Errorf("searchContent by a nested tag: %v", tagged)
+			}
+			if hits := must("vaultLibrarian", "searchContent", map[string]any{"query": "credits:3 derivatives"})["results"].([]any); len(hits) != 1 || hits[0].(map[string]any)["filePath"] != "Courses/Math/MATH 100.md" {
+				t.Errorf("searchContent with a property: %v", hits)
+			}
+			sd := must("vaultLibrarian", "searchDirectory", map[string]any{"query": "creme", "paths": []any{"/"}})
+			if hits := sd["results"].([]any); len(hits) == 0 || hits[0].(map[string]any)["path"] != "Café notes/Crème brûlée.md" {
+				t.Errorf("searchDirectory: %v", sd)
+			}
+			b := must("vaultLibrarian", "batch", map[string]any{"searches": []any{map[string]any{"query": "transfer"}, map[string]any{"query": "math"}}, "mergeResults": true})
+			if b["merged"].(map[string]any)["totalResults"].(float64) < 3 {
+				t.Errorf("batch: %v", b)
+			}
+			refuse("vaultLibrarian", "searchContent", map[string]any{"query": " "}, "BAD_REQUEST", "Query parameter is required and cannot be empty")
+			refuse("vaultLibrarian", "searchDirectory", map[string]any{"query": "x", "paths": []any{"../.."}}, "BAD_REQUEST", "leaves the vault")
+
 			// vaultManager.
 			list := must("vaultManager", "listDirectory", map[string]any{"path": "/", "depth": 1})
 			if s := list["summary"].(map[string]any); s["fileCount"] != 7.0 || s["folderCount"] != 6.0 {

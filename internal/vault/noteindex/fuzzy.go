@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // The fuzzy matcher's scores (in the manner of fzf's): each letter of the
@@ -57,7 +59,7 @@ func (t *fuzzyTarget) set(s string) {
 			unicode.IsDigit(prev) && unicode.IsLetter(r):
 			b = fuzzyCamel
 		}
-		t.r = append(t.r, unicode.ToLower(r))
+		t.r = append(t.r, fold(r))
 		t.bonus = append(t.bonus, b)
 		prev = r
 	}
@@ -68,6 +70,23 @@ func (t *fuzzyTarget) set(s string) {
 }
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// fold is r in lower case without its accents ("É" is "e"), so that
+// "creme" finds "Crème brûlée": a letter whose canonical decomposition is a
+// base letter and combining marks is its base letter.
+func fold(r rune) rune {
+	if r < utf8.RuneSelf {
+		return unicode.ToLower(r)
+	}
+	d := norm.NFD.String(string(r))
+	base, size := utf8.DecodeRuneInString(d)
+	for _, m := range d[size:] {
+		if !unicode.Is(unicode.Mn, m) {
+			return unicode.ToLower(r)
+		}
+	}
+	return unicode.ToLower(base)
+}
 
 // runesMask is a bit for each of a-z and 0-9 among rs, and one of 28 bits
 // for any other rune: a text lacking a bit of the query's lacks a letter
@@ -100,7 +119,7 @@ func newFuzzyQuery(query string) fuzzyQuery {
 	fq.runes = utf8.RuneCountInString(fq.text)
 	for _, r := range fq.text {
 		if !unicode.IsSpace(r) {
-			fq.q = append(fq.q, unicode.ToLower(r))
+			fq.q = append(fq.q, fold(r))
 		}
 	}
 	fq.mask = runesMask(fq.q)

@@ -175,3 +175,15 @@ func TestConcurrency(t *testing.T) {
 		}
 	}
 }
+
+// TestFuzzyFoldsAccents: a name is found without its accents, in any case.
+func TestFuzzyFoldsAccents(t *testing.T) {
+	for q, s := range map[string]string{"creme brulee": "Crème brûlée", "ECOLE": "école", "zurich": "Zürich"} {
+		if _, ok := Fuzzy(q, s); !ok {
+			t.Errorf("Fuzzy(%q, %q) found nothing", q, s)
+		}
+	}
+	if _, ok := Fuzzy("crème", "Creme"); !ok {
+		t.Error("an accented query does not find the name without accents")
+	}
+}
