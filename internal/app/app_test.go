@@ -34,7 +34,7 @@ func openApp(t *testing.T) *app.App {
 
 // TestToolsDoc keeps docs/tools.md generated from the schemas.
 func TestToolsDoc(t *testing.T) {
-	a := openApp(t)
+	a, _ := vaultApp(t) // with a vault, so that its agents are documented too
 	testtools.Golden(t, filepath.Join("..", "..", "docs", "tools.md"), app.ToolsMarkdown(a.Registry), *update)
 }
 
@@ -42,7 +42,7 @@ func TestToolsDoc(t *testing.T) {
 // first call (registry.Tool.CompileSchema), so a schema of Nexus's own that
 // does not compile is caught here, for every tool the app registers.
 func TestEveryLocalSchemaCompiles(t *testing.T) {
-	a := openApp(t)
+	a, _ := vaultApp(t)
 	tools := a.Registry.List()
 	if len(tools) < 50 {
 		t.Fatalf("%d tools registered", len(tools))

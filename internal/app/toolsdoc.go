@@ -19,6 +19,7 @@ func ToolsMarkdown(reg *registry.Registry) []byte {
 	b.WriteString("# Tools\n\n")
 	b.WriteString("Generated from the tool schemas by `go test ./internal/app -run TestToolsDoc -update`; do not edit by hand.\n\n")
 	b.WriteString("Every tool also accepts the optional `context` (`sessionId`, `workspaceId`) and `workspaceContext` (`workspaceId`) objects of seed 000; the workspace is `workspaceContext.workspaceId`, else `context.workspaceId`, else the session's workspace, else `default`.\n\n")
+	b.WriteString("The vault agents (`nexus/contentManager`, `nexus/vaultManager`, `nexus/vaultLibrarian`, `nexus/memoryManager`) are served when a vault is configured ([vault.md](vault.md)); every one of their modes takes an optional `vault`, the vault's name (default: the first).\n\n")
 	writeTools(&b, reg.Listed(registry.Tools))
 	b.WriteString("# The bounded surface's meta-tools\n\n")
 	b.WriteString("Listed only by the bounded surface (`/mcp/bounded`, `nexus stdio --surface bounded`), instead of the tools above; the tools a bounded session discovers with `get_tools` are listed by that session.\n\n")
