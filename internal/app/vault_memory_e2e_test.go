@@ -68,8 +68,14 @@ func TestMemoryManager(t *testing.T) {
 			if kf := fmt.Sprint(home["workspace"].(map[string]any)["context"].(map[string]any)["keyFiles"]); kf != "[Home.md]" {
 				t.Errorf("key files of the root: %s (Home.md has key: true)", kf)
 			}
+			// A workspace bound to the read-only vault: its calls use that
+			// vault when they name none.
+			arch := must("memoryManager", "createWorkspace", boot, map[string]any{"vault": "archive", "name": "Archive", "rootFolder": "/", "purpose": "Old notes",
+				"currentGoal": "Keep", "workflows": []any{map[string]any{"name": "Look", "when": "rarely", "steps": "Read"}}})["workspaceId"].(string)
+			refuse("contentManager", "appendContent", ctxOf(arch, "s-20261127090002"), map[string]any{"filePath": "Home.md", "content": "x"}, "Vault 'archive' is read-only")
+			must("contentManager", "appendContent", ctxOf(arch, "s-20261127090002"), map[string]any{"filePath": "Home.md", "content": "x", "vault": "notes"})
 			refuse("memoryManager", "createWorkspace", boot, map[string]any{"name": " ", "rootFolder": "x", "purpose": "p", "currentGoal": "g", "workflows": []any{map[string]any{"name": "a", "when": "b", "steps": "c"}}}, "Validation failed: name")
-			if list := must("memoryManager", "listWorkspaces", boot, map[string]any{"sortBy": "name", "order": "asc"})["workspaces"].([]any); len(list) != 2 || list[0].(map[string]any)["name"] != "Calculus" {
+			if list := must("memoryManager", "listWorkspaces", boot, map[string]any{"sortBy": "name", "order": "asc"})["workspaces"].([]any); len(list) != 3 || list[0].(map[string]any)["name"] != "Archive" || list[1].(map[string]any)["name"] != "Calculus" {
 				t.Errorf("listWorkspaces: %v", list)
 			}
 			up := must("memoryManager", "updateWorkspace", boot, map[string]any{"workspaceId": "calculus", "fieldPath": "context.currentGoal", "newValue": "Finish MATH 101"})

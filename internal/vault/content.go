@@ -41,8 +41,8 @@ type note struct {
 }
 
 // open resolves n to its vault and clean path.
-func (s *Server) open(n file) (*Vault, string, error) {
-	v, err := s.vault(n.Vault)
+func (s *Server) open(ctx context.Context, c *registry.Call, n file) (*Vault, string, error) {
+	v, err := s.vaultFor(ctx, c, n.Vault)
 	if err != nil {
 		return nil, "", err
 	}
@@ -88,8 +88,8 @@ type noteLinks struct {
 // saving what matters of it to memory (the original's "save").
 const saveAbove = 7000
 
-func (s *Server) readContent(ctx context.Context, _ *registry.Call, in readIn) (result, error) {
-	v, p, err := s.open(in.file)
+func (s *Server) readContent(ctx context.Context, c *registry.Call, in readIn) (result, error) {
+	v, p, err := s.open(ctx, c, in.file)
 	if err != nil {
 		return result{}, prefixed("Error reading content", err)
 	}
@@ -140,8 +140,8 @@ type addIn struct {
 	Content string `json:"content"`
 }
 
-func (s *Server) createContent(_ context.Context, _ *registry.Call, in createIn) (result, error) {
-	v, p, err := s.open(in.file)
+func (s *Server) createContent(ctx context.Context, c *registry.Call, in createIn) (result, error) {
+	v, p, err := s.open(ctx, c, in.file)
 	if err != nil {
 		return result{}, prefixed("Error creating file", err)
 	}
@@ -156,8 +156,8 @@ func (s *Server) createContent(_ context.Context, _ *registry.Call, in createIn)
 
 // edit runs an edit of the note n names, under the original's error
 // prefix.
-func (s *Server) edit(n note, prefix string, e Edit) (before, after File, err error) {
-	v, p, err := s.open(n.file)
+func (s *Server) edit(ctx context.Context, c *registry.Call, n note, prefix string, e Edit) (before, after File, err error) {
+	v, p, err := s.open(ctx, c, n.file)
 	if err != nil {
 		return File{}, File{}, prefixed(prefix, err)
 	}
@@ -169,8 +169,8 @@ func (s *Server) edit(n note, prefix string, e Edit) (before, after File, err er
 	return before, after, nil
 }
 
-func (s *Server) appendContent(_ context.Context, _ *registry.Call, in addIn) (result, error) {
-	_, after, err := s.edit(in.note, "Error appending content", func(old []byte) ([]byte, error) {
+func (s *Server) appendContent(ctx context.Context, c *registry.Call, in addIn) (result, error) {
+	_, after, err := s.edit(ctx, c, in.note, "Error appending content", func(old []byte) ([]byte, error) {
 		return append(old, in.Content...), nil
 	})
 	if err != nil {
@@ -179,8 +179,8 @@ func (s *Server) appendContent(_ context.Context, _ *registry.Call, in addIn) (r
 	return ok(map[string]any{"filePath": after.Path, "appendedLength": utf16Len(in.Content), "totalLength": utf16Len(string(after.Content)), "hash": after.Hash}), nil
 }
 
-func (s *Server) prependContent(_ context.Context, _ *registry.Call, in addIn) (result, error) {
-	_, after, err := s.edit(in.note, "Error prepending content", func(old []byte) ([]byte, error) {
+func (s *Server) prependContent(ctx context.Context, c *registry.Call, in addIn) (result, error) {
+	_, after, err := s.edit(ctx, c, in.note, "Error prepending content", func(old []byte) ([]byte, error) {
 		at := frontmatterEnd(old)
 		out := make([]byte, 0, len(old)+len(in.Content))
 		out = append(append(append(out, old[:at]...), in.Content...), old[at:]...)
@@ -252,9 +252,9 @@ func threshold(t *float64) float64 {
 	return *t
 }
 
-func (s *Server) replaceContent(_ context.Context, _ *registry.Call, in replaceIn) (result, error) {
+func (s *Server) replaceContent(ctx context.Context, c *registry.Call, in replaceIn) (result, error) {
 	var n int
-	_, after, err := s.edit(in.note, "Error replacing content", func(old []byte) ([]byte, error) {
+	_, after, err := s.edit(ctx, c, in.note, "Error replacing content", func(old []byte) ([]byte, error) {
 		out, k, err := replaceText(string(old), in.OldContent, in.NewContent, threshold(in.SimilarityThreshold))
 		if err != nil {
 			return nil, err
@@ -271,9 +271,9 @@ func (s *Server) replaceContent(_ context.Context, _ *registry.Call, in replaceI
 	return ok(map[string]any{"filePath": after.Path, "replacements": n, "hash": after.Hash}), nil
 }
 
-func (s *Server) deleteContent(_ context.Context, _ *registry.Call, in deleteIn) (result, error) {
+func (s *Server) deleteContent(ctx context.Context, c *registry.Call, in deleteIn) (result, error) {
 	var n int
-	_, after, err := s.edit(in.note, "Error deleting content", func(old []byte) ([]byte, error) {
+	_, after, err := s.edit(ctx, c, in.note, "Error deleting content", func(old []byte) ([]byte, error) {
 		out, k, err := replaceText(string(old), in.Content, "", threshold(in.SimilarityThreshold))
 		if err != nil {
 			return nil, err
@@ -297,9 +297,9 @@ type byLineIn struct {
 	NewContent string `json:"newContent"`
 }
 
-func (s *Server) replaceByLine(_ context.Context, _ *registry.Call, in byLineIn) (result, error) {
+func (s *Server) replaceByLine(ctx context.Context, c *registry.Call, in byLineIn) (result, error) {
 	var n int
-	_, after, err := s.edit(in.note, "Error replacing lines", func(old []byte) ([]byte, error) {
+	_, after, err := s.edit(ctx, c, in.note, "Error replacing lines", func(old []byte) ([]byte, error) {
 		lines := strings.Split(string(old), "\n")
 		if in.StartLine > len(lines) {
 			return nil, errs.E(errs.BadRequest, "Start line %d is beyond the end of the file (%d lines)", in.StartLine, len(lines))
@@ -350,9 +350,9 @@ func findReplace(text string, in findReplaceIn) (string, int) {
 	return out, n
 }
 
-func (s *Server) findReplaceContent(_ context.Context, _ *registry.Call, in findReplaceIn) (result, error) {
+func (s *Server) findReplaceContent(ctx context.Context, c *registry.Call, in findReplaceIn) (result, error) {
 	var n int
-	v, p, err := s.open(in.file)
+	v, p, err := s.open(ctx, c, in.file)
 	if err != nil {
 		return result{}, prefixed("Error in find and replace", err)
 	}
@@ -368,7 +368,7 @@ func (s *Server) findReplaceContent(_ context.Context, _ *registry.Call, in find
 		// Written only when something matched: no match leaves the file
 		// untouched (and its time).
 		in.ExpectedHash = f.Hash
-		_, after, err := s.edit(in.note, "Error in find and replace", func(old []byte) ([]byte, error) {
+		_, after, err := s.edit(ctx, c, in.note, "Error in find and replace", func(old []byte) ([]byte, error) {
 			out, _ := findReplace(string(old), in)
 			return []byte(out), nil
 		})

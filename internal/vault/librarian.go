@@ -83,12 +83,12 @@ func cleanPaths(paths []string) []string {
 	return out
 }
 
-func (s *Server) searchContent(ctx context.Context, _ *registry.Call, in searchContentIn) (result, error) {
+func (s *Server) searchContent(ctx context.Context, c *registry.Call, in searchContentIn) (result, error) {
 	q := strings.TrimSpace(in.Query)
 	if q == "" && len(in.Tags) == 0 && len(in.Properties) == 0 {
 		return result{}, errs.E(errs.BadRequest, "Query parameter is required and cannot be empty")
 	}
-	v, err := s.vault(in.Vault)
+	v, err := s.vaultFor(ctx, c, in.Vault)
 	if err != nil {
 		return result{}, err
 	}
@@ -170,11 +170,11 @@ type dirHit struct {
 // (relative to the folder and again as an absolute depth), which dropped
 // nearly everything under a folder; here depth counts levels below each
 // searched folder (1: its children), as documented.
-func (s *Server) searchDirectory(ctx context.Context, _ *registry.Call, in searchDirectoryIn) (result, error) {
+func (s *Server) searchDirectory(ctx context.Context, c *registry.Call, in searchDirectoryIn) (result, error) {
 	if len(in.Paths) == 0 {
 		return result{}, errs.E(errs.BadRequest, "Paths parameter is required and cannot be empty")
 	}
-	v, err := s.vault(in.Vault)
+	v, err := s.vaultFor(ctx, c, in.Vault)
 	if err != nil {
 		return result{}, err
 	}
@@ -375,7 +375,7 @@ func (s *Server) batchSearch(ctx context.Context, c *registry.Call, in batchSear
 	if len(in.Searches) > max {
 		return result{}, errs.E(errs.BadRequest, "Too many searches requested. Maximum allowed: %d", max)
 	}
-	v, err := s.vault(in.Vault)
+	v, err := s.vaultFor(ctx, c, in.Vault)
 	if err != nil {
 		return result{}, err
 	}

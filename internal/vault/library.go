@@ -322,6 +322,17 @@ func (l *library) run(ctx context.Context) error {
 			if hidden(rel) || strings.HasSuffix(rel, ".tmp") {
 				continue
 			}
+			if ev.Has(fsnotify.Rename) || ev.Has(fsnotify.Remove) {
+				// A folder moved away keeps its watches under its old
+				// name (the system follows the folder, not its path):
+				// drop them; its new name is watched afresh when it
+				// appears.
+				for _, watched := range w.WatchList() {
+					if watched == ev.Name || strings.HasPrefix(watched, ev.Name+string(filepath.Separator)) {
+						w.Remove(watched)
+					}
+				}
+			}
 			if ev.Has(fsnotify.Create) {
 				if st, err := l.v.root.Lstat(rel); err == nil && st.IsDir() {
 					addDirs(rel)

@@ -69,6 +69,8 @@ func TestExternalEditsAreSearchable(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "a folder moved", func() bool { return slices.Equal(searchPaths(t, s, "quasar"), []string{"moved/deeper/c.md"}) })
+	write("moved/deeper/e.md", "pulsar written in the moved folder")
+	eventually(t, "a note written in the moved folder", func() bool { return slices.Equal(searchPaths(t, s, "pulsar"), []string{"moved/deeper/e.md"}) })
 	if err := os.Remove(filepath.Join(v.Dir, "b.md")); err != nil {
 		t.Fatal(err)
 	}

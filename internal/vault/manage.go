@@ -34,8 +34,8 @@ type place struct {
 	Path  string `json:"path"`
 }
 
-func (s *Server) at(p place, root bool) (*Vault, string, error) {
-	v, err := s.vault(p.Vault)
+func (s *Server) at(ctx context.Context, c *registry.Call, p place, root bool) (*Vault, string, error) {
+	v, err := s.vaultFor(ctx, c, p.Vault)
 	if err != nil {
 		return nil, "", err
 	}
@@ -95,8 +95,8 @@ func nameFilter(f string) func(string) bool {
 	return re.MatchString
 }
 
-func (s *Server) listDirectory(_ context.Context, _ *registry.Call, in listIn) (result, error) {
-	v, dir, err := s.at(in.place, true)
+func (s *Server) listDirectory(ctx context.Context, c *registry.Call, in listIn) (result, error) {
+	v, dir, err := s.at(ctx, c, in.place, true)
 	if err != nil {
 		return result{}, prefixed("Failed to list directory contents", err)
 	}
@@ -206,8 +206,8 @@ func (v *Vault) walk(dir string, depth int, fn func(p string, d fs.DirEntry)) er
 	})
 }
 
-func (s *Server) createFolder(_ context.Context, _ *registry.Call, in place) (result, error) {
-	v, p, err := s.at(in, false)
+func (s *Server) createFolder(ctx context.Context, c *registry.Call, in place) (result, error) {
+	v, p, err := s.at(ctx, c, in, false)
 	if err != nil {
 		return result{}, prefixed("Failed to create folder", err)
 	}
@@ -223,8 +223,8 @@ type deleteFolderIn struct {
 	Recursive bool `json:"recursive"`
 }
 
-func (s *Server) deleteFolder(_ context.Context, _ *registry.Call, in deleteFolderIn) (result, error) {
-	v, p, err := s.at(in.place, false)
+func (s *Server) deleteFolder(ctx context.Context, c *registry.Call, in deleteFolderIn) (result, error) {
+	v, p, err := s.at(ctx, c, in.place, false)
 	if err != nil {
 		return result{}, prefixed("Failed to delete folder", err)
 	}
@@ -249,8 +249,8 @@ func (s *Server) deleteFolder(_ context.Context, _ *registry.Call, in deleteFold
 	return ok(map[string]any{"path": p, "trashedTo": to}), nil
 }
 
-func (s *Server) deleteNote(_ context.Context, _ *registry.Call, in place) (result, error) {
-	v, p, err := s.at(in, false)
+func (s *Server) deleteNote(ctx context.Context, c *registry.Call, in place) (result, error) {
+	v, p, err := s.at(ctx, c, in, false)
 	if err != nil {
 		return result{}, prefixed("Failed to delete note", err)
 	}

@@ -159,12 +159,12 @@ func (v *Vault) planMove(from, to string, folder bool) (p plan, links int, err e
 	return p, links, nil
 }
 
-func (s *Server) moveNote(_ context.Context, _ *registry.Call, in moveIn) (result, error) {
-	return s.move(in, false, "Failed to move note")
+func (s *Server) moveNote(ctx context.Context, c *registry.Call, in moveIn) (result, error) {
+	return s.move(ctx, c, in, false, "Failed to move note")
 }
 
-func (s *Server) moveFolder(_ context.Context, _ *registry.Call, in moveIn) (result, error) {
-	return s.move(in, true, "Failed to move folder")
+func (s *Server) moveFolder(ctx context.Context, c *registry.Call, in moveIn) (result, error) {
+	return s.move(ctx, c, in, true, "Failed to move folder")
 }
 
 // renameIn is editFolder's input: a rename never replaces a folder.
@@ -173,12 +173,12 @@ type renameIn struct {
 	NewPath string `json:"newPath"`
 }
 
-func (s *Server) editFolder(_ context.Context, _ *registry.Call, in renameIn) (result, error) {
-	return s.move(moveIn{place: in.place, NewPath: in.NewPath}, true, "Failed to rename folder")
+func (s *Server) editFolder(ctx context.Context, c *registry.Call, in renameIn) (result, error) {
+	return s.move(ctx, c, moveIn{place: in.place, NewPath: in.NewPath}, true, "Failed to rename folder")
 }
 
-func (s *Server) move(in moveIn, folder bool, prefix string) (result, error) {
-	v, from, err := s.at(in.place, false)
+func (s *Server) move(ctx context.Context, c *registry.Call, in moveIn, folder bool, prefix string) (result, error) {
+	v, from, err := s.at(ctx, c, in.place, false)
 	if err != nil {
 		return result{}, prefixed(prefix, err)
 	}
@@ -216,9 +216,9 @@ type duplicateIn struct {
 	AutoIncrement bool   `json:"autoIncrement"`
 }
 
-func (s *Server) duplicateNote(_ context.Context, _ *registry.Call, in duplicateIn) (result, error) {
+func (s *Server) duplicateNote(ctx context.Context, c *registry.Call, in duplicateIn) (result, error) {
 	const prefix = "Failed to duplicate note"
-	v, src, err := s.at(place{Vault: in.Vault, Path: in.SourcePath}, false)
+	v, src, err := s.at(ctx, c, place{Vault: in.Vault, Path: in.SourcePath}, false)
 	if err != nil {
 		return result{}, prefixed(prefix, err)
 	}

@@ -38,6 +38,9 @@ type Server struct {
 	st     *store.Store
 	conv   *conversation.Store
 	access Workspaces
+	// bound caches each workspace's vault ("" for none): a workspace's
+	// vault never changes once it is created.
+	bound sync.Map
 
 	stop context.CancelFunc
 	done sync.WaitGroup
@@ -127,6 +130,27 @@ func (s *Server) Register(reg *registry.Registry) error {
 // UseAccess sets who may use which workspace (memoryManager's workspaces
 // are Nexus workspaces, with their owners and members).
 func (s *Server) UseAccess(a Workspaces) { s.access = a }
+
+// vaultFor is the vault a call names (its "vault" argument); without one,
+// the vault of the call's workspace when it is a memoryManager workspace
+// bound to a vault, else the first.
+func (s *Server) vaultFor(ctx context.Context, c *registry.Call, name string) (*Vault, error) {
+	if name != "" || c == nil || s.st == nil || c.Workspace == "" {
+		return s.vault(name)
+	}
+	if bound, ok := s.bound.Load(c.Workspace); ok {
+		return s.vault(bound.(string))
+	}
+	bound := ""
+	if w, err := s.loadWorkspaceRow(ctx, s.st.DB(), c.Workspace); err == nil && w != nil {
+		bound = w.Vault
+	}
+	if v, err := s.vault(bound); err == nil {
+		s.bound.Store(c.Workspace, bound)
+		return v, nil
+	}
+	return s.vault("") // a workspace bound to a vault no longer configured
+}
 
 // vault is the vault a call names (its "vault" argument), or the first.
 func (s *Server) vault(name string) (*Vault, error) {

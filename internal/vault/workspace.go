@@ -247,7 +247,7 @@ func (s *Server) createWorkspace(ctx context.Context, c *registry.Call, in creat
 		slices.Sort(bad)
 		return result{}, errs.E(errs.BadRequest, "Validation failed: %s", strings.Join(bad, ", "))
 	}
-	v, err := s.vault(in.Vault)
+	v, err := s.vaultFor(ctx, c, in.Vault)
 	if err != nil {
 		return result{}, err
 	}
@@ -255,7 +255,7 @@ func (s *Server) createWorkspace(ctx context.Context, c *registry.Call, in creat
 	if err != nil {
 		return result{}, errs.E(errs.BadRequest, "%v", err)
 	}
-	if st, err := v.Stat(root); err != nil || !st.IsDir() {
+	if st, err := v.Stat(cmpOrStr(root, ".")); err != nil || !st.IsDir() {
 		if _, err := v.Mkdir(root); err != nil {
 			return result{}, prefixed("Failed to create the workspace's root folder", err)
 		}
