@@ -1,11 +1,14 @@
 package app_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-mcp/nexus/internal/store/storetest"
 )
@@ -16,24 +19,37 @@ import (
 // root folder in the vault, sessions are conversations (the vkb sees the
 // same record), states are snapshots of a session.
 func TestMemoryManager(t *testing.T) {
-	for _, dialect := range []string{"sqlite", "postgres"} {
-		t.Run(dialect, func(t *testing.T) {
+	for _, run := range []struct{ dialect, surface string }{{"sqlite", "agents"}, {"postgres", "agents"}, {"sqlite", "flat"}, {"postgres", "bounded"}} {
+		t.Run(run.dialect+"/"+run.surface, func(t *testing.T) {
 			var urls []string
-			if dialect == "postgres" {
+			if run.dialect == "postgres" {
 				urls = append(urls, storetest.PostgresURL(t))
 			}
 			a, dir := vaultApp(t, urls...)
 			agents := connectClient(t, a.Surfaces.Agents)
 			flat := connectClient(t, a.Surfaces.Flat)
+			bounded := connectClient(t, a.Surfaces.Bounded)
 			ctxOf := func(ws, session string) map[string]any {
 				return map[string]any{"sessionId": session, "workspaceId": ws}
 			}
+			// call calls a mode on the surface under test, with the seed's
+			// context block (every surface takes it).
 			call := func(agent, mode string, ctx map[string]any, args map[string]any) (map[string]any, bool) {
 				t.Helper()
-				full := map[string]any{"mode": mode, "sessionId": ctx["sessionId"], "context": ctx}
+				full := map[string]any{"context": ctx}
 				for k, v := range args {
 					full[k] = v
 				}
+				switch run.surface {
+				case "flat":
+					return callJSON(t, flat, mode, full)
+				case "bounded":
+					if _, err := bounded.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_tools", Arguments: map[string]any{"tools": []string{agent + "_" + mode}}}); err != nil {
+						t.Fatal(err)
+					}
+					return callJSON(t, bounded, agent+"_"+mode, full)
+				}
+				full["mode"], full["sessionId"] = mode, ctx["sessionId"]
 				return callJSON(t, agents, agent, full)
 			}
 			must := func(agent, mode string, ctx map[string]any, args map[string]any) map[string]any {
