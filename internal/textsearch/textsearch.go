@@ -227,14 +227,17 @@ func (m *matcher) count(text string, tf map[string]int, buf []byte) (int, []byte
 // splits it, without allocating a string per token: the slice is reused
 // after fn returns. buf is scratch space, returned for reuse.
 func eachToken(text string, buf []byte, fn func(tok []byte)) []byte {
+	return EachToken(text, buf, func(tok []byte, _, _ int) { fn(tok) })
+}
+
+// EachToken calls fn with each token of text and its byte offsets in text:
+// the lower-cased runs of letters and digits that [Tokens] splits text
+// into, without a string per token (tok is reused after fn returns). buf is
+// scratch space, returned for reuse.
+func EachToken(text string, buf []byte, fn func(tok []byte, start, end int)) []byte {
 	buf = buf[:0]
-	flush := func() {
-		if len(buf) > 0 {
-			fn(buf)
-			buf = buf[:0]
-		}
-	}
-	for _, r := range text {
+	start := -1
+	for i, r := range text {
 		switch {
 		case r < utf8.RuneSelf && ('a' <= r && r <= 'z' || '0' <= r && r <= '9'):
 			buf = append(buf, byte(r))
@@ -243,10 +246,20 @@ func eachToken(text string, buf []byte, fn func(tok []byte)) []byte {
 		case r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)):
 			buf = utf8.AppendRune(buf, unicode.ToLower(r))
 		default:
-			flush()
+			if start >= 0 {
+				fn(buf, start, i)
+				buf = buf[:0]
+				start = -1
+			}
+			continue
+		}
+		if start < 0 {
+			start = i
 		}
 	}
-	flush()
+	if start >= 0 {
+		fn(buf, start, len(text))
+	}
 	return buf
 }
 

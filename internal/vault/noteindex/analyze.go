@@ -65,37 +65,9 @@ func hashString(s string) uint32 {
 	return h
 }
 
-// eachToken calls fn with each token of text and its byte offsets in text:
-// the lower-cased runs of letters and digits that textsearch.Tokens splits
-// text into, without a string per token (tok is reused after fn returns).
-// buf is scratch space, returned for reuse.
+// eachToken is textsearch.EachToken: one tokenizer for the project.
 func eachToken(text string, buf []byte, fn func(tok []byte, start, end int)) []byte {
-	buf = buf[:0]
-	start := -1
-	for i, r := range text {
-		switch {
-		case r < utf8.RuneSelf && ('a' <= r && r <= 'z' || '0' <= r && r <= '9'):
-			buf = append(buf, byte(r))
-		case r < utf8.RuneSelf && 'A' <= r && r <= 'Z':
-			buf = append(buf, byte(r+'a'-'A'))
-		case r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)):
-			buf = utf8.AppendRune(buf, unicode.ToLower(r))
-		default:
-			if start >= 0 {
-				fn(buf, start, i)
-				buf = buf[:0]
-				start = -1
-			}
-			continue
-		}
-		if start < 0 {
-			start = i
-		}
-	}
-	if start >= 0 {
-		fn(buf, start, len(text))
-	}
-	return buf
+	return textsearch.EachToken(text, buf, fn)
 }
 
 // titleWords splits a title into lower-cased words: at anything but a
