@@ -26,7 +26,7 @@ import (
 
 // placeholders name the value of a flag in help texts.
 var placeholders = map[string]string{
-	"addr": "HOST:PORT", "allow-hosts": "HOSTS", "allow-origins": "ORIGINS", "config": "FILE",
+	"addr": "HOST:PORT", "allow-hosts": "HOSTS", "allow-origins": "ORIGINS", "config": "FILE", "vault": "DIR",
 	"data-dir": "DIR", "db": "URL|PATH", "log-level": "LEVEL", "surface": "NAME", "args": "JSON", "as": "USER", "user": "NAME",
 	"oauth-issuer": "URL", "oauth-audience": "URL", "oauth-jwks-url": "URL", "oauth-user-claim": "CLAIM", "oauth-role-claim": "CLAIM",
 	"oauth-admin-values": "VALUES", "oauth-tier-claim": "CLAIM", "oauth-tiers": "TIER=VALUE,...",

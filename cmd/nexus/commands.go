@@ -55,6 +55,8 @@ type common struct {
 	// NEXUS_EVENTS for every command (the commands that change users,
 	// tokens, workspaces or keys tell the replicas over it).
 	events string
+	// vault is a folder of notes served besides the configuration's.
+	vault string
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -64,6 +66,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.logLevel, "log-level", os.Getenv("NEXUS_LOG_LEVEL"), "log level: debug, info, warn or error (env NEXUS_LOG_LEVEL; default info for serve and stdio, warn for the other commands)")
 	fs.BoolVar(&c.noDemo, "no-demo", false, "do not load the demo knowledge base into a new database")
 	fs.StringVar(&c.config, "config", os.Getenv("NEXUS_CONFIG"), "configuration file of toolboxes of downstream MCP servers: Nexus YAML, MCP Workbench or desktop-client (mcpServers) format (env NEXUS_CONFIG)")
+	fs.StringVar(&c.vault, "vault", os.Getenv("NEXUS_VAULT"), "a folder of Markdown notes to serve with the vault agents, named after the folder, besides the configuration's vaults (env NEXUS_VAULT; docs/vault.md)")
 }
 
 // openAdmin opens the app for an administrative command (users, tokens,
@@ -73,7 +76,7 @@ func (c *common) openAdmin(ctx context.Context, stderr io.Writer) (*app.App, err
 	if err := checkDB(c.db); err != nil {
 		return nil, err
 	}
-	c.noDemo, c.config = true, ""
+	c.noDemo, c.config, c.vault = true, "", ""
 	a, _, err := c.open(ctx, stderr)
 	return a, err
 }
@@ -114,7 +117,7 @@ func (c *common) open(ctx context.Context, stderr io.Writer) (*app.App, *slog.Lo
 		}
 	}
 	a, err := app.Open(ctx, app.Config{DataDir: c.dataDir, DBURL: c.db, ConfigPath: c.config, Demo: !c.noDemo, Transport: c.transport, Logger: log,
-		Model: model, Events: c.events, Embeddings: emb})
+		Model: model, Events: c.events, Embeddings: emb, Vault: c.vault})
 	if err == nil && model != nil {
 		log.Info("language model", "model", model.Name())
 	}

@@ -64,8 +64,8 @@ Usage:
   nexus version
 
 Common flags:
-  --config FILE          toolboxes of downstream MCP servers: Nexus YAML, MCP Workbench
-                         or desktop-client (mcpServers) format; env NEXUS_CONFIG;
+  --config FILE          toolboxes of downstream MCP servers and vaults: Nexus YAML, MCP
+                         Workbench or desktop-client (mcpServers) format; env NEXUS_CONFIG;
                          serve and stdio read it again on SIGHUP (and tell the replicas)
   --data-dir DIR         where the SQLite database nexus.db lives (default: the user's
                          data directory, e.g. ~/.local/share/nexus); env NEXUS_DATA_DIR
@@ -75,6 +75,9 @@ Common flags:
   --log-level LEVEL      debug, info, warn or error (default info for serve and stdio,
                          warn for the other commands); env NEXUS_LOG_LEVEL
   --no-demo              do not load the demo knowledge base into a new database
+  --vault DIR            a folder of Markdown notes served by the vault agents, named
+                         after the folder, besides the configuration's vaults
+                         (docs/vault.md); env NEXUS_VAULT
 
 serve:
   --addr HOST:PORT       listen address (default 127.0.0.1:7777); env NEXUS_ADDR

@@ -88,8 +88,15 @@ func TestVaultEndToEnd(t *testing.T) {
 		t.Errorf("the note after the race: %q", got)
 	}
 
+	// nexus call --vault: a folder served without a configuration file.
+	out, stderr, code3 := runNexus(t, "", "call", "--vault", notes, "--data-dir", t.TempDir(), "readContent", `{"filePath": "Plan.md"}`)
+	if code3 != 0 || !strings.Contains(out, "Start.") {
+		t.Errorf("nexus call --vault readContent: %d %s %s", code3, out, stderr)
+	}
+
 	// nexus call, against the same configuration (its own process).
-	out, stderr, code2 := runNexus(t, "", "call", "--config", conf, "--data-dir", t.TempDir(), "searchContent", `{"query": "plan"}`)
+	var code2 int
+	out, stderr, code2 = runNexus(t, "", "call", "--config", conf, "--data-dir", t.TempDir(), "searchContent", `{"query": "plan"}`)
 	if code2 != 0 || !strings.Contains(out, "Plan.md") {
 		t.Errorf("nexus call searchContent: %d %s %s", code2, out, stderr)
 	}

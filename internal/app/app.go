@@ -60,6 +60,9 @@ type Config struct {
 	// ConfigPath names a configuration file of toolboxes (Nexus, Workbench
 	// or desktop-client format); empty means no downstream servers.
 	ConfigPath string
+	// Vault is a folder of notes served by the vault agents besides the
+	// configuration's vaults (nexus --vault), named after the folder.
+	Vault string
 	// Demo loads the demo knowledge base into a newly created database.
 	Demo bool
 	// Transport names the MCP transport the surfaces serve ("http",
@@ -264,7 +267,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err := tut.Register(reg); err != nil {
 		return nil, err
 	}
-	vaults, err := openVaults(conf, &c)
+	vaults, err := openVaults(conf, cfg.Vault, &c)
 	if err != nil {
 		return nil, err
 	}
