@@ -44,8 +44,11 @@ func (v *Vault) Move(from, to string, folder, overwrite bool) (moved, error) {
 	if err := v.writable(); err != nil {
 		return moved{}, err
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
+	unlock, err := v.exclusive()
+	if err != nil {
+		return moved{}, err
+	}
+	defer unlock()
 	st, err := v.root.Lstat(from)
 	if err != nil {
 		return moved{}, v.fsError(from, err)

@@ -41,9 +41,10 @@ type Vault struct {
 	// ReadOnly refuses every write.
 	ReadOnly bool
 	root     *os.Root
-	// mu serialises the writes of this process, so that an edit's
-	// check of the note's hash and its rename are one step for every other
-	// edit made through Nexus.
+	// mu serialises the writes of this process, and the lock file
+	// (lock_unix.go) those of every process writing the vault, so that an
+	// edit's check of the note's hash and its rename are one step for
+	// every other edit made through Nexus, on any replica of this machine.
 	mu  sync.Mutex
 	now func() time.Time
 	// crash, in tests, is called after each step of a change of several
@@ -67,7 +68,16 @@ func Open(name, dir string, readOnly bool) (*Vault, error) {
 	}
 	v := &Vault{Name: name, Dir: dir, ReadOnly: readOnly, root: root, now: time.Now}
 	if !readOnly {
-		if err := v.recover(); err != nil {
+		// Under the lock: another process's move in progress is finished
+		// (and its journal gone) before this one looks for a journal.
+		unlock, err := v.exclusive()
+		if err != nil {
+			root.Close()
+			return nil, fmt.Errorf("vault %q: %w", name, err)
+		}
+		err = v.recover()
+		unlock()
+		if err != nil {
 			root.Close()
 			return nil, fmt.Errorf("vault %q: recovering an interrupted move: %w", name, err)
 		}
@@ -133,8 +143,11 @@ func (v *Vault) Create(p string, content []byte) (File, error) {
 	if err := v.writable(); err != nil {
 		return File{}, err
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
+	unlock, err := v.exclusive()
+	if err != nil {
+		return File{}, err
+	}
+	defer unlock()
 	if err := v.mkdirs(path.Dir(p)); err != nil {
 		return File{}, err
 	}
@@ -155,6 +168,21 @@ func (v *Vault) Create(p string, content []byte) (File, error) {
 	return v.Read(p)
 }
 
+// exclusive takes the vault's write lock: this process's (mu), then every
+// process's (lock). It returns the release of both.
+func (v *Vault) exclusive() (func(), error) {
+	v.mu.Lock()
+	unlock, err := v.lock()
+	if err != nil {
+		v.mu.Unlock()
+		return nil, err
+	}
+	return func() {
+		unlock()
+		v.mu.Unlock()
+	}, nil
+}
+
 // Edit is a change to a note's content: given the content it is made
 // against, the new content.
 type Edit func(old []byte) ([]byte, error)
@@ -168,8 +196,11 @@ func (v *Vault) Update(p, expected string, edit Edit) (before, after File, err e
 	if err := v.writable(); err != nil {
 		return File{}, File{}, err
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
+	unlock, err := v.exclusive()
+	if err != nil {
+		return File{}, File{}, err
+	}
+	defer unlock()
 	before, err = v.Read(p)
 	if err != nil {
 		return File{}, File{}, err
@@ -288,8 +319,11 @@ func (v *Vault) Trash(p string) (string, error) {
 	if err := v.writable(); err != nil {
 		return "", err
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
+	unlock, err := v.exclusive()
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	return v.trash(p)
 }
 

@@ -237,3 +237,33 @@ func TestFuzzyFind(t *testing.T) {
 		t.Errorf("threshold 0.7: %q %d", out, n)
 	}
 }
+
+// TestRacingWritersAcrossProcesses: two handles of one folder (as two
+// replicas, or nexus call beside nexus serve, would have) edit a note read
+// at the same version: one wins, the other gets a CONFLICT.
+func TestRacingWritersAcrossProcesses(t *testing.T) {
+	v := newVault(t, map[string]string{"a.md": "base"})
+	w, err := Open("other", v.Dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	read := Hash([]byte("base"))
+	for round := range 20 {
+		var wg sync.WaitGroup
+		results := make([]error, 2)
+		for i, h := range []*Vault{v, w} {
+			wg.Go(func() {
+				_, _, results[i] = h.Update("a.md", read, func(old []byte) ([]byte, error) {
+					return append(old, []byte(" "+string(rune('A'+i)))...), nil
+				})
+			})
+		}
+		wg.Wait()
+		if (results[0] == nil) == (results[1] == nil) {
+			t.Fatalf("round %d: outcomes %v, %v: want one win and one CONFLICT", round, results[0], results[1])
+		}
+		f, _ := v.Read("a.md")
+		read = f.Hash
+	}
+}
