@@ -3,6 +3,7 @@ package markdown
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +39,20 @@ func TestBenchNote(t *testing.T) {
 		if tag == "not-a-tag" || tag == "hashtags" || tag == "123" {
 			t.Errorf("tag in code or number: %q", tag)
 		}
+	}
+}
+
+// BenchmarkParseHostile parses 1 MB of each pattern on which goldmark alone
+// is quadratic or slow.
+func BenchmarkParseHostile(b *testing.B) {
+	for _, p := range hostilePatterns {
+		src := []byte(strings.Repeat(p, (1<<20)/len(p)))
+		b.Run(p, func(b *testing.B) {
+			b.SetBytes(int64(len(src)))
+			b.ReportAllocs()
+			for b.Loop() {
+				Parse(src)
+			}
+		})
 	}
 }

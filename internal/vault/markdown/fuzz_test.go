@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -20,8 +21,9 @@ var fuzzSeeds = []string{
 	"[a](\n b.md)\n[[a\n]]",
 }
 
-// FuzzParse checks that Parse never panics and that what it reports stays
-// within the source.
+// FuzzParse checks that Parse never panics, that what it reports stays
+// within the source, in order, and that cutting the note into chunks only
+// where it is safe changes nothing.
 func FuzzParse(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add([]byte(s))
@@ -30,40 +32,74 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
+		// Nothing is written into src, nor past its end.
+		orig := string(src) + "tail"
+		buf := []byte(orig)
+		src = buf[: len(src) : len(src)+4]
+		defer func() {
+			if string(buf) != orig {
+				t.Fatalf("%q became %q", orig, buf)
+			}
+		}()
 		n, paths := parse(src) // parse, unlike Parse, lets a panic through
-		if len(paths) != len(n.Links) {
-			t.Fatalf("%d links, %d paths", len(n.Links), len(paths))
+		checkParse(t, src, n, paths)
+		// Cut in tiny chunks anywhere, what it reports is still within src.
+		n, paths = parseWith(src, 16, nil)
+		checkParse(t, src, n, paths)
+		// Cut only where it is safe, or not at all, the note reads as it
+		// does whole with goldmark alone.
+		whole, wholePaths := parseWhole(src)
+		n, paths = parseWith(src, -1, nil)
+		if !reflect.DeepEqual(n, whole) || !reflect.DeepEqual(paths, wholePaths) {
+			t.Fatalf("cut where safe: %+v %v\nwhole: %+v %v", n, paths, whole, wholePaths)
 		}
-		if n.BodyStart < 0 || n.BodyStart > len(src) {
-			t.Fatalf("BodyStart %d of %d bytes", n.BodyStart, len(src))
-		}
-		for i, l := range n.Links {
-			if l.Start < 0 || l.Start >= l.End || l.End > len(src) {
-				t.Fatalf("link %+v out of %d bytes", l, len(src))
-			}
-			s := src[l.Start:l.End]
-			if !bytes.HasPrefix(s, []byte("[")) && !bytes.HasPrefix(s, []byte("![")) {
-				t.Fatalf("link %+v covers %q", l, s)
-			}
-			if !l.Markdown && !bytes.HasPrefix(s, []byte("[[")) && !bytes.HasPrefix(s, []byte("![[")) {
-				t.Fatalf("wikilink %+v covers %q", l, s)
-			}
-			if p := paths[i]; p.start < l.Start || p.start > p.end || p.end > l.End {
-				t.Fatalf("link %+v has its path at %d:%d", l, p.start, p.end)
-			}
-		}
-		lines := bytes.Count(src, []byte{'\n'}) + 1
-		for _, h := range n.Headings {
-			if h.Line < 1 || h.Line > lines || h.Level < 1 || h.Level > 6 {
-				t.Fatalf("heading %+v in %d lines", h, lines)
-			}
-		}
-		for _, tag := range n.Tags {
-			if tag == "" || strings.HasPrefix(tag, "#") {
-				t.Fatalf("tag %q", tag)
+		if len(src) <= maxChunk {
+			n, paths = parse(src)
+			if !reflect.DeepEqual(n, whole) || !reflect.DeepEqual(paths, wholePaths) {
+				t.Fatalf("parse: %+v %v\nwhole: %+v %v", n, paths, whole, wholePaths)
 			}
 		}
 	})
+}
+
+// checkParse checks that what parse reports of src stays within it.
+func checkParse(t *testing.T, src []byte, n Note, paths []linkPath) {
+	t.Helper()
+	if len(paths) != len(n.Links) {
+		t.Fatalf("%d links, %d paths", len(n.Links), len(paths))
+	}
+	if n.BodyStart < 0 || n.BodyStart > len(src) {
+		t.Fatalf("BodyStart %d of %d bytes", n.BodyStart, len(src))
+	}
+	for i, l := range n.Links {
+		if l.Start < n.BodyStart || l.Start >= l.End || l.End > len(src) {
+			t.Fatalf("link %+v out of %d bytes", l, len(src))
+		}
+		s := src[l.Start:l.End]
+		if !bytes.HasPrefix(s, []byte("[")) && !bytes.HasPrefix(s, []byte("![")) {
+			t.Fatalf("link %+v covers %q", l, s)
+		}
+		if !l.Markdown && !bytes.HasPrefix(s, []byte("[[")) && !bytes.HasPrefix(s, []byte("![[")) {
+			t.Fatalf("wikilink %+v covers %q", l, s)
+		}
+		if p := paths[i]; p.start < l.Start || p.start > p.end || p.end > l.End {
+			t.Fatalf("link %+v has its path at %d:%d", l, p.start, p.end)
+		}
+		if i > 0 && l.Start < n.Links[i-1].End {
+			t.Fatalf("links %+v and %+v overlap", n.Links[i-1], l)
+		}
+	}
+	lines := bytes.Count(src, []byte{'\n'}) + 1
+	for _, h := range n.Headings {
+		if h.Line < 1 || h.Line > lines || h.Level < 1 || h.Level > 6 {
+			t.Fatalf("heading %+v in %d lines", h, lines)
+		}
+	}
+	for _, tag := range n.Tags {
+		if tag == "" || strings.HasPrefix(tag, "#") {
+			t.Fatalf("tag %q", tag)
+		}
+	}
 }
 
 // FuzzRewrite checks that Rewrite without moves returns its input, and that

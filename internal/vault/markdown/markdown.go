@@ -14,8 +14,6 @@ import (
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/parser"
-	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
 
@@ -82,6 +80,9 @@ type linkPath struct {
 
 // Parse reads a note. It never fails and never panics: whatever cannot be
 // read is left out, and a bad frontmatter is reported in FrontmatterError.
+// It takes time linear in len(src), whatever src holds: the body is given
+// to goldmark in chunks (see chunk.go), which reads a note as goldmark would
+// whole unless it has 8 KB with no blank line before an unindented line.
 func Parse(src []byte) (n Note) {
 	// A panic would be a bug, here, in goldmark or in the YAML decoder: the
 	// caller gets an empty Note rather than a crash. The fuzz tests call
@@ -95,42 +96,13 @@ func Parse(src []byte) (n Note) {
 	return n
 }
 
-// parse reads a note; it also returns where the target of each of its
-// links is written, for Rewrite.
-func parse(src []byte) (Note, []linkPath) {
-	var n Note
-	n.BodyStart, n.Frontmatter, n.FrontmatterError = readFrontmatter(src)
-	w := walker{
-		src:  src,
-		body: src[n.BodyStart:],
-		off:  n.BodyStart,
-		tags: newTagSet(n.Frontmatter),
-		st:   &parseState{inline: map[ast.Node]inlineLink{}},
-	}
-	// At most this many links: each needs a "[[" or a "](".
-	if most := bytes.Count(w.body, []byte("[[")) + bytes.Count(w.body, []byte("](")); most > 0 {
-		w.links = make([]Link, 0, most)
-		w.paths = make([]linkPath, 0, most)
-	}
-	pc := parser.NewContext()
-	pc.Set(stateKey, w.st)
-	doc := mdParser.Parse(text.NewReader(w.body), parser.WithContext(pc))
-	_ = ast.Walk(doc, w.visit)
-
-	n.Headings = w.headings
-	n.Tags = w.tags.list
-	if len(w.links) > 0 {
-		n.Links = w.links
-	}
-	return n, w.paths
-}
-
-// walker collects headings, tags and links from goldmark's AST of the body.
-// AST offsets are relative to body, which starts at off in src.
+// walker collects headings, tags and links from goldmark's ASTs of the
+// body's chunks. AST offsets are relative to body, the chunk being walked,
+// which starts at off in src.
 type walker struct {
 	src, body []byte
 	off       int
-	st        *parseState
+	st        *parseState // the chunk's
 	headings  []Heading
 	tags      *tagSet
 	links     []Link

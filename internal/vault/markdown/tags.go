@@ -66,15 +66,17 @@ func (t *tagSet) add(tag string) {
 	t.list = append(t.list, tag)
 }
 
-// textTags adds the #tags of a text segment of the body.
+// textTags adds the #tags of a text segment of the body's chunk. What
+// precedes and follows the '#' is read in the whole note, so that a chunk's
+// edges make no difference.
 func (w *walker) textTags(seg text.Segment) {
 	stop := min(seg.Stop, len(w.body))
 	for i := max(seg.Start, 0); i < stop; i++ {
-		if w.body[i] != '#' || !tagBoundary(w.body, i) {
+		if w.body[i] != '#' || !tagBoundary(w.src, w.off+i) {
 			continue
 		}
-		if n, ok := scanTag(w.body[i+1:]); ok {
-			w.tags.add(string(w.body[i+1 : i+1+n]))
+		if n, ok := scanTag(w.src[w.off+i+1:]); ok {
+			w.tags.add(string(w.src[w.off+i+1 : w.off+i+1+n]))
 			i += n
 		}
 	}
