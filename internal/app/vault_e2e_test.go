@@ -165,6 +165,10 @@ func TestVaultAgentsOnEverySurface(t *testing.T) {
 				return string(b)
 			}
 
+			// A search waits for the first index (a read does not: it has no
+			// links until then).
+			must("vaultLibrarian", "searchContent", map[string]any{"query": "calculus"})
+
 			// contentManager.
 			read := must("contentManager", "readContent", map[string]any{"filePath": "Courses/Math/MATH 100.md", "offset": 8, "limit": 2, "includeLineNumbers": true})
 			if read["content"] != "8: # MATH 100: Differential Calculus\n9: " || read["startLine"] != 8.0 {

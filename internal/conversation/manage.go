@@ -26,24 +26,7 @@ func (s *Store) Rename(ctx context.Context, workspace, id, title string) (*Conve
 	case n > MaxTitle:
 		return nil, errs.Invalid("title", "must be at most %d characters (it has %d)", MaxTitle, n)
 	}
-	var out *Conversation
-	err := s.st.Tx(ctx, func(tx *sql.Tx) error {
-		now := s.now()
-		r, err := tx.ExecContext(ctx, s.st.Q(`UPDATE conversations SET title = ?, updated_at = ? WHERE id = ? AND workspace = ?`),
-			title, store.Micros(now), id, workspace)
-		if err != nil {
-			return fmt.Errorf("rename conversation: %w", err)
-		}
-		if n, _ := r.RowsAffected(); n != 1 {
-			return errs.Missing("session", id)
-		}
-		out, err = s.get(ctx, tx, workspace, id)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return s.set(ctx, workspace, id, "title", title)
 }
 
 // Delete deletes conversation id of the workspace with everything that is
@@ -139,12 +122,18 @@ func (s *Store) RewindLastUser(ctx context.Context, workspace, id string) (excha
 // Describe sets a conversation's project context (what it is about: a
 // memoryManager session's description), "" to clear it.
 func (s *Store) Describe(ctx context.Context, workspace, id, projectContext string) (*Conversation, error) {
+	return s.set(ctx, workspace, id, "project_context", nullStr(projectContext))
+}
+
+// set sets one column of conversation id (a name of this file's, never a
+// caller's) and returns the conversation as it is then.
+func (s *Store) set(ctx context.Context, workspace, id, column string, value any) (*Conversation, error) {
 	var out *Conversation
 	err := s.st.Tx(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, s.st.Q(`UPDATE conversations SET project_context = ?, updated_at = ? WHERE id = ? AND workspace = ?`),
-			nullStr(projectContext), store.Micros(s.now()), id, workspace)
+		r, err := tx.ExecContext(ctx, s.st.Q(`UPDATE conversations SET `+column+` = ?, updated_at = ? WHERE id = ? AND workspace = ?`),
+			value, store.Micros(s.now()), id, workspace)
 		if err != nil {
-			return fmt.Errorf("describe conversation: %w", err)
+			return fmt.Errorf("update conversation %s: %w", column, err)
 		}
 		if n, _ := r.RowsAffected(); n != 1 {
 			return errs.Missing("session", id)

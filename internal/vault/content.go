@@ -116,10 +116,14 @@ func (s *Server) readContent(ctx context.Context, c *registry.Call, in readIn) (
 		out.LineNumbersIncluded = true
 	}
 	out.Content = strings.Join(lines, "\n")
-	if isNote(p) {
-		if l, err := s.library(ctx, v); err == nil {
+	// The links come from the index; a read during the first index (a
+	// large vault's first seconds) does not wait for it and has none.
+	if l := s.libs[v]; l != nil && isNote(p) {
+		select {
+		case <-l.ready:
 			o, b := l.graph(p)
 			out.Links = &noteLinks{Outgoing: nonNil(o), Backlinks: nonNil(b)}
+		default:
 		}
 	}
 	var recs []recommendation
